@@ -1,0 +1,3 @@
+"""ragplugins decompose plugin (skeleton: not a working feature yet)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,384 @@
+"""Assembly: turn a config and the enabled plugins into LlamaIndex components.
+
+    rp = ragplugins.load("ragplugins.toml", embed_model=..., llm=...)
+    index = rp.build_index(documents)          # or rp.transformations() in your own pipeline
+    engine = rp.query_engine(index)            # or rp.retriever(index) / rp.postprocessors(index)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from llama_index.core import Document, StorageContext, VectorStoreIndex
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.response.schema import Response
+from llama_index.core.ingestion import IngestionPipeline
+from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from ragplugins import search, trace
+from ragplugins.config import Config, parse_config, validate_plugins
+from ragplugins.context import DOC_HASH_KEY, RagContext
+from ragplugins.contributions import MetadataKey
+from ragplugins.embeddings import embedder_identity, load_embed_model
+from ragplugins.errors import EmbedderMismatchError, PluginError
+from ragplugins.guards import GuardedPostprocessor, GuardedRetriever, MetadataExclusion
+from ragplugins.nodes import ANNOTATION_KEY
+from ragplugins.plugins import PluginRecord, PluginRegistry
+from ragplugins.readers import read_documents
+from ragplugins.store import RagLanceDBVectorStore
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+CORE_METADATA = {DOC_HASH_KEY: MetadataKey(str, description="content hash of the source document")}
+_VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
+
+
+def chunk_id(i: int, doc: BaseNode) -> str:
+    """Deterministic chunk ids: '<doc id>@<content hash>#<i>', new on every change of the document."""
+    return f"{doc.id_}@{doc.metadata.get(DOC_HASH_KEY, '')[:10]}#{i}"
+
+
+def document_hash(doc: Document) -> str:
+    meta = {k: v for k, v in doc.metadata.items() if k not in _VOLATILE and k != DOC_HASH_KEY}
+    payload = json.dumps({"id": doc.id_, "text": doc.text, "meta": meta}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class IndexReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_written: int = 0
+
+
+@dataclass
+class SearchResult:
+    """One retrieval: the first-stage list, the final list and the trace."""
+
+    first_stage: list[NodeWithScore]
+    final: list[NodeWithScore]
+    trace: trace.Trace
+
+
+class RagRetriever(BaseRetriever):
+    """The first stage: the base retriever inside the plugins' retriever wrappers."""
+
+    def __init__(self, inner: BaseRetriever, base: BaseRetriever, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.inner, self.base = inner, base
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.RagRetriever"
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        with trace.scope(query_bundle.query_str) as tr:
+            with trace.timed("first_stage"):
+                nodes = self.inner.retrieve(QueryBundle(query_str=query_bundle.query_str,
+                                                        custom_embedding_strs=query_bundle.custom_embedding_strs))
+            tr.first_stage = [n.node.node_id for n in nodes]
+            return nodes
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        with trace.scope(query_bundle.query_str) as tr:
+            with trace.timed("first_stage"):
+                nodes = await self.inner.aretrieve(QueryBundle(
+                    query_str=query_bundle.query_str, custom_embedding_strs=query_bundle.custom_embedding_strs))
+            tr.first_stage = [n.node.node_id for n in nodes]
+            return nodes
+
+
+class RagQueryEngine(BaseQueryEngine):
+    """Outermost engine: opens the trace and puts it in ``response.metadata['ragplugins']``."""
+
+    def __init__(self, inner: BaseQueryEngine, **kwargs: Any):
+        super().__init__(callback_manager=getattr(inner, "callback_manager", None))
+        self.inner = inner
+
+    def _get_prompt_modules(self) -> dict:
+        return {"inner": self.inner}
+
+    def _attach(self, response: Any, tr: trace.Trace) -> Any:
+        tr.final = [n.node.node_id for n in getattr(response, "source_nodes", [])]
+        if getattr(response, "metadata", None) is None:
+            response.metadata = {}
+        response.metadata[ANNOTATION_KEY] = {**tr.to_dict(), **response.metadata.get(ANNOTATION_KEY, {})}
+        return response
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        with trace.scope(query_bundle.query_str) as tr:
+            return self._attach(self.inner.query(query_bundle), tr)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        with trace.scope(query_bundle.query_str) as tr:
+            return self._attach(await self.inner.aquery(query_bundle), tr)
+
+
+class RagPlugins:
+    """A loaded config with its enabled plugins, ready to build LlamaIndex components."""
+
+    def __init__(self, config: Config, registry: PluginRegistry, *, embed_model: Any = None,
+                 llm: Any = None, vector_store: Any = None):
+        self.config, self.registry, self.llm = config, registry, llm
+        self._embed_model = embed_model
+        self._vector_store = vector_store
+        self._index: VectorStoreIndex | None = None
+        self._contexts: dict[int, RagContext] = {}
+
+    # -- plugins ---------------------------------------------------------
+    @property
+    def enabled(self) -> list[PluginRecord]:
+        loaded = self.registry.loaded()
+        return [loaded[name] for name in sorted(self.config.enabled) if name in loaded]
+
+    def _hook_kwargs(self, record: PluginRecord, ctx: RagContext) -> dict:
+        return {"config": self.config.for_plugin(record.name), "ctx": ctx}
+
+    def _on_error(self, err: PluginError) -> None:
+        if self.config.core.on_plugin_error == "raise":
+            raise err
+        warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=3)
+
+    def _contributions(self, hook: str, ctx: RagContext) -> list:
+        out = []
+        for record in self.enabled:
+            out.extend(self.registry.contributions(hook, [record], on_error=self._on_error,
+                                                   **self._hook_kwargs(record, ctx)))
+        from ragplugins.contributions import STAGES
+
+        stages = STAGES[hook]
+        return sorted(out, key=lambda c: (stages.index(c.stage), c.order, c.plugin))
+
+    def metadata_keys(self) -> dict[str, MetadataKey]:
+        keys = dict(CORE_METADATA)
+        for record in self.enabled:
+            keys.update(record.info.metadata_keys)
+        return keys
+
+    # -- models and store ------------------------------------------------
+    @property
+    def embed_model(self) -> Any:
+        if self._embed_model is None:
+            self._embed_model = load_embed_model(self.config.core.embed_model)
+        return self._embed_model
+
+    @property
+    def persist_dir(self) -> Path | None:
+        return Path(self.config.core.persist_dir) if self._vector_store is None else None
+
+    def context(self, index: VectorStoreIndex | None = None) -> RagContext:
+        index = index or self._index
+        key = id(index)
+        if key not in self._contexts:
+            self._contexts[key] = RagContext(config=self.config, embed_model=self.embed_model, llm=self.llm,
+                                             index=index, persist_dir=self.persist_dir)
+        return self._contexts[key]
+
+    def _check_manifest(self) -> None:
+        assert self.persist_dir is not None
+        path = self.persist_dir / MANIFEST
+        identity = embedder_identity(self.embed_model)
+        if path.is_file():
+            recorded = json.loads(path.read_text(encoding="utf-8")).get("embedder")
+            if recorded and recorded != identity:
+                raise EmbedderMismatchError(
+                    f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
+                    f"'{identity}'; open it with that embedder, or index into another persist_dir")
+        else:
+            self.persist_dir.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"embedder": identity, "table": self.config.core.table}, indent=2),
+                            encoding="utf-8")
+
+    def index(self) -> VectorStoreIndex:
+        """The index: the embedded LanceDB one under persist_dir unless a store was given."""
+        if self._index is not None:
+            return self._index
+        store = self._vector_store
+        if store is None:
+            self._check_manifest()
+            store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"), table_name=self.config.core.table)
+        if isinstance(store, RagLanceDBVectorStore):
+            store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
+        storage = StorageContext.from_defaults(vector_store=store)
+        self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
+        return self._index
+
+    # -- index time ------------------------------------------------------
+    def splitter(self) -> TransformComponent:
+        core = self.config.core
+        return SentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap, id_func=chunk_id)
+
+    def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
+        """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
+        ctx = self.context(index)
+        contribs = self._contributions("ragplugins_transformations", ctx)
+        pre = [c.component for c in contribs if c.stage == "pre_split"]
+        post = [c.component for c in contribs if c.stage == "post_split"]
+        parsers: list[TransformComponent] = []
+        if self.config.core.splitter == "markdown":
+            parsers.append(MarkdownNodeParser(id_func=chunk_id))
+        parsers.append(self.splitter())
+        hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
+        return [*pre, *parsers, *post, MetadataExclusion(keys=hidden), self.embed_model]
+
+    def build_index(self, documents: Sequence[Document], show_progress: bool = False,
+                    delete_missing: bool = False) -> VectorStoreIndex:
+        """Add new documents, re-index changed ones, skip unchanged ones (by content hash)."""
+        return self._upsert(documents, show_progress=show_progress, delete_missing=delete_missing)[0]
+
+    def index_paths(self, paths: Iterable[str | Path], show_progress: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
+        read = read_documents(paths, max_file_mb=self.config.core.max_file_mb)
+        index, report = self._upsert(read.documents, show_progress=show_progress)
+        report.skipped = read.skipped
+        return index, report
+
+    def _upsert(self, documents: Sequence[Document], show_progress: bool = False,
+                delete_missing: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
+        index = self.index()
+        ctx = self.context(index)
+        report = IndexReport()
+        existing = ctx.list_documents()
+        todo = []
+        for doc in documents:
+            doc.metadata[DOC_HASH_KEY] = document_hash(doc)
+            for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+                keys = list(getattr(doc, attr))
+                if DOC_HASH_KEY not in keys:
+                    setattr(doc, attr, keys + [DOC_HASH_KEY])
+            old = existing.get(doc.id_)
+            if old is not None and old.doc_hash == doc.metadata[DOC_HASH_KEY]:
+                report.unchanged.append(doc.id_)
+                continue
+            (report.updated if old is not None else report.added).append(doc.id_)
+            todo.append(doc)
+        nodes: list[BaseNode] = []
+        if todo:
+            # Transform and embed first: a failure here leaves the index as it was.
+            pipeline = IngestionPipeline(transformations=self.transformations(index), disable_cache=True)
+            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
+            index.insert_nodes(nodes)
+            stale = [nid for d in report.updated for nid in existing[d].node_ids]
+            if stale:
+                index.delete_nodes(stale, delete_from_docstore=True)
+        given = {d.id_ for d in documents}
+        if delete_missing:
+            report.deleted = sorted(set(existing) - given)
+            self._delete(index, report.deleted)
+        report.chunks_written = len(nodes)
+        if nodes or report.deleted:
+            self._after_write(index, nodes, report.deleted)
+        return index, report
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:
+        index = self.index()
+        present = set(self.context(index).list_documents())
+        gone = [d for d in doc_ids if d in present]
+        self._delete(index, gone)
+        if gone:
+            self._after_write(index, [], gone)
+        return gone
+
+    def _delete(self, index: VectorStoreIndex, doc_ids: Sequence[str]) -> None:
+        for doc_id in doc_ids:
+            index.delete_ref_doc(doc_id, delete_from_docstore=True)
+
+    def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
+        store = index.vector_store
+        if isinstance(store, RagLanceDBVectorStore):
+            store.refresh_fts()
+        search.invalidate(index)
+        ctx = self.context(index)
+        for record in self.enabled:
+            try:
+                self.registry.call(record, "ragplugins_after_index", nodes=nodes, deleted_doc_ids=list(deleted),
+                                   **self._hook_kwargs(record, ctx))
+            except PluginError as err:
+                self._on_error(err)
+        search.invalidate(index)
+
+    # -- query time ------------------------------------------------------
+    def base_retriever(self, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
+                       top_k: int | None = None) -> BaseRetriever:
+        index = index or self.index()
+        return search.HybridRetriever(index, self.context(index).embed_query, top_k=top_k or self.config.core.top_k,
+                                      mode=self.config.core.retrieval, filters=filters)
+
+    def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
+                  filters: MetadataFilters | None = None, top_k: int | None = None) -> RagRetriever:
+        """The first stage with the plugins' retriever wrappers; ``base`` defaults to the core hybrid."""
+        index = index or self.index()
+        base = base or self.base_retriever(index, filters=filters, top_k=top_k)
+        ctx = self.context(index)
+        retriever = base
+        for contrib in self._contributions("ragplugins_retriever_wrappers", ctx):
+            wrapped = contrib.component(retriever)
+            retriever = GuardedRetriever(wrapped, retriever, contrib.plugin, self.config.core.on_plugin_error)
+        return RagRetriever(retriever, base)
+
+    def postprocessors(self, index: VectorStoreIndex | None = None) -> list:
+        """The plugins' node postprocessors in stage order (rerank, expand, finalize)."""
+        ctx = self.context(index or self.index())
+        return [GuardedPostprocessor(inner=c.component, plugin=c.plugin, policy=self.config.core.on_plugin_error)
+                for c in self._contributions("ragplugins_node_postprocessors", ctx)]
+
+    def query_engine(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
+                     filters: MetadataFilters | None = None, **kwargs: Any) -> BaseQueryEngine:
+        from llama_index.core.query_engine import RetrieverQueryEngine
+        from llama_index.core.response_synthesizers import get_response_synthesizer
+
+        index = index or self.index()
+        if self.llm is None:
+            from llama_index.core.llms import MockLLM
+            from llama_index.core.response_synthesizers.no_text import NoText
+
+            # No LLM: ranked sources without an answer. NoText never calls the LLM; passing
+            # one keeps it from resolving Settings.llm (which would import OpenAI).
+            synth = NoText(llm=MockLLM())
+        else:
+            synth = get_response_synthesizer(llm=self.llm, **kwargs)
+        engine: BaseQueryEngine = RetrieverQueryEngine(
+            retriever=self.retriever(index, base=base, filters=filters), response_synthesizer=synth,
+            node_postprocessors=self.postprocessors(index))
+        for contrib in self._contributions("ragplugins_query_engine_wrappers", self.context(index)):
+            engine = contrib.component(engine)
+        return RagQueryEngine(engine)
+
+    def search(self, query: str, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
+               top_k: int | None = None, base: BaseRetriever | None = None) -> SearchResult:
+        """Retrieve without synthesis: first-stage list, final list (after postprocessors), trace."""
+        index = index or self.index()
+        retriever = self.retriever(index, base=base, filters=filters, top_k=top_k)
+        with trace.scope(query) as tr:
+            first = retriever.retrieve(query)
+            final = list(first)
+            bundle = QueryBundle(query_str=query)
+            with trace.timed("postprocess"):
+                for pp in self.postprocessors(index):
+                    final = pp.postprocess_nodes(final, query_bundle=bundle)
+            tr.final = [n.node.node_id for n in final]
+        return SearchResult(first_stage=first, final=final, trace=tr)
+
+
+def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,
+         vector_store: Any = None, registry: PluginRegistry | None = None) -> RagPlugins:
+    """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
+    and the installed plugins. Raises ConfigError listing every problem."""
+    cfg = parse_config(config)
+    registry = registry or PluginRegistry.discover()
+    loaded = registry.loaded()
+    failed = {r.name: r.error or "" for r in registry.all_records() if not r.loaded}
+    validate_plugins(cfg, {n: r.info for n, r in loaded.items()}, failed)
+    return RagPlugins(cfg, registry, embed_model=embed_model, llm=llm, vector_store=vector_store)

@@ -1,0 +1,208 @@
+"""The ``ragplugins`` command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import warnings
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ragplugins.config import CoreSettings, config_reference, parse_config, validate_plugins
+from ragplugins.errors import RagPluginsError
+from ragplugins.plugins import ENV_VAR, PluginRegistry
+
+console = Console()
+_registry: PluginRegistry | None = None
+
+
+def registry() -> PluginRegistry:
+    global _registry
+    if _registry is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # failures are listed by `ragplugins plugins`
+            _registry = PluginRegistry.discover()
+    return _registry
+
+
+def _quiet_libraries() -> None:
+    for name in ("sentence_transformers", "llama_index.vector_stores.lancedb", "httpx", "bm25s"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class RagGroup(click.Group):
+    """Turns ragplugins' own errors into one clear line and exit code 2."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except RagPluginsError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=RagGroup)
+@click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: ./ragplugins.toml or [tool.ragplugins] in ./pyproject.toml).")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """Retrieval features for LlamaIndex apps, as plugins switched on in a config file."""
+    _quiet_libraries()
+    ctx.obj = {"config": config_path}
+
+
+def _load(ctx: click.Context, **kwargs):
+    from ragplugins.app import load
+
+    return load(ctx.obj["config"], registry=registry(), **kwargs)
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List installed plugins: version, hooks, enabled, config status, load error."""
+    reg = registry()
+    try:
+        cfg = parse_config(ctx.obj["config"])
+        enabled, config_error = set(cfg.enabled), None
+        try:
+            validate_plugins(cfg, {n: r.info for n, r in reg.loaded().items()},
+                             {r.name: r.error or "" for r in reg.all_records() if not r.loaded})
+        except RagPluginsError as exc:
+            config_error = str(exc)
+    except RagPluginsError as exc:
+        enabled, config_error = set(), str(exc)
+    rows = []
+    for rec in sorted(reg.all_records(), key=lambda r: r.name):
+        problems = [p for p in (config_error or "").splitlines() if f"ragplugins.{rec.name}]" in p
+                    or f"'{rec.name}'" in p]
+        rows.append({"name": rec.name, "version": rec.version, "distribution": rec.distribution,
+                     "hooks": rec.hooks, "enabled": rec.name in enabled and rec.loaded,
+                     "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
+                     "error": rec.error})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("name", "version", "enabled", "config", "hooks", "error")
+    for r in rows:
+        table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", r["config"],
+                      ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]), r["error"] or "")
+    console.print(table)
+    if ENV_VAR in __import__("os").environ:
+        console.print(f"({ENV_VAR} restricts which plugins load)")
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Check and show the config."""
+
+
+@config_group.command("check")
+@click.pass_context
+def config_check(ctx: click.Context) -> None:
+    """Validate the config against the installed plugins."""
+    rp = _load(ctx)
+    click.echo(f"ok: {rp.config.source}; enabled: {', '.join(rp.config.enabled) or 'none'}")
+
+
+@config_group.command("show")
+@click.option("--defaults", is_flag=True, help="Show every key with its default value.")
+@click.pass_context
+def config_show(ctx: click.Context, defaults: bool) -> None:
+    """Print the effective config as TOML."""
+    import tomlkit
+
+    rp = _load(ctx)
+    doc = tomlkit.document()
+    table = tomlkit.table()
+    core = rp.config.core.model_dump(exclude_unset=not defaults)
+    for k, v in core.items():
+        table[k] = v
+    for name, model in sorted(rp.config.plugins.items()):
+        if not defaults and name not in rp.config.raw_sections:
+            continue
+        data = model.model_dump(mode="json", exclude_unset=not defaults)
+        sub = tomlkit.table()
+        for k, v in data.items():
+            if v is not None:
+                sub[k] = v
+        table[name] = sub
+    doc["ragplugins"] = table
+    click.echo(tomlkit.dumps(doc))
+
+
+@config_group.command("docs")
+def config_docs() -> None:
+    """Print the Markdown reference of every config key (core and installed plugins)."""
+    click.echo(config_reference({n: r.info for n, r in registry().loaded().items()}))
+
+
+@cli.command("index")
+@click.argument("paths", nargs=-1, required=True)
+@click.pass_context
+def index_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
+    """Index files and directories (new, changed; unchanged ones are skipped)."""
+    rp = _load(ctx)
+    with console.status("indexing..."):
+        _, report = rp.index_paths(paths, show_progress=False)
+    click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
+               f"skipped {len(report.skipped)}; {report.chunks_written} chunks written to "
+               f"{rp.config.core.persist_dir}")
+    for path, why in report.skipped:
+        click.echo(f"  skipped {path}: {why}")
+
+
+def _tags(nws) -> str:
+    from ragplugins.nodes import tags
+
+    return ", ".join(tags(nws))
+
+
+@cli.command("query")
+@click.argument("question")
+@click.option("--k", "top_k", type=int, default=None, help="First-stage candidates (default: top_k).")
+@click.option("--show", type=int, default=8, help="How many sources to print.")
+@click.pass_context
+def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -> None:
+    """Ranked sources with plugin tags (and an answer when an LLM is configured in Python)."""
+    rp = _load(ctx)
+    result = rp.search(question, top_k=top_k)
+    if not result.final:
+        click.echo("no results (is the index empty? run `ragplugins index PATH` first)")
+        return
+    table = Table("#", "score", "document", "tags", "text")
+    for i, n in enumerate(result.final[:show], 1):
+        table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", n.node.ref_doc_id or "",
+                      _tags(n), n.node.get_content()[:90].replace("\n", " "))
+    console.print(table)
+    if result.trace.plugins:
+        click.echo(json.dumps(result.trace.plugins, indent=2, default=str))
+
+
+@cli.command("demo")
+@click.option("--persist-dir", type=click.Path(file_okay=False), default=None,
+              help="Where to build the demo index (default: a temporary directory).")
+def demo_cmd(persist_dir: str | None) -> None:
+    """Index the example corpus and show retrieval with plugins off and on, side by side."""
+    from ragplugins.demo import run_demo
+
+    run_demo(console, persist_dir)
+
+
+def main() -> None:
+    reg = registry()
+    for record in reg.loaded().values():
+        try:
+            reg.call(record, "ragplugins_register_commands", cli=cli)
+        except RagPluginsError as exc:
+            click.echo(f"warning: {exc}", err=True)
+    cli()
+
+
+if __name__ == "__main__":
+    main()

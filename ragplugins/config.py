@@ -1,0 +1,221 @@
+"""The config file: ``ragplugins.toml`` or ``[tool.ragplugins]`` in pyproject.toml.
+
+``enable = [...]`` switches plugins on; ``[ragplugins.<plugin>]`` sections are
+validated by that plugin's own pydantic model. Errors name the file, section,
+key and bad value, list what is allowed and suggest the closest valid key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata as md
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragplugins.errors import ConfigError
+
+CONFIG_FILENAME = "ragplugins.toml"
+
+
+class CoreSettings(BaseModel):
+    """Settings of the core itself (the top level of ``[ragplugins]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enable: list[str] = Field(default_factory=list, description="Plugins to switch on, by name.")
+    on_plugin_error: Literal["raise", "warn"] = Field(
+        "raise", description="What a failing plugin does: raise its error, or warn and step aside.")
+    persist_dir: str = Field(".ragplugins", description="Where the embedded LanceDB index lives.")
+    table: str = Field("chunks", description="LanceDB table name inside persist_dir.")
+    embed_model: str = Field(
+        "default", description="'default' (bundled all-MiniLM-L6-v2) or a Hugging Face name or local path.")
+    retrieval: Literal["hybrid", "dense"] = Field(
+        "hybrid", description="First stage: dense + BM25 fused by RRF (k=60), or dense only.")
+    top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")
+    splitter: Literal["sentence", "markdown"] = Field(
+        "sentence", description="Chunking: SentenceSplitter, or split on Markdown headings first.")
+    chunk_size: int = Field(512, ge=32, le=8192, description="Chunk size in tokens.")
+    chunk_overlap: int = Field(50, ge=0, le=4096, description="Overlap between chunks in tokens.")
+    max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
+
+
+@dataclass
+class Config:
+    """A validated config: core settings plus one validated model per plugin section."""
+
+    core: CoreSettings = field(default_factory=CoreSettings)
+    plugins: dict[str, BaseModel] = field(default_factory=dict)
+    # Raw plugin sections, validated once the installed plugins are known.
+    raw_sections: dict[str, dict] = field(default_factory=dict)
+    source: str = "defaults"
+
+    @property
+    def enabled(self) -> list[str]:
+        return list(self.core.enable)
+
+    def for_plugin(self, name: str) -> BaseModel | None:
+        return self.plugins.get(name)
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The first ragplugins.toml, or pyproject.toml with [tool.ragplugins], in ``start``."""
+    start = Path(start or Path.cwd())
+    candidate = start / CONFIG_FILENAME
+    if candidate.is_file():
+        return candidate
+    pyproject = start / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, OSError):
+            return None
+        if "ragplugins" in data.get("tool", {}):
+            return pyproject
+    return None
+
+
+def read_config_source(source: str | Path | dict | None) -> tuple[dict, str]:
+    """Return (the ``[ragplugins]`` table, a label naming where it came from)."""
+    if source is None:
+        found = find_config()
+        if found is None:
+            return {}, "defaults"
+        source = found
+    if isinstance(source, dict):
+        table = source.get("ragplugins", source)
+        return dict(table), "dict"
+    path = Path(source)
+    if not path.is_file():
+        raise ConfigError([f"config file '{path}' does not exist; create it or pass a dict"], str(path))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"not valid TOML: {exc}"], str(path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"cannot read it: {exc}"], str(path)) from exc
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("ragplugins")
+        if table is None:
+            raise ConfigError(["no [tool.ragplugins] table in it"], str(path))
+    else:
+        table = data.get("ragplugins")
+        if table is None:
+            extra = sorted(data)
+            raise ConfigError([f"no [ragplugins] table in it (found: {extra or 'nothing'})"], str(path))
+    return dict(table), str(path)
+
+
+def _closest(word: str, options: list[str]) -> str:
+    match = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def pydantic_problems(model: type[BaseModel], data: dict, section: str) -> list[str]:
+    """Validate ``data`` with ``model``; return readable problems (empty when valid)."""
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        allowed = list(model.model_fields)
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "(section)"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"{section} {key}: unknown key{_closest(key, allowed)}; "
+                                f"allowed keys: {', '.join(allowed) or 'none'}")
+            else:
+                value = err.get("input")
+                problems.append(f"{section} {key} = {value!r}: {err['msg']}")
+        return problems
+    return []
+
+
+def install_hint(plugin: str) -> str:
+    """Which ``pip install ragplugins[...]`` brings ``plugin``, from the core's own metadata."""
+    try:
+        requires = md.requires("ragplugins") or []
+    except md.PackageNotFoundError:
+        requires = []
+    for req in requires:
+        m = re.match(r"ragplugins[-_]([A-Za-z0-9_.-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
+        if m and m.group(1).replace("-", "_") == plugin.replace("-", "_"):
+            return f"pip install 'ragplugins[{m.group(2)}]'"
+    return f"pip install ragplugins-{plugin}"
+
+
+def parse_config(source: str | Path | dict | None) -> Config:
+    """Read and validate the core part; plugin sections are kept for :func:`validate_plugins`."""
+    table, label = read_config_source(source)
+    sections = {k: v for k, v in table.items() if isinstance(v, dict)}
+    core_data = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    problems = pydantic_problems(CoreSettings, core_data, "[ragplugins]")
+    if problems:
+        raise ConfigError(problems, label)
+    core = CoreSettings.model_validate(core_data)
+    return Config(core=core, raw_sections=sections, source=label)
+
+
+def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, str] | None = None) -> None:
+    """Validate enabled names and every plugin section against the installed plugins.
+
+    ``infos`` maps plugin name -> PluginInfo of loaded plugins; ``failed`` maps
+    names of plugins that are installed but failed to load -> the reason.
+    """
+    failed = failed or {}
+    names = sorted(infos)
+    problems: list[str] = []
+    for name in config.core.enable:
+        if name in infos:
+            continue
+        if name in failed:
+            problems.append(f"[ragplugins] enable: plugin '{name}' is installed but failed to load: {failed[name]}")
+        else:
+            problems.append(f"[ragplugins] enable: no plugin named '{name}' is installed{_closest(name, names)}; "
+                            f"installed: {', '.join(names) or 'none'}; to install it: {install_hint(name)}")
+    plugins: dict[str, BaseModel] = {}
+    for name, data in config.raw_sections.items():
+        if name not in infos:
+            if name not in failed:
+                problems.append(f"[ragplugins.{name}]: no plugin named '{name}' is installed"
+                                f"{_closest(name, names)}; installed: {', '.join(names) or 'none'}")
+            continue
+        model = infos[name].config_model
+        found = pydantic_problems(model, data, f"[ragplugins.{name}]")
+        if found:
+            problems.extend(found)
+        else:
+            plugins[name] = model.model_validate(data)
+    if problems:
+        raise ConfigError(problems, config.source)
+    for name, info in infos.items():
+        plugins.setdefault(name, info.config_model())
+    config.plugins = plugins
+
+
+def config_reference(infos: dict[str, Any]) -> str:
+    """Markdown reference of every key, generated from the models (docs cannot drift)."""
+    out = ["# Configuration reference", "",
+           "Generated by `ragplugins config docs` from the pydantic models; do not edit by hand.", ""]
+
+    def table(model: type[BaseModel]) -> list[str]:
+        rows = ["| key | type | default | description |", "|---|---|---|---|"]
+        for key, f in model.model_fields.items():
+            ann = getattr(f.annotation, "__name__", None) or str(f.annotation).replace("typing.", "")
+            default = f.get_default(call_default_factory=True)
+            rows.append(f"| `{key}` | `{ann}` | `{default!r}` | {f.description or ''} |")
+        return rows
+
+    out += ["## `[ragplugins]`", ""] + table(CoreSettings) + [""]
+    for name in sorted(infos):
+        info = infos[name]
+        out += [f"## `[ragplugins.{name}]`", "", info.description or "", ""]
+        if info.config_model.model_fields:
+            out += table(info.config_model)
+        else:
+            out.append("No settings.")
+        out.append("")
+    return "\n".join(out)

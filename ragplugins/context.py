@@ -1,0 +1,142 @@
+"""The explicit context every hook receives: models, store, index and shared search.
+
+Plugins never read LlamaIndex's ``Settings``: an unset ``Settings.llm`` raises
+an OpenAI import error and ``None`` yields a MockLLM that echoes prompts.
+``llm`` is ``None`` when the host gave none; every default mode works without it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from llama_index.core import VectorStoreIndex
+from llama_index.core.schema import NodeWithScore
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from ragplugins import search
+from ragplugins.config import Config
+from ragplugins.embeddings import embedder_identity
+from ragplugins.store import RagLanceDBVectorStore
+
+DOC_HASH_KEY = "ragplugins_doc_hash"
+
+
+@dataclass
+class DocumentInfo:
+    doc_id: str
+    metadata: dict[str, Any]
+    node_ids: list[str] = field(default_factory=list)
+
+    @property
+    def doc_hash(self) -> str | None:
+        return self.metadata.get(DOC_HASH_KEY)
+
+
+@dataclass
+class RagContext:
+    config: Config
+    embed_model: Any
+    llm: Any = None
+    index: VectorStoreIndex | None = None
+    persist_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        self._embed_cache = functools.lru_cache(maxsize=512)(self._embed_uncached)
+
+    # -- models --------------------------------------------------------
+    @property
+    def embedder_id(self) -> str:
+        return embedder_identity(self.embed_model)
+
+    def _embed_uncached(self, text: str) -> tuple[float, ...]:
+        return tuple(self.embed_model.get_query_embedding(text))
+
+    def embed_query(self, text: str) -> list[float]:
+        """The query embedding, cached: hop, overview and retry reuse it."""
+        return list(self._embed_cache(text))
+
+    # -- the store -----------------------------------------------------
+    @property
+    def vector_store(self) -> Any:
+        return self.index.vector_store if self.index is not None else None
+
+    def _require_index(self) -> VectorStoreIndex:
+        if self.index is None:
+            raise RuntimeError("this context has no index yet; build or open one first")
+        return self.index
+
+    def sidecar_dir(self, plugin: str) -> Path | None:
+        """A directory next to the index for ``plugin``'s own files (None for in-memory indexes)."""
+        if self.persist_dir is None:
+            return None
+        path = Path(self.persist_dir) / "sidecars" / plugin
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def index_id(self) -> str:
+        """Names this index so a sidecar of another index is never read for it."""
+        store = self.vector_store
+        if isinstance(store, RagLanceDBVectorStore):
+            return f"lancedb:{Path(str(store.uri)).resolve()}:{store.table_name}"
+        return f"{type(store).__name__}:{id(store)}"
+
+    def search_within_documents(self, query: str, doc_ids: Sequence[str], k: int,
+                                filters: MetadataFilters | None = None) -> list[NodeWithScore] | None:
+        """Dense search inside ``doc_ids`` keeping the caller's filters; None = failed, [] = no match."""
+        return search.search_within_documents(self._require_index(), query, self.embed_query(query),
+                                              doc_ids, k, filters)
+
+    def all_nodes(self) -> list:
+        return search.all_nodes(self._require_index())
+
+    def list_documents(self) -> dict[str, DocumentInfo]:
+        """The documents already indexed, with the metadata of their first chunk."""
+        index = self._require_index()
+        store = index.vector_store
+        docs: dict[str, DocumentInfo] = {}
+        if isinstance(store, RagLanceDBVectorStore):
+            keys = {k: f"metadata.{k}" for k in store._struct_fields() if k != "_node_content"}
+            for row in store.document_rows({"id": "id", "doc": store.doc_id_key, **keys}):
+                info = docs.get(row["doc"])
+                if info is None:
+                    meta = {k: row[k] for k in keys if row.get(k) is not None}
+                    info = docs[row["doc"]] = DocumentInfo(row["doc"], meta)
+                info.node_ids.append(row["id"])
+        else:
+            for node in search.all_nodes(index):
+                info = docs.setdefault(node.ref_doc_id, DocumentInfo(node.ref_doc_id, dict(node.metadata)))
+                info.node_ids.append(node.node_id)
+        for info in docs.values():
+            info.node_ids.sort(key=_chunk_order)
+        return docs
+
+    def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
+        """Merge metadata into stored chunks without touching text or vectors."""
+        index = self._require_index()
+        store = index.vector_store
+        if isinstance(store, RagLanceDBVectorStore):
+            return store.update_metadata(updates)
+        if index.docstore.docs:
+            changed = []
+            for node_id, patch in updates.items():
+                node = index.docstore.get_node(node_id, raise_error=False)
+                if node is None:
+                    continue
+                node.metadata = {**node.metadata, **patch}
+                changed.append(node)
+                data = getattr(store, "data", None)
+                if data is not None and node_id in getattr(data, "metadata_dict", {}):
+                    data.metadata_dict[node_id] = {**data.metadata_dict[node_id], **patch}
+            index.docstore.add_documents(changed, allow_update=True)
+            return len(changed)
+        raise NotImplementedError(
+            f"updating metadata in place is not supported for {type(store).__name__}; re-index instead")
+
+
+def _chunk_order(node_id: str) -> tuple:
+    head, _, tail = node_id.rpartition("#")
+    return (head, int(tail)) if tail.isdigit() else (node_id, 0)

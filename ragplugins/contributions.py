@@ -1,0 +1,62 @@
+"""What a plugin hands to the core: its description and its ordered components."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+# Each kind of contribution has a fixed sequence of stages. The core sorts
+# contributions by (stage position, order, plugin name).
+STAGES: dict[str, tuple[str, ...]] = {
+    # Index time: pre_split sees whole Documents, post_split sees chunks.
+    "ragplugins_transformations": ("pre_split", "post_split"),
+    # Retriever wrappers, innermost first: first_stage reshapes candidates,
+    # sufficiency (retry) wraps it so a reformulated query passes through it too.
+    "ragplugins_retriever_wrappers": ("first_stage", "sufficiency"),
+    "ragplugins_node_postprocessors": ("rerank", "expand", "finalize"),
+    "ragplugins_query_engine_wrappers": ("verify",),
+}
+
+METADATA_TYPES = (str, int, float, bool)
+
+
+class NoConfig(BaseModel):
+    """Config model for plugins that take no settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class MetadataKey:
+    """A metadata key a plugin writes on chunks.
+
+    ``type`` is a scalar type so the key fits a fixed store schema (LanceDB);
+    keep structures as JSON strings. Keys are excluded from the embedding and
+    LLM text unless ``searchable`` is true.
+    """
+
+    type: type = str
+    searchable: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    version: str
+    config_model: type[BaseModel] = NoConfig
+    metadata_keys: dict[str, MetadataKey] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One component from one plugin, with an explicit place in the pipeline."""
+
+    component: Any
+    stage: str
+    order: int = 0
+    # Filled in by the core with the contributing plugin's name.
+    plugin: str = ""

@@ -1,0 +1,60 @@
+"""``ragplugins demo``: the example corpus with plugins off and on, side by side."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import tomllib
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+DEMO_DIR = Path(__file__).resolve().parents[1] / "examples" / "demo"
+
+
+def _hit(texts: list[str], expected: list[str]) -> bool:
+    joined = " || ".join(" ".join(t.split()).lower() for t in texts)
+    return any(" ".join(e.split()).lower() in joined for e in expected)
+
+
+def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = DEMO_DIR) -> dict:
+    from ragplugins.app import load
+    from ragplugins.cli import registry
+    from ragplugins.embeddings import load_embed_model
+    from ragplugins.nodes import tags
+
+    if not (demo_dir / "corpus").is_dir():
+        raise FileNotFoundError(f"demo corpus not found at {demo_dir / 'corpus'} (run from a source checkout)")
+    reg = registry()
+    wanted = tomllib.loads((demo_dir / "ragplugins.toml").read_text())["ragplugins"]
+    installed = [n for n in wanted.get("enable", []) if n in reg.loaded()]
+    root = Path(persist_dir) if persist_dir else Path(tempfile.mkdtemp(prefix="ragplugins-demo-"))
+    embed = load_embed_model()
+    arms = {}
+    for arm, enable in (("off", []), ("on", installed)):
+        cfg = {**wanted, "enable": enable, "persist_dir": str(root / arm)}
+        rp = load(cfg, registry=reg, embed_model=embed)
+        with console.status(f"indexing the demo corpus (plugins {arm})..."):
+            rp.index_paths([demo_dir / "corpus"])
+        arms[arm] = rp
+    console.print(f"plugins on: {', '.join(installed) or 'none installed'}; top_k = {wanted.get('top_k', 20)}")
+    queries = [json.loads(line) for line in (demo_dir / "queries.jsonl").read_text().splitlines() if line.strip()]
+    summary = {"off": 0, "on": 0}
+    for q in queries:
+        table = Table(title=q["query"], show_lines=False)
+        table.add_column("#")
+        cols = {}
+        for arm, rp in arms.items():
+            result = rp.search(q["query"])
+            hit = _hit([n.node.get_content() for n in result.final], q["expected"])
+            summary[arm] += hit
+            cols[arm] = [f"{n.node.ref_doc_id}" + (f" [{', '.join(tags(n))}]" if tags(n) else "")
+                         for n in result.final]
+            table.add_column(f"plugins {arm} ({'answer found' if hit else 'answer missing'})")
+        for i in range(max(len(c) for c in cols.values())):
+            table.add_row(str(i + 1), *[c[i] if i < len(c) else "" for c in cols.values()])
+        console.print(table)
+    console.print(f"answers found in the final list: off {summary['off']}/{len(queries)}, "
+                  f"on {summary['on']}/{len(queries)}")
+    return summary

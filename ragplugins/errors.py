@@ -1,0 +1,37 @@
+"""Errors a user can act on. Each message names the file, key, value or plugin."""
+
+from __future__ import annotations
+
+
+class RagPluginsError(Exception):
+    """Base class for every error ragplugins raises on purpose."""
+
+
+class ConfigError(RagPluginsError):
+    """The config file or dict is invalid; the message lists every problem."""
+
+    def __init__(self, problems: list[str], source: str = "config"):
+        self.problems = list(problems)
+        self.source = source
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid ragplugins config ({source}):\n{lines}")
+
+
+class PluginError(RagPluginsError):
+    """A plugin failed; the message names it and the hook or component."""
+
+    def __init__(self, plugin: str, where: str, cause: BaseException):
+        self.plugin = plugin
+        self.where = where
+        self.cause = cause
+        super().__init__(
+            f"plugin '{plugin}' failed in {where}: {type(cause).__name__}: {cause}"
+        )
+
+
+class InputError(RagPluginsError):
+    """A path or document given to index cannot be used."""
+
+
+class EmbedderMismatchError(RagPluginsError):
+    """The index was built with a different embedding model than the one given."""

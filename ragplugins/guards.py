@@ -1,0 +1,96 @@
+"""Core components that wrap plugin components: metadata hygiene and error policy."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.bridge.pydantic import Field, SerializeAsAny
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
+
+from ragplugins.errors import PluginError
+
+
+class MetadataExclusion(TransformComponent):
+    """Keep plugin-written metadata keys out of the embedding and LLM text.
+
+    LlamaIndex embeds every metadata key by default, which moves vectors; this
+    runs after the plugins' transformations and before the embedder.
+    """
+
+    keys: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.MetadataExclusion"
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        for node in nodes:
+            for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+                current = list(getattr(node, attr))
+                setattr(node, attr, current + [k for k in self.keys if k not in current])
+        return nodes
+
+
+def _handle(policy: str, err: PluginError) -> None:
+    if policy == "raise":
+        raise err
+    warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=4)
+
+
+class GuardedRetriever(BaseRetriever):
+    """Runs a plugin's retriever wrapper; on error raises naming the plugin, or
+    (policy 'warn') falls back to the retriever it wrapped."""
+
+    def __init__(self, wrapped: BaseRetriever, fallback: BaseRetriever, plugin: str, policy: str):
+        super().__init__()
+        self.wrapped, self.fallback, self.plugin, self.policy = wrapped, fallback, plugin, policy
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.GuardedRetriever"
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        try:
+            return self.wrapped.retrieve(query_bundle)
+        except Exception as exc:  # noqa: BLE001
+            _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
+            return self.fallback.retrieve(QueryBundle(query_str=query_bundle.query_str))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        try:
+            return await self.wrapped.aretrieve(query_bundle)
+        except Exception as exc:  # noqa: BLE001
+            _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
+            return await self.fallback.aretrieve(QueryBundle(query_str=query_bundle.query_str))
+
+
+class GuardedPostprocessor(BaseNodePostprocessor):
+    """Runs a plugin's postprocessor; on error raises naming the plugin, or
+    (policy 'warn') passes the nodes through unchanged."""
+
+    inner: SerializeAsAny[BaseNodePostprocessor]
+    plugin: str
+    policy: str = "raise"
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.GuardedPostprocessor"
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore],
+                           query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        try:
+            return self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
+        except Exception as exc:  # noqa: BLE001
+            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+            return nodes
+
+    async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
+                                  query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        try:
+            return await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
+        except Exception as exc:  # noqa: BLE001
+            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+            return nodes

@@ -1,0 +1,59 @@
+"""Hook specifications: the whole contract between ragplugins and a plugin.
+
+Every hook is called with keyword arguments; an implementation may accept any
+subset of them. ``config`` is always the calling plugin's own validated config
+model instance and ``ctx`` the :class:`ragplugins.context.RagContext`.
+
+Hooks that contribute components return a list of
+:class:`ragplugins.contributions.Contribution`; the core sorts them by
+(stage, order, plugin name), so registration order never decides behaviour.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "ragplugins"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec(historic=True)
+def ragplugins_addhooks(pluginmanager):
+    """Add a plugin's own hook specifications (so third parties can extend that plugin)."""
+
+
+@hookspec
+def ragplugins_plugin_info():
+    """Describe the plugin: a PluginInfo with name, version, config model and metadata keys."""
+
+
+@hookspec
+def ragplugins_transformations(config, ctx):
+    """Contribute index-time TransformComponents (stages: pre_split, post_split)."""
+
+
+@hookspec
+def ragplugins_after_index(config, ctx, nodes, deleted_doc_ids):
+    """React after a batch was written to the store (sidecars, late reference resolution)."""
+
+
+@hookspec
+def ragplugins_retriever_wrappers(config, ctx):
+    """Contribute callables BaseRetriever -> BaseRetriever (stages: first_stage, sufficiency)."""
+
+
+@hookspec
+def ragplugins_node_postprocessors(config, ctx):
+    """Contribute BaseNodePostprocessors (stages: rerank, expand, finalize)."""
+
+
+@hookspec
+def ragplugins_query_engine_wrappers(config, ctx):
+    """Contribute callables BaseQueryEngine -> BaseQueryEngine (stage: verify)."""
+
+
+@hookspec
+def ragplugins_register_commands(cli):
+    """Add click subcommands to the ``ragplugins`` command group."""

@@ -1,0 +1,54 @@
+"""Per-query annotations on retrieved nodes, kept at one well-defined place.
+
+Annotations live in ``node.metadata["ragplugins"]`` on a *copy* of the node
+(stored nodes are never mutated) and that key is excluded from the embedding
+and LLM text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.schema import NodeWithScore
+
+ANNOTATION_KEY = "ragplugins"
+
+
+def annotation(nws: NodeWithScore) -> dict[str, Any]:
+    """The node's ragplugins annotations (empty when it has none)."""
+    value = nws.node.metadata.get(ANNOTATION_KEY)
+    return value if isinstance(value, dict) else {}
+
+
+def annotate(nws: NodeWithScore, **fields: Any) -> NodeWithScore:
+    """Return a copy of ``nws`` whose annotations include ``fields``."""
+    node = nws.node.model_copy()
+    node.metadata = dict(node.metadata)
+    node.metadata[ANNOTATION_KEY] = {**annotation(nws), **fields}
+    for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+        keys = list(getattr(node, attr))
+        if ANNOTATION_KEY not in keys:
+            keys.append(ANNOTATION_KEY)
+        setattr(node, attr, keys)
+    return NodeWithScore(node=node, score=nws.score)
+
+
+def tag(nws: NodeWithScore, plugin: str, **info: Any) -> NodeWithScore:
+    """Mark ``nws`` as touched by ``plugin`` (e.g. added by the crossref hop)."""
+    tags = dict(annotation(nws).get("tags", {}))
+    tags[plugin] = info or True
+    return annotate(nws, tags=tags)
+
+
+def tags(nws: NodeWithScore) -> dict[str, Any]:
+    return dict(annotation(nws).get("tags", {}))
+
+
+def dense_cosine(nws: NodeWithScore) -> float | None:
+    """The dense cosine the core's first stage measured for this node, if any."""
+    value = annotation(nws).get("dense_cosine")
+    return float(value) if value is not None else None
+
+
+def doc_id(nws: NodeWithScore) -> str | None:
+    return nws.node.ref_doc_id

@@ -1,0 +1,201 @@
+"""Plugin discovery and hook calls.
+
+Plugins are distributions that register a module under the ``ragplugins``
+entry-point group. Each is imported in its own try/except so a broken plugin
+is reported by name and the rest still load. ``RAGPLUGINS_PLUGINS`` (a comma
+separated list of entry-point names; empty means none) restricts which
+plugins are imported at all.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import pluggy
+
+from ragplugins import hookspecs
+from ragplugins.contributions import METADATA_TYPES, STAGES, Contribution, MetadataKey, PluginInfo
+from ragplugins.errors import PluginError
+
+ENTRY_POINT_GROUP = "ragplugins"
+ENV_VAR = "RAGPLUGINS_PLUGINS"
+
+
+@dataclass
+class PluginRecord:
+    """What the core knows about one discovered plugin, loaded or not."""
+
+    name: str
+    plugin: Any = None
+    info: PluginInfo | None = None
+    distribution: str | None = None
+    entry_point: str | None = None
+    error: str | None = None
+    blocked: bool = False
+    hooks: list[str] = field(default_factory=list)
+
+    @property
+    def loaded(self) -> bool:
+        return self.plugin is not None and self.info is not None and self.error is None
+
+    @property
+    def version(self) -> str | None:
+        return self.info.version if self.info else None
+
+
+def _allowlist(env: dict | os._Environ) -> set[str] | None:
+    raw = env.get(ENV_VAR)
+    if raw is None:
+        return None
+    return {n.strip() for n in raw.split(",") if n.strip()}
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    # Historic: plugins registered later still get to add their hookspecs.
+    pm.hook.ragplugins_addhooks.call_historic(kwargs={"pluginmanager": pm})
+    return pm
+
+
+class PluginRegistry:
+    """Owns the pluggy manager and one PluginRecord per discovered plugin."""
+
+    def __init__(self, pm: pluggy.PluginManager | None = None):
+        self.pm = pm or new_plugin_manager()
+        self.records: dict[str, PluginRecord] = {}
+        self.failures: list[PluginRecord] = []
+
+    # -- discovery -----------------------------------------------------
+    @classmethod
+    def discover(cls, env: dict | os._Environ | None = None) -> "PluginRegistry":
+        registry = cls()
+        allow = _allowlist(os.environ if env is None else env)
+        for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            dist = ep.dist.name if ep.dist else None
+            if allow is not None and ep.name not in allow:
+                registry.pm.set_blocked(ep.name)
+                registry._remember(PluginRecord(name=ep.name, distribution=dist, entry_point=ep.value,
+                                                blocked=True, error=f"not in {ENV_VAR}"))
+                continue
+            try:
+                module = ep.load()
+            except Exception as exc:  # noqa: BLE001 - any import failure is reported by name
+                registry._fail(PluginRecord(name=ep.name, distribution=dist, entry_point=ep.value,
+                                            error=f"import failed: {type(exc).__name__}: {exc}"))
+                continue
+            registry.register(module, name=ep.name, distribution=dist, entry_point=ep.value)
+        return registry
+
+    def register(self, plugin: Any, name: str | None = None, *, distribution: str | None = None,
+                 entry_point: str | None = None) -> PluginRecord:
+        """Register a plugin object (module or instance) and validate its info."""
+        reg_name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        record = PluginRecord(name=reg_name, distribution=distribution, entry_point=entry_point)
+        try:
+            self.pm.register(plugin, name=reg_name)
+        except Exception as exc:  # noqa: BLE001
+            record.error = f"registration failed: {type(exc).__name__}: {exc}"
+            return self._fail(record)
+        try:
+            self.pm.check_pending()
+            info = self._plugin_info(plugin, reg_name)
+        except Exception as exc:  # noqa: BLE001
+            self.pm.unregister(plugin)
+            record.error = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+            return self._fail(record)
+        record.name, record.info, record.plugin = info.name, info, plugin
+        record.hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
+        if info.name in self.records and self.records[info.name].loaded:
+            other = self.records[info.name]
+            self.pm.unregister(plugin)
+            record.plugin = None
+            record.error = (f"two plugins are named '{info.name}' "
+                            f"({other.distribution or other.entry_point or 'registered first'} and "
+                            f"{distribution or entry_point or reg_name}); uninstall one of them")
+            return self._fail(record)
+        self.records[info.name] = record
+        return record
+
+    def _plugin_info(self, plugin: Any, reg_name: str) -> PluginInfo:
+        impls = [i for i in self.pm.hook.ragplugins_plugin_info.get_hookimpls() if i.plugin is plugin]
+        if not impls:
+            raise PluginError(reg_name, "registration", ValueError("it does not implement ragplugins_plugin_info"))
+        info = impls[0].function()
+        if not isinstance(info, PluginInfo):
+            raise PluginError(reg_name, "ragplugins_plugin_info",
+                              TypeError(f"returned {type(info).__name__}, expected ragplugins.PluginInfo"))
+        for key, spec in info.metadata_keys.items():
+            if not isinstance(spec, MetadataKey) or spec.type not in METADATA_TYPES:
+                raise PluginError(info.name, "ragplugins_plugin_info",
+                                  TypeError(f"metadata key '{key}' must be a MetadataKey with a type in "
+                                            f"{[t.__name__ for t in METADATA_TYPES]}"))
+        return info
+
+    def _remember(self, record: PluginRecord) -> PluginRecord:
+        self.records.setdefault(record.name, record)
+        return record
+
+    def _fail(self, record: PluginRecord) -> PluginRecord:
+        self.failures.append(record)
+        warnings.warn(f"ragplugins: plugin '{record.name}' was not loaded: {record.error}", stacklevel=3)
+        return self._remember(record)
+
+    # -- queries -------------------------------------------------------
+    def loaded(self) -> dict[str, PluginRecord]:
+        return {n: r for n, r in self.records.items() if r.loaded}
+
+    def all_records(self) -> list[PluginRecord]:
+        seen = {id(r) for r in self.records.values()}
+        return list(self.records.values()) + [r for r in self.failures if id(r) not in seen]
+
+    # -- calling -------------------------------------------------------
+    def call(self, record: PluginRecord, hook: str, **kwargs: Any) -> list[Any]:
+        """Call one plugin's implementations of ``hook``; errors name the plugin."""
+        results = []
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
+            if impl.plugin is not record.plugin:
+                continue
+            try:
+                result = impl.function(**{a: kwargs[a] for a in impl.argnames})
+            except Exception as exc:  # noqa: BLE001
+                raise PluginError(record.name, hook, exc) from exc
+            if result is not None:
+                results.append(result)
+        return results
+
+    def contributions(self, hook: str, plugins: Iterable[PluginRecord], *,
+                      on_error: Any = None, **kwargs: Any) -> list[Contribution]:
+        """Collect and sort the contributions of ``plugins`` to ``hook``.
+
+        ``on_error(PluginError)`` decides what a failing plugin does: raise it
+        again, or return to skip that plugin's contributions.
+        """
+        out: list[Contribution] = []
+        for record in plugins:
+            try:
+                out.extend(self._contributions_of(record, hook, kwargs))
+            except PluginError as err:
+                if on_error is None:
+                    raise
+                on_error(err)
+        stages = STAGES[hook]
+        return sorted(out, key=lambda c: (stages.index(c.stage), c.order, c.plugin))
+
+    def _contributions_of(self, record: PluginRecord, hook: str, kwargs: dict) -> list[Contribution]:
+        stages = STAGES[hook]
+        out: list[Contribution] = []
+        for result in self.call(record, hook, **kwargs):
+            for item in result if isinstance(result, (list, tuple)) else [result]:
+                if not isinstance(item, Contribution):
+                    raise PluginError(record.name, hook, TypeError(
+                        f"returned {type(item).__name__}, expected ragplugins.Contribution"))
+                if item.stage not in stages:
+                    raise PluginError(record.name, hook, ValueError(
+                        f"unknown stage '{item.stage}'; allowed: {', '.join(stages)}"))
+                out.append(Contribution(item.component, item.stage, item.order, record.name))
+        return out

@@ -1,0 +1,111 @@
+"""Turn paths into LlamaIndex Documents, with errors that name the file.
+
+PDFs go through LlamaIndex's PDFReader (pypdf), one Document per file; text
+formats are decoded as UTF-8, falling back to cp1252 with a warning. The
+document id is the path relative to the indexed root, so ids and the
+``file_path`` metadata (which LlamaIndex embeds) are the same on every checkout.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from llama_index.core import Document
+from llama_index.core.readers.file.base import default_file_metadata_func
+
+from ragplugins.errors import InputError
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
+PDF_SUFFIXES = {".pdf"}
+SUPPORTED = sorted(TEXT_SUFFIXES | PDF_SUFFIXES)
+_EXCLUDED = ["file_name", "file_type", "file_size", "creation_date", "last_modified_date",
+             "last_accessed_date"]
+
+
+@dataclass
+class ReadReport:
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def skip(self, path: Path | str, why: str) -> None:
+        self.skipped.append((str(path), why))
+        warnings.warn(f"ragplugins: skipped '{path}': {why}", stacklevel=3)
+
+
+def _files(paths: Iterable[str | Path]) -> list[tuple[Path, str]]:
+    """(file, id) pairs; ids are relative to the directory given, or the file name."""
+    out: list[tuple[Path, str]] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise InputError(f"path '{raw}' does not exist; check the path and try again")
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            if not files:
+                raise InputError(f"directory '{raw}' is empty; supported files: {', '.join(SUPPORTED)}")
+            out.extend((f, f.relative_to(path).as_posix()) for f in files)
+        else:
+            out.append((path, path.name))
+    seen: dict[str, Path] = {}
+    for f, doc_id in out:
+        if doc_id in seen and seen[doc_id].resolve() != f.resolve():
+            raise InputError(f"two files would get the id '{doc_id}': '{seen[doc_id]}' and '{f}'; "
+                             "index them from a common parent directory")
+        seen[doc_id] = f
+    return out
+
+
+def _decode(path: Path, report: ReadReport) -> str | None:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warnings.warn(f"ragplugins: '{path}' is not valid UTF-8; read it as cp1252 "
+                      "(convert it to UTF-8 to silence this)", stacklevel=4)
+        return data.decode("cp1252", errors="replace")
+
+
+def _read_pdf(path: Path) -> str:
+    from llama_index.readers.file import PDFReader
+
+    docs = PDFReader(return_full_document=True).load_data(path)
+    return "\n\n".join(d.text for d in docs)
+
+
+def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0) -> ReadReport:
+    """Read every supported file under ``paths``. Unsupported, empty and too large
+    files are skipped with a warning that names them; missing paths raise."""
+    report = ReadReport()
+    files = _files(paths)
+    for path, doc_id in files:
+        suffix = path.suffix.lower()
+        if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES:
+            report.skip(path, f"unsupported file type '{suffix or path.name}' (supported: {', '.join(SUPPORTED)})")
+            continue
+        size_mb = path.stat().st_size / 1_000_000
+        if size_mb > max_file_mb:
+            report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
+                              "[ragplugins] max_file_mb to index it")
+            continue
+        try:
+            text = _read_pdf(path) if suffix in PDF_SUFFIXES else _decode(path, report)
+        except OSError as exc:
+            report.skip(path, f"cannot read it: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - a broken PDF must not stop the batch
+            report.skip(path, f"cannot parse it: {type(exc).__name__}: {exc}")
+            continue
+        if not text or not text.strip():
+            report.skip(path, "it has no text")
+            continue
+        meta = default_file_metadata_func(str(path))
+        meta["file_path"] = doc_id
+        report.documents.append(Document(text=text, id_=doc_id, metadata=meta,
+                                         excluded_embed_metadata_keys=list(_EXCLUDED),
+                                         excluded_llm_metadata_keys=list(_EXCLUDED)))
+    if files and not report.documents:
+        raise InputError("no file could be indexed: " + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
+    return report

@@ -1,0 +1,218 @@
+"""Store-agnostic retrieval primitives shared by the plugins.
+
+- :class:`HybridRetriever`: dense + BM25 fused by reciprocal rank (k = 60).
+  LanceDB's own full-text index serves the BM25 leg on the embedded store;
+  ``bm25s`` serves it elsewhere. Each result keeps its dense cosine and its
+  rank in each leg (``ragplugins.nodes.annotation``).
+- :func:`search_within_documents`: a document-filtered dense search that keeps
+  the caller's filters and returns ``None`` when it failed, ``[]`` when it
+  matched nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from typing import Any, Callable, Sequence
+
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
+from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+
+from ragplugins import trace
+from ragplugins.nodes import annotate
+from ragplugins.store import RagLanceDBVectorStore, cosine
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+# Stores whose similarity score is already a cosine in their default setup.
+_COSINE_SCORE_STORES = {"SimpleVectorStore", "QdrantVectorStore"}
+
+EmbedFn = Callable[[str], list[float]]
+
+
+def _dense_cosine(index: VectorStoreIndex, query_embedding: Sequence[float], nws: NodeWithScore) -> float | None:
+    value = cosine(query_embedding, nws.node.embedding)
+    if value is None and type(index.vector_store).__name__ in _COSINE_SCORE_STORES:
+        value = nws.score
+    return value
+
+
+def dense_search(index: VectorStoreIndex, query: str, query_embedding: Sequence[float], k: int,
+                 filters: MetadataFilters | None = None) -> list[NodeWithScore]:
+    """Dense top-k through the index's own retriever; results carry ``dense_cosine``."""
+    retriever = index.as_retriever(similarity_top_k=k, filters=filters)
+    bundle = QueryBundle(query_str=query, embedding=list(query_embedding))
+    results = retriever.retrieve(bundle)
+    return [annotate(n, dense_cosine=_dense_cosine(index, query_embedding, n), dense_rank=i + 1)
+            for i, n in enumerate(results)]
+
+
+def all_nodes(index: VectorStoreIndex) -> list[BaseNode]:
+    """Every stored chunk: from the docstore when the index keeps one, else the store."""
+    docs = index.docstore.docs
+    if docs:
+        ids = set(index.index_struct.nodes_dict.values()) if hasattr(index.index_struct, "nodes_dict") else None
+        return [n for nid, n in docs.items() if ids is None or nid in ids]
+    try:
+        return list(index.vector_store.get_nodes())
+    except Exception as exc:  # noqa: BLE001
+        raise RuntimeError(f"cannot list the nodes of {type(index.vector_store).__name__}: {exc}") from exc
+
+
+class _BM25Cache:
+    """One bm25s index per (store, generation); writes through ragplugins bump the generation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # Keyed by id(): stores are unhashable pydantic models; entries die with the store.
+        self._generation: dict[int, int] = {}
+        self._built: dict[int, tuple] = {}
+
+    def _watch(self, store: Any) -> int:
+        key = id(store)
+        if key not in self._generation:
+            self._generation[key] = 0
+            weakref.finalize(store, self._forget, key)
+        return key
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            self._generation.pop(key, None)
+            self._built.pop(key, None)
+
+    def invalidate(self, store: Any) -> None:
+        with self._lock:
+            key = self._watch(store)
+            self._generation[key] += 1
+
+    def get(self, index: VectorStoreIndex) -> tuple:
+        import bm25s
+        import Stemmer
+
+        store = index.vector_store
+        with self._lock:
+            key = self._watch(store)
+            gen = self._generation[key]
+            cached = self._built.get(key)
+            if cached and cached[0] == gen:
+                return cached[1:]
+        nodes = all_nodes(index)
+        stemmer = Stemmer.Stemmer("english")
+        model = bm25s.BM25()
+        if nodes:
+            tokens = bm25s.tokenize([n.get_content() for n in nodes], stopwords="en", stemmer=stemmer,
+                                    show_progress=False)
+            model.index(tokens, show_progress=False)
+        with self._lock:
+            self._built[key] = (gen, model, nodes, stemmer)
+        return model, nodes, stemmer
+
+
+_bm25 = _BM25Cache()
+
+
+def invalidate(index: VectorStoreIndex) -> None:
+    """Tell the sparse leg that ``index`` changed."""
+    _bm25.invalidate(index.vector_store)
+
+
+def sparse_search(index: VectorStoreIndex, query: str, k: int,
+                  filters: MetadataFilters | None = None) -> list[NodeWithScore]:
+    store = index.vector_store
+    if isinstance(store, RagLanceDBVectorStore):
+        return [NodeWithScore(node=n, score=1.0 / (i + 1)) for i, n in
+                enumerate(store.fts_search(query, k, filters))]
+    import bm25s
+    import numpy as np
+
+    model, nodes, stemmer = _bm25.get(index)
+    if not nodes:
+        return []
+    qtokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False,
+                             return_ids=False)[0]
+    if not qtokens:
+        return []
+    scores = np.asarray(model.get_scores(qtokens), dtype=float)
+    if filters is not None:
+        keep = build_metadata_filter_fn(lambda i: nodes[int(i)].metadata | {"doc_id": nodes[int(i)].ref_doc_id},
+                                        filters)
+        scores = np.array([s if keep(str(i)) else 0.0 for i, s in enumerate(scores)])
+    order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[int(i)] > 0]
+    return [NodeWithScore(node=nodes[i], score=float(scores[i])) for i in order]
+
+
+def rrf_fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
+             rrf_k: int = RRF_K) -> list[NodeWithScore]:
+    """Reciprocal-rank fusion with 1-based ranks; ties keep the dense order."""
+    fused: dict[str, dict[str, Any]] = {}
+    for leg, results in (("dense_rank", dense), ("sparse_rank", sparse)):
+        for rank, nws in enumerate(results, start=1):
+            entry = fused.setdefault(nws.node.node_id, {"nws": nws, "score": 0.0})
+            entry["score"] += 1.0 / (rrf_k + rank)
+            entry[leg] = rank
+    ordered = sorted(fused.values(), key=lambda e: (-e["score"], e.get("dense_rank", 10**9),
+                                                     e.get("sparse_rank", 10**9), e["nws"].node.node_id))
+    out = []
+    for e in ordered[:k]:
+        nws = annotate(e["nws"], dense_rank=e.get("dense_rank"), sparse_rank=e.get("sparse_rank"))
+        out.append(NodeWithScore(node=nws.node, score=e["score"]))
+    return out
+
+
+class HybridRetriever(BaseRetriever):
+    """The core first stage: dense, or dense + BM25 fused by RRF (k = 60)."""
+
+    def __init__(self, index: VectorStoreIndex, embed_query: EmbedFn, top_k: int = 20,
+                 mode: str = "hybrid", filters: MetadataFilters | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.index, self.embed_query, self.top_k, self.mode, self.filters = index, embed_query, top_k, mode, filters
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.HybridRetriever"
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str
+        embedding = self.embed_query(query)
+        with trace.timed("dense"):
+            dense = dense_search(self.index, query, embedding, self.top_k, self.filters)
+        if self.mode == "dense":
+            return dense
+        with trace.timed("sparse"):
+            try:
+                sparse = sparse_search(self.index, query, self.top_k, self.filters)
+            except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
+                logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
+                sparse = []
+        return rrf_fuse(dense, sparse, self.top_k)
+
+
+def document_filters(doc_ids: Sequence[str], filters: MetadataFilters | None = None) -> MetadataFilters:
+    """Restrict to ``doc_ids`` while keeping the caller's own ``filters``."""
+    by_doc = MetadataFilter(key="doc_id", value=list(doc_ids), operator=FilterOperator.IN)
+    if filters is None or not filters.filters:
+        return MetadataFilters(filters=[by_doc])
+    return MetadataFilters(filters=[by_doc, filters], condition=FilterCondition.AND)
+
+
+def search_within_documents(index: VectorStoreIndex, query: str, query_embedding: Sequence[float],
+                            doc_ids: Sequence[str], k: int,
+                            filters: MetadataFilters | None = None) -> list[NodeWithScore] | None:
+    """Dense search inside ``doc_ids``. ``None``: the search failed; ``[]``: it matched nothing."""
+    if not doc_ids or k < 1:
+        return []
+    try:
+        return dense_search(index, query, query_embedding, k, document_filters(doc_ids, filters))
+    except Exception as exc:  # noqa: BLE001 - callers must see "failed" apart from "empty"
+        logger.warning("ragplugins: search within documents %s failed: %s", list(doc_ids)[:5], exc)
+        return None

@@ -1,0 +1,315 @@
+"""The embedded default store, and store-agnostic helpers the plugins use.
+
+:class:`RagLanceDBVectorStore` fixes what llama-index-vector-stores-lancedb
+0.6 gets wrong with lancedb 0.40: deletes and ``get_nodes`` quote literals as
+identifiers, an empty result raises, filters cannot nest or negate, and the
+metadata schema is frozen by the first write so a later batch with another
+key fails. Here the store owns the schema: every row carries every known key
+(explicit nulls), keys the schema lacks stay in the node JSON (readable, just
+not filterable) and a warning names them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+from llama_index.core.schema import BaseNode, NodeWithScore
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+    VectorStoreQuery,
+    VectorStoreQueryResult,
+)
+from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
+from llama_index.vector_stores.lancedb import LanceDBVectorStore
+from pydantic import PrivateAttr
+
+logger = logging.getLogger(__name__)
+
+_ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _sql_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _arrow_type_of(value: Any) -> pa.DataType:
+    for py, arrow in _ARROW_TYPES.items():
+        if type(value) is py:
+            return arrow
+    return pa.string()
+
+
+def _fits(value: Any, arrow_type: pa.DataType) -> tuple[bool, Any]:
+    """Whether ``value`` can be stored in a struct field of ``arrow_type`` unchanged."""
+    if value is None:
+        return True, None
+    if pa.types.is_string(arrow_type):
+        return isinstance(value, str), value
+    if pa.types.is_boolean(arrow_type):
+        return isinstance(value, bool), value
+    if pa.types.is_integer(arrow_type):
+        return (isinstance(value, int) and not isinstance(value, bool)), value
+    if pa.types.is_floating(arrow_type):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return ok, float(value) if ok else value
+    return False, value
+
+
+class RagLanceDBVectorStore(LanceDBVectorStore):
+    """LanceDBVectorStore with working deletes, filters, empty results and schema."""
+
+    _declared: dict[str, type] = PrivateAttr(default_factory=dict)
+    _warned_keys: set = PrivateAttr(default_factory=set)
+
+    def __init__(self, *args: Any, declared_metadata: dict[str, type] | None = None, **kwargs: Any):
+        kwargs.setdefault("mode", "create")
+        super().__init__(*args, **kwargs)
+        self._declared = dict(declared_metadata or {})
+        self._warned_keys = set()
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.RagLanceDBVectorStore"
+
+    # -- schema ----------------------------------------------------------
+    def declare_metadata(self, keys: dict[str, type]) -> None:
+        """Keys (name -> scalar type) that every row should carry, even as null."""
+        self._declared.update(keys)
+
+    def _struct_fields(self) -> dict[str, pa.DataType]:
+        if self._table is None:
+            return {}
+        struct = self._table.schema.field("metadata").type
+        return {struct.field(i).name: struct.field(i).type for i in range(struct.num_fields)}
+
+    def _new_schema(self, dim: int, metas: list[dict]) -> pa.Schema:
+        fields: dict[str, pa.DataType] = {k: _ARROW_TYPES[t] for k, t in self._declared.items()}
+        for meta in metas:
+            for key, value in meta.items():
+                if key not in fields or (fields[key] == pa.null()):
+                    fields[key] = pa.string() if value is None else _arrow_type_of(value)
+        struct = pa.struct([pa.field(k, t, nullable=True) for k, t in fields.items()])
+        return pa.schema([
+            pa.field("id", pa.string()),
+            pa.field(self.doc_id_key, pa.string()),
+            pa.field(self.vector_column_name, pa.list_(pa.float32(), dim)),
+            pa.field(self.text_key, pa.string()),
+            pa.field("metadata", struct),
+        ])
+
+    def _conform(self, meta: dict, fields: dict[str, pa.DataType]) -> dict:
+        row = {}
+        for key, arrow_type in fields.items():
+            ok, value = _fits(meta.get(key), arrow_type)
+            if not ok:
+                self._warn_key(key, f"its value {meta.get(key)!r} does not fit the column type {arrow_type}")
+                value = None
+            row[key] = value
+        for key in meta.keys() - fields.keys():
+            self._warn_key(key, "the table schema was fixed before this key existed")
+        return row
+
+    def _warn_key(self, key: str, why: str) -> None:
+        if key in self._warned_keys:
+            return
+        self._warned_keys.add(key)
+        warnings.warn(f"metadata key '{key}' is stored in the node but cannot be filtered on in LanceDB "
+                      f"table '{self._table_name}' ({why}); re-index into a new table to filter on it",
+                      stacklevel=4)
+
+    # -- writes ------------------------------------------------------------
+    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        if not nodes:
+            return []
+        metas = [node_to_metadata_dict(n, remove_text=False, flat_metadata=self.flat_metadata) for n in nodes]
+        if self._table is None:
+            dim = len(nodes[0].get_embedding())
+            schema = self._new_schema(dim, metas)
+            self._table = self._connection.create_table(self._table_name, schema=schema, mode="create")
+        fields = self._struct_fields()
+        rows = [{
+            "id": n.node_id,
+            self.doc_id_key: n.ref_doc_id,
+            self.vector_column_name: n.get_embedding(),
+            self.text_key: n.get_content(metadata_mode="none"),
+            "metadata": self._conform(meta, fields),
+        } for n, meta in zip(nodes, metas)]
+        self._table.add(pa.Table.from_pylist(rows, schema=self._table.schema))
+        self._metadata_keys = list(fields)
+        self._fts_index_ready = False
+        return [n.node_id for n in nodes]
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        if self._table is not None:
+            self._table.delete(f"{self.doc_id_key} = {_sql_literal(ref_doc_id)}")
+
+    def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
+                     **delete_kwargs: Any) -> None:
+        if self._table is None:
+            return
+        clauses = []
+        if node_ids:
+            clauses.append(f"id IN ({', '.join(_sql_literal(i) for i in node_ids)})")
+        if filters is not None:
+            clauses.append(self.where_clause(filters))
+        if clauses:
+            self._table.delete(" AND ".join(f"({c})" for c in clauses))
+
+    def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
+        """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
+        if self._table is None or not updates:
+            return 0
+        ids = list(updates)
+        found = self._table.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
+            .limit(None).to_arrow().to_pylist()
+        fields = self._struct_fields()
+        rows = []
+        for row in found:
+            node = metadata_dict_to_node(row["metadata"])
+            node.metadata = {**node.metadata, **updates[row["id"]]}
+            meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
+            rows.append({**row, "metadata": self._conform(meta, fields)})
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=self._table.schema)
+            self._table.merge_insert("id").when_matched_update_all().execute(data)
+        return len(rows)
+
+    # -- reads -------------------------------------------------------------
+    def where_clause(self, filters: MetadataFilters) -> str:
+        fields = self._struct_fields()
+        top_level = {"id", self.doc_id_key, self.text_key}
+
+        def column(key: str) -> str:
+            if key in fields:
+                return f"metadata.{key}" if _IDENT.match(key) else f"metadata.`{key}`"
+            if key in top_level:
+                return key
+            raise ValueError(f"cannot filter on metadata key '{key}': table '{self._table_name}' has no such "
+                             f"key (filterable keys: {', '.join(sorted(fields))})")
+
+        def one(f: MetadataFilter) -> str:
+            col, op, v = column(f.key), f.operator, f.value
+            simple = {FilterOperator.EQ: "=", FilterOperator.NE: "!=", FilterOperator.GT: ">",
+                      FilterOperator.GTE: ">=", FilterOperator.LT: "<", FilterOperator.LTE: "<="}
+            if op in simple:
+                return f"{col} {simple[op]} {_sql_literal(v)}"
+            if op in (FilterOperator.IN, FilterOperator.NIN):
+                values = v if isinstance(v, list) else [v]
+                if not values:
+                    return "FALSE" if op == FilterOperator.IN else "TRUE"
+                neg = "NOT " if op == FilterOperator.NIN else ""
+                return f"{col} {neg}IN ({', '.join(_sql_literal(x) for x in values)})"
+            if op == FilterOperator.TEXT_MATCH:
+                return f"{col} LIKE {_sql_literal('%' + str(v) + '%')}"
+            if op == FilterOperator.TEXT_MATCH_INSENSITIVE:
+                return f"lower({col}) LIKE {_sql_literal('%' + str(v).lower() + '%')}"
+            if op == FilterOperator.IS_EMPTY:
+                return f"({col} IS NULL OR {col} = '')"
+            raise ValueError(f"filter operator '{op.value}' on key '{f.key}' is not supported by LanceDB")
+
+        def group(fs: MetadataFilters) -> str:
+            parts = [group(f) if isinstance(f, MetadataFilters) else one(f) for f in fs.filters]
+            if not parts:
+                return "TRUE"
+            if fs.condition == FilterCondition.NOT:
+                return "NOT (" + " AND ".join(parts) + ")"
+            joiner = " OR " if fs.condition == FilterCondition.OR else " AND "
+            return "(" + joiner.join(parts) + ")"
+
+        return group(filters)
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        if self._table is None:
+            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+        if query.filters is not None:
+            kwargs["where"] = self.where_clause(query.filters)
+            query = dataclasses.replace(query, filters=None)
+        try:
+            return super().query(query, **kwargs)
+        except Warning:  # upstream raises Warning("query results are empty..")
+            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+
+    def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
+                  **kwargs: Any) -> list[BaseNode]:
+        if self._table is None:
+            return []
+        clauses = []
+        if node_ids is not None:
+            if not node_ids:
+                return []
+            clauses.append(f"id IN ({', '.join(_sql_literal(i) for i in node_ids)})")
+        if filters is not None:
+            clauses.append(self.where_clause(filters))
+        search = self._table.search()
+        if clauses:
+            search = search.where(" AND ".join(clauses))
+        nodes = []
+        for row in search.limit(None).to_arrow().to_pylist():
+            node = metadata_dict_to_node(row["metadata"])
+            node.embedding = list(row[self.vector_column_name])
+            nodes.append(node)
+        return nodes
+
+    def refresh_fts(self) -> None:
+        """Rebuild the full-text index after writes (it persists on disk)."""
+        if self._table is not None and self._table.count_rows() > 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._table.create_fts_index(self.text_key, replace=True)
+            self._fts_index_ready = True
+
+    def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:
+        """Full-text (BM25) search on chunk text, prefiltered like the dense leg."""
+        if self._table is None or not query_str.strip():
+            return []
+        if not self._fts_index_ready:
+            if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._table.list_indices()):
+                self.refresh_fts()
+            self._fts_index_ready = True
+        search = self._table.search(query_str, query_type="fts").limit(k)
+        if filters is not None:
+            search = search.where(self.where_clause(filters), prefilter=True)
+        try:
+            rows = search.to_arrow().to_pylist()
+        except Exception as exc:  # noqa: BLE001 - a query the FTS parser rejects
+            logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
+            return []
+        nodes = []
+        for row in rows:
+            node = metadata_dict_to_node(row["metadata"])
+            node.embedding = list(row[self.vector_column_name])
+            nodes.append(node)
+        return nodes
+
+    def document_rows(self, columns: dict[str, str]) -> list[dict]:
+        """Project every row to ``{alias: column}``, e.g. ``{"doc": "doc_id"}``."""
+        if self._table is None:
+            return []
+        return self._table.search().select(columns).limit(None).to_arrow().to_pylist()
+
+
+def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
+    if a is None or b is None or len(a) == 0 or len(a) != len(b):
+        return None
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    if denom == 0.0 or math.isnan(denom):
+        return None
+    return float(va @ vb / denom)

@@ -1,0 +1,200 @@
+"""Test helpers for ragplugins and for third-party plugins (a pytest plugin).
+
+Installed as a pytest plugin through the ``pytest11`` entry point, so these
+fixtures are available in any project that has ragplugins installed:
+
+- ``rag_registry``: a fresh plugin registry with no entry points loaded;
+- ``tiny_corpus``: a directory of four small documents that reference each other;
+- ``bundled_embed_model``: the bundled all-MiniLM-L6-v2 (session-scoped);
+- ``rag_persist_dir``: a temporary directory for an embedded LanceDB index;
+- ``fake_llm``: a deterministic LLM (:class:`FakeLLM`).
+
+:func:`make_rag` builds a RagPlugins around plugin objects, and
+:class:`PluginConformance` is a test class any plugin subclasses to check
+itself against the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import pytest
+from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
+from llama_index.core.llms import CustomLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+from pydantic import BaseModel, ConfigDict
+
+from ragplugins.app import RagPlugins, load
+from ragplugins.contributions import STAGES, Contribution, PluginInfo
+from ragplugins.plugins import PluginRegistry
+
+TINY_CORPUS = {
+    "master_agreement.md": (
+        "# Master Services Agreement\n\n"
+        "This Master Services Agreement is made between Acme Corp and Globex Ltd.\n\n"
+        "## Section 1 Fees\n\nThe annual fee is 120,000 EUR, payable quarterly as set out in Exhibit A.\n\n"
+        "## Section 2 Term\n\nThe agreement runs for three years from 1 March 2024. Termination rights are "
+        "described in the Termination Policy.\n"),
+    "exhibit_a.md": (
+        "# Exhibit A - Payment Schedule\n\n"
+        "Payments under the Master Services Agreement are due on 1 January, 1 April, 1 July and 1 October. "
+        "Late payments accrue interest at 4 percent per year.\n"),
+    "termination_policy.md": (
+        "# Termination Policy\n\n"
+        "Either party may terminate with 90 days written notice. Section 1 of the Master Services Agreement "
+        "still applies to fees owed until termination.\n"),
+    "espresso_manual.md": (
+        "# Espresso Machine Manual\n\n"
+        "Descale the boiler every 200 cycles with citric acid. The pump pressure should read 9 bar. "
+        "Replace the gasket with part code GK-4471 when it leaks.\n"),
+}
+
+
+def write_tiny_corpus(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in TINY_CORPUS.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    return directory
+
+
+class FakeLLM(CustomLLM):
+    """A deterministic LLM: answers with ``responder(prompt)`` or the next scripted reply."""
+
+    replies: list[str] = []
+    prompts: list[str] = []
+    responder: Callable[[str], str] | None = None
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.testing.FakeLLM"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="fake-llm", is_chat_model=False)
+
+    def _reply(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if self.responder is not None:
+            return self.responder(prompt)
+        if self.replies:
+            return self.replies.pop(0)
+        return ""
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self._reply(prompt))
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        text = self._reply(prompt)
+
+        def gen() -> CompletionResponseGen:
+            yield CompletionResponse(text=text, delta=text)
+
+        return gen()
+
+
+def make_rag(plugins: Iterable[Any] = (), config: dict | None = None, *, embed_model: Any = None,
+             llm: Any = None, vector_store: Any = None, persist_dir: Path | None = None) -> RagPlugins:
+    """A RagPlugins over exactly ``plugins`` (no entry points). Every given plugin is enabled
+    unless ``config['enable']`` says otherwise."""
+    registry = PluginRegistry()
+    names = []
+    for plugin in plugins:
+        record = registry.register(plugin)
+        if not record.loaded:
+            raise AssertionError(f"plugin failed to register: {record.error}")
+        names.append(record.name)
+    cfg = dict(config or {})
+    cfg.setdefault("enable", names)
+    if persist_dir is not None:
+        cfg.setdefault("persist_dir", str(persist_dir))
+    return load(cfg, embed_model=embed_model, llm=llm, vector_store=vector_store, registry=registry)
+
+
+@pytest.fixture
+def rag_registry() -> PluginRegistry:
+    return PluginRegistry()
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path: Path) -> Path:
+    return write_tiny_corpus(tmp_path / "corpus")
+
+
+@pytest.fixture(scope="session")
+def bundled_embed_model():
+    from ragplugins.embeddings import load_embed_model
+
+    return load_embed_model()
+
+
+@pytest.fixture
+def rag_persist_dir(tmp_path: Path) -> Path:
+    return tmp_path / "index"
+
+
+@pytest.fixture
+def fake_llm() -> FakeLLM:
+    return FakeLLM(replies=[], prompts=[])
+
+
+class PluginConformance:
+    """Subclass in your plugin's tests and set ``plugin`` (the module or object
+    registered under the ``ragplugins`` entry point) and optionally ``config``
+    (its ``[ragplugins.<name>]`` section) to check the plugin against the contract."""
+
+    plugin: Any = None
+    config: dict = {}
+
+    def _info(self) -> PluginInfo:
+        registry = PluginRegistry()
+        record = registry.register(self.plugin)
+        assert record.loaded, record.error
+        return record.info
+
+    def test_plugin_info(self):
+        info = self._info()
+        assert info.name and info.name.replace("_", "").replace("-", "").isalnum()
+        assert info.version
+        assert issubclass(info.config_model, BaseModel)
+
+    def test_config_model_forbids_unknown_keys(self):
+        info = self._info()
+        assert info.config_model.model_config.get("extra") == "forbid", \
+            "config models must set extra='forbid' so typos are reported"
+        info.config_model()  # defaults alone must be valid
+        info.config_model.model_validate(self.config)
+
+    def test_contributions_are_well_formed(self, tmp_path, bundled_embed_model):
+        rag = make_rag([self.plugin], {self._info().name: self.config}, embed_model=bundled_embed_model,
+                       persist_dir=tmp_path / "idx")
+        ctx = rag.context(rag.index())
+        for record in rag.enabled:
+            for hook in STAGES:
+                for contrib in rag.registry.contributions(hook, [record], **rag._hook_kwargs(record, ctx)):
+                    assert isinstance(contrib, Contribution)
+                    component = contrib.component
+                    if hasattr(type(component), "class_name") and isinstance(component, BaseModel):
+                        assert component.class_name() not in ("base_component", "BaseNodePostprocessor"), \
+                            f"{type(component).__name__} must override class_name()"
+
+    def test_index_and_search_on_tiny_corpus(self, tmp_path, bundled_embed_model):
+        corpus = write_tiny_corpus(tmp_path / "corpus")
+        on = make_rag([self.plugin], {self._info().name: self.config}, embed_model=bundled_embed_model,
+                      persist_dir=tmp_path / "on")
+        off = make_rag([self.plugin], {"enable": []}, embed_model=bundled_embed_model,
+                       persist_dir=tmp_path / "off")
+        on.index_paths([corpus])
+        off.index_paths([corpus])
+        result = on.search("What is the annual fee?")
+        assert result.final, "search on the tiny corpus returned nothing"
+        # Plugin metadata never reaches the embedding: vectors are bit-identical on and off.
+        vec_on = {n.node_id: n.embedding for n in on.context().all_nodes()}
+        vec_off = {n.node_id: n.embedding for n in off.context().all_nodes()}
+        assert vec_on.keys() == vec_off.keys()
+        assert all(vec_on[k] == vec_off[k] for k in vec_on)
