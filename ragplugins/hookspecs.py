@@ -55,5 +55,10 @@ def ragplugins_query_engine_wrappers(config, ctx):
 
 
 @hookspec
+def ragplugins_eval_instrument(config, trace, row, first_stage, final, is_relevant):
+    """Return this plugin's per-query measurements for ``ragplugins eval`` (a dict of numbers/bools/None)."""
+
+
+@hookspec
 def ragplugins_register_commands(cli):
     """Add click subcommands to the ``ragplugins`` command group."""
