@@ -76,9 +76,10 @@ class SearchResult:
 class RagRetriever(BaseRetriever):
     """The first stage: the base retriever inside the plugins' retriever wrappers."""
 
-    def __init__(self, inner: BaseRetriever, base: BaseRetriever, **kwargs: Any):
+    def __init__(self, inner: BaseRetriever, base: BaseRetriever, filters: MetadataFilters | None = None,
+                 **kwargs: Any):
         super().__init__(**kwargs)
-        self.inner, self.base = inner, base
+        self.inner, self.base, self.filters = inner, base, filters
 
     @classmethod
     def class_name(cls) -> str:
@@ -86,6 +87,7 @@ class RagRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         with trace.scope(query_bundle.query_str) as tr:
+            tr.filters = self.filters
             with trace.timed("first_stage"):
                 nodes = self.inner.retrieve(QueryBundle(query_str=query_bundle.query_str,
                                                         custom_embedding_strs=query_bundle.custom_embedding_strs))
@@ -94,6 +96,7 @@ class RagRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         with trace.scope(query_bundle.query_str) as tr:
+            tr.filters = self.filters
             with trace.timed("first_stage"):
                 nodes = await self.inner.aretrieve(QueryBundle(
                     query_str=query_bundle.query_str, custom_embedding_strs=query_bundle.custom_embedding_strs))
@@ -326,7 +329,7 @@ class RagPlugins:
         for contrib in self._contributions("ragplugins_retriever_wrappers", ctx):
             wrapped = contrib.component(retriever)
             retriever = GuardedRetriever(wrapped, retriever, contrib.plugin, self.config.core.on_plugin_error)
-        return RagRetriever(retriever, base)
+        return RagRetriever(retriever, base, filters=filters)
 
     def postprocessors(self, index: VectorStoreIndex | None = None) -> list:
         """The plugins' node postprocessors in stage order (rerank, expand, finalize)."""

@@ -35,6 +35,8 @@ class RagPluginsEvent(BaseEvent):
 @dataclass
 class Trace:
     query: str = ""
+    # The caller's MetadataFilters: every internal search (hop, restrict) must keep them.
+    filters: Any = None
     first_stage: list[str] = field(default_factory=list)
     final: list[str] = field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
