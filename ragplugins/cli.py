@@ -184,6 +184,87 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -
         click.echo(json.dumps(result.trace.plugins, indent=2, default=str))
 
 
+def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
+    """``ARM:section.key=value`` or ``section.key=value`` (all arms) -> {arm or '*': nested dict}."""
+    import tomllib
+
+    out: dict[str, dict] = {}
+    for item in values:
+        target, _, assignment = item.rpartition(":") if ":" in item.split("=", 1)[0] else ("*", "", item)
+        key, sep, raw = assignment.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"'{item}': expected [ARM:]key=value, e.g. crossref.max_hops=2")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = out.setdefault(target or "*", {})
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
+
+
+@cli.command("eval")
+@click.argument("paths", nargs=-1)
+@click.option("--gold", "gold_files", multiple=True, help="Gold JSONL file(s) for PATHS.")
+@click.option("--bench", "bench_name", help="A named bench corpus: mixed, docs, acq, acq+docs.")
+@click.option("--bench-dir", help="Folder holding the bench corpora/ and goldset/ (default $RAGPLUGINS_BENCH).")
+@click.option("--corpus", "corpus_name", help="A corpus defined in --corpora-file.")
+@click.option("--corpora-file", type=click.Path(dir_okay=False), help="TOML with [corpus.<name>] paths and gold.")
+@click.option("--arm", "arm_specs", multiple=True,
+              help="NAME or NAME=CONFIG.toml (repeatable). Default: 'off' (no plugins) and 'on' (the config).")
+@click.option("--set", "sets", multiple=True, help="[ARM:]section.key=value override, e.g. on:crossref.max_hops=2.")
+@click.option("--budget-control", "budget_of", help="Add a budget-matched control arm for this arm.")
+@click.option("--k", "ks", type=int, multiple=True, help="First-stage k (repeatable; default 20).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="ragplugins-eval",
+              help="Where results.json, results.md and chart.png go.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Index cache (default ~/.cache/ragplugins/eval).")
+@click.option("--force-reindex", is_flag=True, help="Rebuild indexes even when the fingerprint matches.")
+@click.pass_context
+def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpus_name, corpora_file, arm_specs,
+             sets, budget_of, ks, out_dir, cache_dir, force_reindex) -> None:
+    """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
+    from ragplugins.config import read_config_source
+    from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
+
+    if bench_name:
+        corpus_paths, gold = bench_corpus(bench_name, bench_dir)
+    elif corpus_name:
+        if not corpora_file:
+            raise click.UsageError("--corpus needs --corpora-file")
+        corpus_paths, gold = named_corpus(corpus_name, corpora_file)
+    else:
+        if not paths or not gold_files:
+            raise click.UsageError("give PATHS and --gold, or --bench NAME, or --corpus NAME --corpora-file F")
+        corpus_paths, gold = list(paths), load_gold(gold_files)
+    base, _ = read_config_source(ctx.obj["config"])
+    overrides = _parse_sets(sets)
+    arms = []
+    for spec in arm_specs or ("off", "on"):
+        name, _, path = spec.partition("=")
+        cfg = read_config_source(path)[0] if path else ({"enable": []} if name == "off" else {})
+        for target in ("*", name):
+            from ragplugins.eval.runner import _merge
+
+            cfg = _merge(cfg, overrides.get(target, {}))
+        arms.append(Arm(name, cfg))
+    if budget_of:
+        arms.append(Arm(f"{budget_of}-budget-control", {"enable": []}, budget_of=budget_of))
+    run = run_eval(corpus_paths, gold, arms, ks=ks or (20,), base_config=base, cache_dir=cache_dir,
+                   force_reindex=force_reindex, registry=registry())
+    out = run.write(out_dir)
+    from ragplugins.eval.report import table
+
+    for k in run.ks:
+        click.echo(f"\nk = {k}\n" + table(run, k))
+    if run.coverage_failures:
+        click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
+                   + ", ".join(f["id"] for f in run.coverage_failures))
+    click.echo(f"\nwrote {out}/results.json, results.md, chart.png")
+
+
 @cli.command("demo")
 @click.option("--persist-dir", type=click.Path(file_okay=False), default=None,
               help="Where to build the demo index (default: a temporary directory).")

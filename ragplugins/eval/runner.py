@@ -1,0 +1,282 @@
+"""Run arms (configs) over a corpus and a gold set; score first-stage and final lists."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import random
+import shutil
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from ragplugins.app import RagPlugins, load
+from ragplugins.embeddings import embedder_identity, load_embed_model
+from ragplugins.eval import metrics
+from ragplugins.eval.gold import GoldRow
+from ragplugins.plugins import PluginRegistry
+
+SEED = 20260808
+INDEX_HOOKS = ("ragplugins_transformations", "ragplugins_after_index")
+METRICS = ("recall@5", "recall@10", "recall@20", "ndcg@10")
+DEFAULT_CACHE = Path.home() / ".cache" / "ragplugins" / "eval"
+
+
+@dataclass
+class Arm:
+    """One configuration to measure. ``config`` is the ``[ragplugins]`` table; ``base`` an optional
+    factory (index, k) -> BaseRetriever replacing the core first stage (to measure any retriever);
+    ``budget_of`` names an arm whose mean final-list length sets this arm's k (budget-matched control)."""
+
+    name: str
+    config: dict = field(default_factory=dict)
+    budget_of: str | None = None
+    base: Callable[[Any, int], Any] | None = None
+
+
+def _seed() -> None:
+    random.seed(SEED)
+    try:
+        import numpy as np
+
+        np.random.seed(SEED)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        import torch
+
+        torch.manual_seed(SEED)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _files_fingerprint(paths: Sequence[Path]) -> list[list[str]]:
+    out = []
+    for root in paths:
+        root = Path(root)
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+        for f in files:
+            rel = f.relative_to(root).as_posix() if root.is_dir() else f.name
+            out.append([rel, hashlib.sha256(f.read_bytes()).hexdigest()])
+    return out
+
+
+def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
+    """Content of the corpus files, embedder, chunking, and every index-time plugin's version and config."""
+    core = rp.config.core
+    plugins = {}
+    for record in rp.enabled:
+        if any(h in record.hooks for h in INDEX_HOOKS):
+            cfg = rp.config.for_plugin(record.name)
+            plugins[record.name] = {"version": record.version,
+                                    "config": cfg.model_dump(mode="json") if cfg is not None else None}
+    payload = {"files": _files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
+               "chunking": [core.splitter, core.chunk_size, core.chunk_overlap, core.max_file_mb],
+               "plugins": plugins, "ragplugins_index_format": 1}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[idx]
+
+
+@dataclass
+class EvalRun:
+    arms: list[str]
+    ks: list[int]
+    rows: list[dict] = field(default_factory=list)
+    coverage_failures: list[dict] = field(default_factory=list)
+    invariant: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    def _rows(self, arm: str, k: int, slice: str = "all") -> list[dict]:
+        return [r for r in self.rows if r["arm"] == arm and r["k"] == k and slice in r["slices"]]
+
+    def slices(self) -> list[str]:
+        return sorted({s for r in self.rows for s in r["slices"]}, key=lambda s: (s != "all", s))
+
+    def summary(self, arm: str, k: int, slice: str = "all") -> dict[str, Any]:
+        rows = self._rows(arm, k, slice)
+        out: dict[str, Any] = {"n": len(rows)}
+        if not rows:
+            return out
+        for stage in ("first", "final"):
+            for m in METRICS:
+                out[f"{stage}.{m}"] = statistics.fmean(r[stage][m] for r in rows)
+        out["final_len"] = statistics.fmean(r["final"]["len"] for r in rows)
+        out["k_used"] = rows[0]["k_used"]
+        lat = [r["latency_ms"] for r in rows]
+        out["latency_ms_p50"], out["latency_ms_p90"] = _percentile(lat, 0.5), _percentile(lat, 0.9)
+        out["latency_ms_mean"] = statistics.fmean(lat)
+        keys = sorted({key for r in rows for key in r["instrument"]})
+        for key in keys:
+            values = [r["instrument"][key] for r in rows if r["instrument"].get(key) is not None]
+            if values and all(isinstance(v, (int, float, bool)) for v in values):
+                out[key] = statistics.fmean(float(v) for v in values)
+                out[key + ".n"] = len(values)
+        return out
+
+    def compare(self, a: str, b: str, k: int, metric: str = "final.ndcg@10") -> dict[str, list[str]]:
+        """Per query: rows where arm ``b`` is better / worse / equal to arm ``a`` on ``metric``."""
+        stage, name = metric.split(".", 1)
+        left = {r["id"]: r[stage][name] for r in self._rows(a, k)}
+        right = {r["id"]: r[stage][name] for r in self._rows(b, k)}
+        out: dict[str, list[str]] = {"improved": [], "regressed": [], "unchanged": []}
+        for qid in sorted(left.keys() & right.keys()):
+            d = right[qid] - left[qid]
+            out["improved" if d > 1e-9 else "regressed" if d < -1e-9 else "unchanged"].append(qid)
+        return out
+
+    def to_dict(self, timings: bool = True) -> dict:
+        rows = self.rows if timings else [{k: v for k, v in r.items() if k not in ("latency_ms", "timings_ms")}
+                                          for r in self.rows]
+        summaries = {f"{a}@{k}": {s: self.summary(a, k, s) for s in self.slices()} for a in self.arms
+                     for k in self.ks}
+        if not timings:
+            summaries = {key: {s: {m: v for m, v in d.items() if not m.startswith("latency")}
+                               for s, d in sl.items()} for key, sl in summaries.items()}
+        return {"arms": self.arms, "ks": self.ks, "meta": self.meta, "coverage_failures": self.coverage_failures,
+                "invariant": self.invariant, "summary": summaries, "rows": rows}
+
+    def write(self, out_dir: str | Path) -> Path:
+        from ragplugins.eval.report import chart, markdown
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True, default=str))
+        (out / "results.md").write_text(markdown(self))
+        chart(self, out / "chart.png")
+        return out
+
+
+def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> list[dict]:
+    texts = [metrics.norm(n.get_content()) for n in rp.context(rp.index()).all_nodes()]
+    failures = []
+    for row in gold:
+        missing = [e for e in row.expected if not any(metrics.norm(e) in t for t in texts)]
+        if missing:
+            failures.append({"id": row.id, "missing": missing})
+    return failures
+
+
+def _instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
+    out: dict[str, Any] = {}
+    relevant = lambda text: metrics.is_relevant(text, row.expected)  # noqa: E731
+    for record in rp.enabled:
+        if "ragplugins_eval_instrument" not in record.hooks:
+            continue
+        for values in rp.registry.call(record, "ragplugins_eval_instrument", config=rp.config.for_plugin(record.name),
+                                       trace=result.trace, row=row, first_stage=result.first_stage,
+                                       final=result.final, is_relevant=relevant):
+            for key, value in (values or {}).items():
+                out[f"{record.name}.{key}"] = value
+    return out
+
+
+def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequence[Arm], ks: Iterable[int] = (20,),
+             *, base_config: dict | None = None, cache_dir: str | Path | None = None, embed_model: Any = None,
+             llm: Any = None, force_reindex: bool = False, progress: bool = True,
+             registry: PluginRegistry | None = None) -> EvalRun:
+    """Index ``paths`` once per distinct index-time setup (cached by fingerprint), run every
+    gold query through every arm at every k, and score both lists."""
+    from rich.progress import Progress
+
+    _seed()
+    paths = [Path(p) for p in paths]
+    ks = sorted(set(ks))
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"arm names must be unique: {names}")
+    order = sorted(arms, key=lambda a: a.budget_of is not None)
+    for arm in arms:
+        if arm.budget_of is not None and arm.budget_of not in names:
+            raise ValueError(f"arm '{arm.name}' is budget-matched to unknown arm '{arm.budget_of}'")
+    registry = registry or PluginRegistry.discover()
+    embed_model = embed_model or load_embed_model((base_config or {}).get("embed_model", "default"))
+    cache = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+    run = EvalRun(arms=names, ks=ks)
+    run.meta = {"corpus": [p.name for p in paths], "n_queries": len(gold), "seed": SEED,
+                "embedder": embedder_identity(embed_model), "indexes": {}}
+    covered: dict[str, list[dict]] = {}
+    first_lists: dict[tuple, dict[str, list[str]]] = {}
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("eval", total=len(arms) * len(ks) * len(gold))
+        for arm in order:
+            cfg = _merge(base_config or {}, arm.config)
+            cfg.pop("persist_dir", None)
+            probe = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+            fp = index_fingerprint(probe, paths)
+            cfg["persist_dir"] = str(cache / fp)
+            rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+            done = cache / fp / "COMPLETE"
+            if force_reindex and fp not in run.meta["indexes"] and (cache / fp).exists():
+                shutil.rmtree(cache / fp)
+            if not done.exists():
+                bar.update(task, description=f"indexing for arm {arm.name}")
+                rp.index_paths(paths)
+                done.write_text("ok")
+            run.meta["indexes"][arm.name] = fp
+            if fp not in covered:
+                covered[fp] = _coverage(rp, gold)
+            wraps_first = bool(rp._contributions("ragplugins_retriever_wrappers", rp.context(rp.index())))
+            # Arms that share these core settings and wrap no retriever must share first-stage lists.
+            first_stage_setup = json.dumps(rp.config.core.model_dump(exclude={"enable", "persist_dir",
+                                                                              "on_plugin_error"}), sort_keys=True)
+            for k in ks:
+                k_used = k
+                if arm.budget_of is not None:
+                    ref = run.summary(arm.budget_of, k)
+                    k_used = max(k, round(ref.get("final_len", k)))
+                bar.update(task, description=f"{arm.name} k={k}")
+                for row in gold:
+                    base = arm.base(rp.index(), k_used) if arm.base else None
+                    start = time.perf_counter()
+                    result = rp.search(row.query, top_k=k_used, base=base)
+                    latency = (time.perf_counter() - start) * 1000
+                    first = [n.node.get_content() for n in result.first_stage]
+                    final = [n.node.get_content() for n in result.final]
+                    trace_dict = result.trace.to_dict()
+                    timings = trace_dict.pop("timings_ms")
+                    trace_dict.pop("first_stage"), trace_dict.pop("final")
+                    trace_dict.pop("query")
+                    rec = {
+                        "arm": arm.name, "k": k, "k_used": k_used, "id": row.id, "query": row.query,
+                        "slices": row.slices(),
+                        "first": metrics.list_metrics(first, row.expected, row.match),
+                        "final": metrics.list_metrics(final, row.expected, row.match),
+                        "first_ids": [n.node.node_id for n in result.first_stage],
+                        "final_ids": [n.node.node_id for n in result.final],
+                        "final_docs": [n.node.ref_doc_id for n in result.final],
+                        "instrument": _instrument(rp, row, result),
+                        "trace": json.loads(json.dumps(trace_dict["plugins"], default=str)),
+                        "latency_ms": latency, "timings_ms": timings,
+                    }
+                    run.rows.append(rec)
+                    if not wraps_first and arm.base is None:
+                        first_lists.setdefault((first_stage_setup, k_used, row.id), {})[arm.name] = rec["first_ids"]
+                    bar.advance(task)
+    run.rows.sort(key=lambda r: (names.index(r["arm"]), r["k"], r["id"]))
+    failures = {f["id"]: f for fs in covered.values() for f in fs}
+    run.coverage_failures = sorted(failures.values(), key=lambda f: f["id"])
+    offenders = sorted({f"{arm}:{qid}@{k}" for (_, k, qid), lists in first_lists.items()
+                        for arm, ids in lists.items() if ids != next(iter(lists.values()))})
+    run.invariant = {"checked": sum(len(v) for v in first_lists.values()), "offenders": offenders,
+                     "rule": "arms without retriever wrappers have identical first-stage lists"}
+    return run
