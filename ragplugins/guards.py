@@ -13,24 +13,28 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, Transf
 from ragplugins.errors import PluginError
 
 
-class MetadataExclusion(TransformComponent):
-    """Keep plugin-written metadata keys out of the embedding and LLM text.
+class ChunkBookkeeping(TransformComponent):
+    """Right after splitting: number each document's chunks and keep the plugins' metadata keys
+    out of the embedding and LLM text (LlamaIndex embeds every metadata key by default, which
+    moves vectors). Plugin ``post_split`` transformations run after it."""
 
-    LlamaIndex embeds every metadata key by default, which moves vectors; this
-    runs after the plugins' transformations and before the embedder.
-    """
-
-    keys: list[str] = Field(default_factory=list)
+    hidden_keys: list[str] = Field(default_factory=list)
 
     @classmethod
     def class_name(cls) -> str:
-        return "ragplugins.MetadataExclusion"
+        return "ragplugins.ChunkBookkeeping"
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        from ragplugins.context import CHUNK_INDEX_KEY
+
+        position: dict[str | None, int] = {}
         for node in nodes:
+            doc = node.ref_doc_id
+            node.metadata[CHUNK_INDEX_KEY] = position.get(doc, 0)
+            position[doc] = position.get(doc, 0) + 1
             for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
                 current = list(getattr(node, attr))
-                setattr(node, attr, current + [k for k in self.keys if k not in current])
+                setattr(node, attr, current + [k for k in self.hidden_keys if k not in current])
         return nodes
 
 

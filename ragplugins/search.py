@@ -60,9 +60,13 @@ def dense_search(index: VectorStoreIndex, query: str, query_embedding: Sequence[
 def all_nodes(index: VectorStoreIndex) -> list[BaseNode]:
     """Every stored chunk: from the docstore when the index keeps one, else the store."""
     docs = index.docstore.docs
-    if docs:
+    if docs or not index.vector_store.stores_text:
         ids = set(index.index_struct.nodes_dict.values()) if hasattr(index.index_struct, "nodes_dict") else None
         return [n for nid, n in docs.items() if ids is None or nid in ids]
+    store = index.vector_store
+    exists = getattr(store, "_collection_exists", None)  # Qdrant: no collection until the first add
+    if exists is not None and not exists(store.collection_name):
+        return []
     try:
         return list(index.vector_store.get_nodes())
     except Exception as exc:  # noqa: BLE001

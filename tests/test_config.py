@@ -1,0 +1,94 @@
+"""The config file: sources, validation messages, plugin sections, generated docs."""
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragplugins import ConfigError, PluginInfo, load
+from ragplugins.config import config_reference, parse_config
+from ragplugins.plugins import PluginRegistry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class HopConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_hops: int = Field(1, ge=0, le=5)
+    gate: float = 0.5
+
+
+@pytest.fixture
+def registry(plugin_module):
+    reg = PluginRegistry()
+    reg.register(plugin_module("hopper", _info=PluginInfo(name="hopper", version="1", config_model=HopConfig)))
+    return reg
+
+
+def test_toml_file_and_pyproject_and_dict(tmp_path, registry, monkeypatch):
+    (tmp_path / "ragplugins.toml").write_text('[ragplugins]\nenable = ["hopper"]\n[ragplugins.hopper]\nmax_hops = 2\n')
+    rp = load(tmp_path / "ragplugins.toml", registry=registry)
+    assert rp.config.enabled == ["hopper"] and rp.config.for_plugin("hopper").max_hops == 2
+    (tmp_path / "pyproject.toml").write_text('[tool.ragplugins]\ntop_k = 7\n')
+    assert load(tmp_path / "pyproject.toml", registry=registry).config.core.top_k == 7
+    monkeypatch.chdir(tmp_path)  # ragplugins.toml is found first
+    assert load(registry=registry).config.enabled == ["hopper"]
+    assert load({"ragplugins": {"top_k": 3}}, registry=registry).config.core.top_k == 3
+
+
+def test_typo_names_file_section_key_and_suggests(tmp_path, registry):
+    path = tmp_path / "ragplugins.toml"
+    path.write_text('[ragplugins]\nenable = ["hopper"]\n[ragplugins.hopper]\nmax_hopz = 2\n')
+    with pytest.raises(ConfigError) as err:
+        load(path, registry=registry)
+    msg = str(err.value)
+    assert str(path) in msg and "[ragplugins.hopper] max_hopz: unknown key (did you mean 'max_hops'?)" in msg
+    assert "allowed keys: max_hops, gate" in msg
+
+
+def test_core_typo_and_wrong_types(registry):
+    with pytest.raises(ConfigError, match=r"\[ragplugins\] top_kk: unknown key \(did you mean 'top_k'\?\)"):
+        load({"top_kk": 5}, registry=registry)
+    with pytest.raises(ConfigError) as err:
+        load({"top_k": "many", "hopper": {"max_hops": 9}}, registry=registry)
+    msg = str(err.value)
+    assert "[ragplugins] top_k = 'many'" in msg and "[ragplugins.hopper] max_hops = 9" in msg
+    assert "less than or equal to 5" in msg
+
+
+def test_unknown_plugin_in_enable_says_how_to_install(registry):
+    with pytest.raises(ConfigError) as err:
+        load({"enable": ["hoper", "overview"]}, registry=registry)
+    msg = str(err.value)
+    assert "no plugin named 'hoper' is installed (did you mean 'hopper'?)" in msg
+    assert "pip install 'ragplugins[overview]'" in msg
+
+
+def test_unknown_plugin_section(registry):
+    with pytest.raises(ConfigError, match=r"\[ragplugins.crossreff\]: no plugin named 'crossreff'"):
+        load({"crossreff": {"max_hops": 1}}, registry=registry)
+
+
+def test_bad_toml_and_missing_file(tmp_path, registry):
+    bad = tmp_path / "ragplugins.toml"
+    bad.write_text("[ragplugins\nenable = 1")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(bad, registry=registry)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load(tmp_path / "nope.toml", registry=registry)
+    (tmp_path / "other.toml").write_text("[something]\na = 1\n")
+    with pytest.raises(ConfigError, match=r"no \[ragplugins\] table"):
+        load(tmp_path / "other.toml", registry=registry)
+
+
+def test_disabled_plugin_section_is_still_validated(registry):
+    with pytest.raises(ConfigError, match="max_hopz"):
+        load({"enable": [], "hopper": {"max_hopz": 1}}, registry=registry)
+    assert parse_config({"enable": []}).enabled == []
+
+
+def test_configuration_docs_are_generated_from_the_models():
+    """docs/configuration.md must equal `ragplugins config docs` (regenerate it when a model changes)."""
+    reg = PluginRegistry.discover(env={})
+    expected = config_reference({n: r.info for n, r in reg.loaded().items()})
+    assert (ROOT / "docs" / "configuration.md").read_text() == expected + "\n"

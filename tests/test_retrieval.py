@@ -1,0 +1,140 @@
+"""Query side: the host's retriever unchanged with no plugins, the hybrid first stage, filtered
+search, traces and events, async paths, and the same plugins on three vector stores."""
+
+import asyncio
+
+import pytest
+from llama_index.core import StorageContext, VectorStoreIndex
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers.base import BaseEventHandler
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.vector_stores import SimpleVectorStore
+from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+import ragplugins_length_filter.plugin as length_filter
+from ragplugins import Contribution, trace
+from ragplugins.nodes import annotation, dense_cosine, tag, tags
+from ragplugins.readers import read_documents
+from ragplugins.testing import make_rag
+
+
+class HopToExhibit(BaseNodePostprocessor):
+    """A test 'expand' postprocessor built only on the core's shared search primitive."""
+
+    ctx: object = None
+
+    @classmethod
+    def class_name(cls):
+        return "tests.HopToExhibit"
+
+    def _postprocess_nodes(self, nodes, query_bundle=None):
+        found = self.ctx.search_within_documents(query_bundle.query_str, ["exhibit_a.md"], 1,
+                                                 trace.current().filters if trace.current() else None)
+        trace.record("hopper", "hop", found=None if found is None else len(found))
+        return nodes + [tag(n, "hopper", via="test") for n in (found or [])]
+
+
+def hop_plugin(plugin_module):
+    return plugin_module("hopper", ragplugins_node_postprocessors=lambda ctx: [
+        Contribution(HopToExhibit(ctx=ctx), stage="expand")])
+
+
+def _qdrant():
+    qdrant = pytest.importorskip("llama_index.vector_stores.qdrant")
+    from qdrant_client import QdrantClient
+
+    return qdrant.QdrantVectorStore(client=QdrantClient(location=":memory:"), collection_name="chunks")
+
+
+STORES = {"lancedb": lambda: None, "simple": SimpleVectorStore, "qdrant": _qdrant}
+
+
+@pytest.mark.parametrize("store_name", list(STORES))
+def test_same_plugins_on_three_stores(store_name, tiny_corpus, tmp_path, bundled_embed_model, plugin_module):
+    rag = make_rag([length_filter, hop_plugin(plugin_module)], {"length_filter": {"min_chars": 10}},
+                   embed_model=bundled_embed_model, vector_store=STORES[store_name](), persist_dir=tmp_path / "idx")
+    index, report = rag.index_paths([tiny_corpus])
+    assert sorted(report.added) == sorted(p.name for p in tiny_corpus.iterdir())
+    ctx = rag.context(index)
+    assert set(ctx.list_documents()) == set(report.added)
+    result = rag.search("When are payments due?")
+    assert result.first_stage and all(dense_cosine(n) is not None for n in result.first_stage
+                                      if annotation(n).get("dense_rank"))
+    hopped = [n for n in result.final if "hopper" in tags(n)]
+    assert hopped and hopped[0].node.ref_doc_id == "exhibit_a.md"
+    assert result.trace.get("hopper", "hop") == {"found": 1}
+    assert "length_filter" in result.trace.plugins
+    # A filter that excludes the hop target: the hop must respect it and find nothing.
+    excluded = MetadataFilters(filters=[MetadataFilter(key="file_name", value="exhibit_a.md", operator="!=")])
+    filtered = rag.search("When are payments due?", filters=excluded)
+    assert all(n.node.ref_doc_id != "exhibit_a.md" for n in filtered.final)
+    # Metadata updates in place where the store supports them.
+    some = next(iter(ctx.list_documents().values())).node_ids[0]
+    assert ctx.update_metadata({some: {"reviewed": "yes"}}) == 1
+    assert [n for n in ctx.all_nodes() if n.node_id == some][0].metadata["reviewed"] == "yes"
+
+
+def test_no_plugins_returns_exactly_the_host_retriever(tiny_corpus, tmp_path, bundled_embed_model):
+    docs = read_documents([tiny_corpus]).documents
+    host_index = VectorStoreIndex.from_documents(docs, embed_model=bundled_embed_model)
+    host = host_index.as_retriever(similarity_top_k=3)
+    rag = make_rag([length_filter], {"enable": []}, embed_model=bundled_embed_model, persist_dir=tmp_path / "i")
+    wrapped = rag.retriever(host_index, base=host)
+    for q in ["annual fee", "descale the boiler", "terminate the agreement"]:
+        ours, theirs = wrapped.retrieve(q), host.retrieve(q)
+        assert [(n.node.node_id, n.score) for n in ours] == [(n.node.node_id, n.score) for n in theirs]
+        result = rag.search(q, index=host_index, base=host)
+        assert [n.node.node_id for n in result.final] == [n.node.node_id for n in theirs]
+
+
+def test_filtered_search_tells_failure_from_nothing(tiny_corpus, tmp_path, bundled_embed_model):
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    ctx = rag.context(rag.index())
+    assert ctx.search_within_documents("fee", ["no_such_doc.md"], 3) == []
+    hits = ctx.search_within_documents("fee", ["master_agreement.md"], 3)
+    assert hits and {n.node.ref_doc_id for n in hits} == {"master_agreement.md"}
+    bad = MetadataFilters(filters=[MetadataFilter(key="not_a_key", value="x")])
+    assert ctx.search_within_documents("fee", ["master_agreement.md"], 3, bad) is None
+
+
+def test_query_engine_trace_events_and_async(tiny_corpus, tmp_path, bundled_embed_model, plugin_module):
+    events = []
+
+    class Collect(BaseEventHandler):
+        @classmethod
+        def class_name(cls):
+            return "Collect"
+
+        def handle(self, event, **kwargs):
+            if event.class_name() == "RagPluginsEvent":
+                events.append(event)
+
+    handler = Collect()
+    root = get_dispatcher()
+    root.add_event_handler(handler)
+    try:
+        rag = make_rag([hop_plugin(plugin_module)], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+        rag.index_paths([tiny_corpus])
+        engine = rag.query_engine()
+        response = engine.query("When are payments due?")
+        meta = response.metadata["ragplugins"]
+        assert meta["first_stage"] and meta["plugins"]["hopper"]["hop"] == {"found": 1}
+        assert meta["final"] == [n.node.node_id for n in response.source_nodes]
+        assert any(e.plugin == "hopper" and e.action == "hop" for e in events)
+        aresponse = asyncio.run(engine.aquery("When are payments due?"))
+        assert aresponse.metadata["ragplugins"]["plugins"]["hopper"]["hop"] == {"found": 1}
+        anodes = asyncio.run(rag.retriever().aretrieve("descale the boiler"))
+        assert anodes[0].node.ref_doc_id == "espresso_manual.md"
+    finally:
+        root.event_handlers.remove(handler)
+
+
+def test_query_matching_nothing_is_empty_not_an_error(tiny_corpus, tmp_path, bundled_embed_model):
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    assert rag.search("anything").final == []  # empty index
+    rag.index_paths([tiny_corpus])
+    nothing = MetadataFilters(filters=[MetadataFilter(key="file_name", value="nope.md")])
+    assert rag.search("annual fee", filters=nothing).final == []
+    response = rag.query_engine(filters=nothing).query("annual fee")
+    assert response.source_nodes == []

@@ -1,0 +1,139 @@
+"""The embedded LanceDB store: upserts, deletes, incremental adds, schema, filters, embedder identity."""
+
+import warnings
+
+import pytest
+from llama_index.core import Document
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+    VectorStoreQuery,
+)
+
+from ragplugins import EmbedderMismatchError
+from ragplugins.store import RagLanceDBVectorStore
+from ragplugins.testing import make_rag
+
+
+def _texts(rag):
+    return sorted(n.get_content() for n in rag.context(rag.index()).all_nodes())
+
+
+def _doc(doc_id, text, **meta):
+    return Document(text=text, id_=doc_id, metadata=meta)
+
+
+def test_reindex_changed_delete_and_incremental_add(tmp_path, bundled_embed_model):
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.build_index([_doc("a.md", "Alpha policy: refunds within 30 days."), _doc("b.md", "Beta guide: reset the router.")])
+    ctx = rag.context(rag.index())
+    assert set(ctx.list_documents()) == {"a.md", "b.md"}
+    # Changed document: re-indexed, the other untouched, nothing duplicated.
+    rag.build_index([_doc("a.md", "Alpha policy: refunds within 45 days.")])
+    assert _texts(rag) == ["Alpha policy: refunds within 45 days.", "Beta guide: reset the router."]
+    # Unchanged: skipped.
+    _, report = rag._upsert([_doc("b.md", "Beta guide: reset the router.")])
+    assert report.unchanged == ["b.md"] and report.chunks_written == 0
+    # Incremental add with a new metadata key the table has never seen: nothing lost.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rag.build_index([_doc("c.md", "Gamma note: the office opens at 9.", team="ops")])
+    assert any("team" in str(w.message) for w in caught)
+    assert len(_texts(rag)) == 3
+    gamma = [n for n in ctx.all_nodes() if n.ref_doc_id == "c.md"][0]
+    assert gamma.metadata["team"] == "ops"  # kept in the node even though not filterable
+    # Delete.
+    assert rag.delete_documents(["a.md", "zzz.md"]) == ["a.md"]
+    assert set(ctx.list_documents()) == {"b.md", "c.md"}
+    # Reopen from disk in a new process-like object: everything is still there and searchable.
+    again = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    assert len(_texts(again)) == 2
+    assert again.search("router reset").final[0].node.ref_doc_id == "b.md"
+
+
+def test_failed_transformation_leaves_index_intact(tmp_path, bundled_embed_model, plugin_module):
+    from llama_index.core.schema import TransformComponent
+
+    from ragplugins import Contribution
+
+    class Breaks(TransformComponent):
+        @classmethod
+        def class_name(cls):
+            return "tests.Breaks"
+
+        def __call__(self, nodes, **kw):
+            raise RuntimeError("transform failed")
+
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.build_index([_doc("a.md", "Alpha policy: refunds within 30 days.")])
+    broken = make_rag([plugin_module("breaker", ragplugins_transformations=lambda: [Contribution(Breaks(), "post_split")])],
+                      embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    with pytest.raises(Exception, match="transform failed"):
+        broken.build_index([_doc("a.md", "Alpha policy: refunds within 99 days.")])
+    assert _texts(rag) == ["Alpha policy: refunds within 30 days."]
+
+
+def test_opening_with_another_embedder_is_refused(tmp_path, bundled_embed_model):
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.build_index([_doc("a.md", "Alpha.")])
+    other = make_rag([], embed_model=MockEmbedding(embed_dim=384), persist_dir=tmp_path / "idx")
+    with pytest.raises(EmbedderMismatchError, match="was built with embedder 'HuggingFaceEmbedding:.*all-MiniLM"):
+        other.index()
+
+
+def _store(tmp_path):
+    store = RagLanceDBVectorStore(uri=str(tmp_path / "db"), table_name="t", declared_metadata={"score": float})
+    nodes = []
+    for i, (doc, kind) in enumerate([("d1", "x"), ("d'2", "y"), ("d3", "x")]):
+        n = TextNode(text=f"text {i}", id_=f"n{i}", metadata={"kind": kind, "score": float(i)}, embedding=[1.0, float(i)])
+        n.relationships = {}
+        from llama_index.core.schema import NodeRelationship, RelatedNodeInfo
+
+        n.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc)
+        nodes.append(n)
+    store.add(nodes)
+    return store
+
+
+def _ids(store, filters):
+    return sorted(n.node_id for n in store.get_nodes(filters=filters))
+
+
+def test_filters_quote_nest_and_negate(tmp_path):
+    store = _store(tmp_path)
+    f = MetadataFilter
+    assert _ids(store, MetadataFilters(filters=[f(key="doc_id", value="d'2")])) == ["n1"]
+    assert _ids(store, MetadataFilters(filters=[f(key="kind", value="x", operator=FilterOperator.NE)])) == ["n1"]
+    nested = MetadataFilters(filters=[f(key="kind", value="x"), MetadataFilters(
+        filters=[f(key="score", value=0.0), f(key="doc_id", value="d3")], condition=FilterCondition.OR)])
+    assert _ids(store, nested) == ["n0", "n2"]
+    negated = MetadataFilters(filters=[f(key="kind", value="x")], condition=FilterCondition.NOT)
+    assert _ids(store, negated) == ["n1"]
+    assert _ids(store, MetadataFilters(filters=[f(key="doc_id", value=["d1", "d3"], operator=FilterOperator.NIN)])) == ["n1"]
+    with pytest.raises(ValueError, match="cannot filter on metadata key 'colour'"):
+        store.get_nodes(filters=MetadataFilters(filters=[f(key="colour", value="red")]))
+
+
+def test_empty_result_deletes_and_get_nodes(tmp_path):
+    store = _store(tmp_path)
+    q = VectorStoreQuery(query_embedding=[1.0, 0.0], similarity_top_k=5,
+                         filters=MetadataFilters(filters=[MetadataFilter(key="kind", value="nothing")]))
+    assert store.query(q).nodes == []
+    store.delete("d'2")
+    store.delete_nodes(["n0"])
+    assert [n.node_id for n in store.get_nodes()] == ["n2"]
+    assert store.get_nodes(node_ids=["n2"])[0].embedding == [1.0, 2.0]
+
+
+def test_update_metadata_keeps_text_and_vectors(tmp_path):
+    store = _store(tmp_path)
+    before = {n.node_id: (n.get_content(), n.embedding) for n in store.get_nodes()}
+    assert store.update_metadata({"n1": {"kind": "z"}}) == 1
+    after = {n.node_id: n for n in store.get_nodes()}
+    assert {k: (n.get_content(), n.embedding) for k, n in after.items()} == before
+    assert after["n1"].metadata["kind"] == "z"
+    assert _ids(store, MetadataFilters(filters=[MetadataFilter(key="kind", value="z")])) == ["n1"]
