@@ -275,14 +275,25 @@ def demo_cmd(persist_dir: str | None) -> None:
     run_demo(console, persist_dir)
 
 
+_commands_added = False
+
+
+def get_cli() -> click.Group:
+    """The command group with every installed plugin's subcommands added (once)."""
+    global _commands_added
+    if not _commands_added:
+        _commands_added = True
+        reg = registry()
+        for record in reg.loaded().values():
+            try:
+                reg.call(record, "ragplugins_register_commands", cli=cli)
+            except RagPluginsError as exc:
+                click.echo(f"warning: {exc}", err=True)
+    return cli
+
+
 def main() -> None:
-    reg = registry()
-    for record in reg.loaded().values():
-        try:
-            reg.call(record, "ragplugins_register_commands", cli=cli)
-        except RagPluginsError as exc:
-            click.echo(f"warning: {exc}", err=True)
-    cli()
+    get_cli()()
 
 
 if __name__ == "__main__":

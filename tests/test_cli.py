@@ -1,0 +1,63 @@
+"""The command line: plugins listing, config commands, index/query, eval and the demo."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from ragplugins.cli import get_cli
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def invoke(*args, config=None):
+        argv = (["--config", str(config)] if config else []) + list(args)
+        return runner.invoke(get_cli(), argv, catch_exceptions=False)
+
+    return invoke
+
+
+def test_plugins_json_lists_installed_plugins_including_the_template(run, tmp_path):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\nenable = ["length_filter"]\n[ragplugins.length_filter]\nmin_charz = 3\n')
+    result = run("plugins", "--json", config=cfg)
+    rows = {r["name"]: r for r in json.loads(result.output)}
+    assert {"crossref", "overview", "retry", "verifier", "length_filter"} <= rows.keys()
+    template = rows["length_filter"]
+    assert template["version"] == "0.1.0" and template["enabled"] is True
+    assert "ragplugins_node_postprocessors" in template["hooks"]
+    assert template["config"].startswith("error:") and "min_charz" in template["config"]
+    assert rows["crossref"]["enabled"] is False and rows["crossref"]["error"] is None
+
+
+def test_config_check_show_and_errors(run, tmp_path):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\nenable = ["length_filter"]\ntop_k = 7\n[ragplugins.length_filter]\nmin_chars = 3\n')
+    assert "enable" in run("config", "check", config=cfg).output
+    shown = run("config", "show", config=cfg).output
+    assert "top_k = 7" in shown and "min_chars = 3" in shown and "chunk_size" not in shown
+    assert "chunk_size = 512" in run("config", "show", "--defaults", config=cfg).output
+    cfg.write_text('[ragplugins]\nenabel = ["length_filter"]\n')
+    bad = run("config", "check", config=cfg)
+    assert bad.exit_code == 2 and "enabel: unknown key (did you mean 'enable'?)" in bad.output
+
+
+def test_index_then_query(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
+    out = run("index", str(tiny_corpus), config=cfg).output
+    assert "added 4" in out
+    assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
+    query = run("query", "How often is the boiler descaled?", "--show", "2", config=cfg).output
+    assert "espresso_manual.md" in query
+    missing = run("index", str(tmp_path / "nowhere"), config=cfg)
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
+    out = run("demo", "--persist-dir", str(tmp_path / "demo")).output
+    assert "plugins off" in out and "plugins on" in out
+    assert "answers found in the final list: off" in out

@@ -1,0 +1,104 @@
+"""ragplugins eval on a tiny corpus: metrics, coverage gate, invariant, budget control, determinism."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from ragplugins.eval import Arm, load_gold, ndcg_at, recall_at, run_eval
+from ragplugins.eval.metrics import hit, norm
+from ragplugins.cli import get_cli
+
+GOLD = [
+    {"id": "q1", "query": "What is the annual fee?", "expected": ["120,000 EUR"], "match": "any",
+     "dimensions": {"requires_crossref": False, "difficulty": "easy"}},
+    {"id": "q2", "query": "When are payments due?", "expected": ["1 January, 1 April"], "match": "any",
+     "dimensions": {"requires_crossref": True, "difficulty": "hard"}, "expected_sources": ["exhibit_a.md"]},
+    {"id": "q3", "query": "How much notice is needed to terminate?", "expected": ["90 days"]},
+    {"id": "q4", "query": "Which part code replaces the gasket?", "expected": ["GK-4471", "not in corpus"],
+     "match": "all"},
+]
+
+
+@pytest.fixture
+def gold_file(tmp_path):
+    path = tmp_path / "gold.jsonl"
+    path.write_text("// comment\n" + "\n".join(json.dumps(r) for r in GOLD) + "\n\n")
+    return path
+
+
+def test_metrics_follow_the_bench_definitions():
+    assert norm("A  b\n\tC") == "a b c"
+    assert hit(["foo", "Bar  baz"], ["bar baz"]) and not hit(["foo"], ["x", "foo"], "all")
+    assert recall_at(["x", "y", "answer here"], ["ANSWER"], "any", 2) == 0.0
+    assert recall_at(["x", "y", "answer here"], ["ANSWER"], "any", 5) == 1.0
+    # relevant at ranks 2 and 4 of a 4-list: DCG = 1/log2(3) + 1/log2(5); IDCG = 1 + 1/log2(3)
+    assert ndcg_at(["a", "ans", "b", "ans"], ["ans"]) == pytest.approx((1 / 1.58496 + 1 / 2.32193) / (1 + 1 / 1.58496), 1e-4)
+    assert ndcg_at(["a", "b"], ["ans"]) == 0.0
+
+
+def _run(tiny_corpus, gold_file, tmp_path, embed, cache="cache"):
+    from ragplugins_length_filter import plugin  # noqa: F401 - installed template plugin
+
+    arms = [Arm("off", {"enable": []}), Arm("filter", {"enable": ["length_filter"], "length_filter": {"min_chars": 1}}),
+            Arm("dense", {"enable": [], "retrieval": "dense"}), Arm("control", {"enable": []}, budget_of="filter")]
+    return run_eval([tiny_corpus], load_gold([gold_file]), arms, ks=[2, 3], cache_dir=tmp_path / cache,
+                    embed_model=embed, progress=False)
+
+
+def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bundled_embed_model):
+    run = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model)
+    s = run.summary("off", 3)
+    assert s["n"] == 4 and 0 <= s["final.ndcg@10"] <= 1 and s["final_len"] == 3
+    assert run.summary("off", 3, "requires_crossref")["n"] == 1 and run.summary("off", 3, "control")["n"] == 1
+    assert run.summary("off", 3, "difficulty=hard")["n"] == 1
+    # q4's second expected string is nowhere in the corpus: reported, row kept.
+    assert [f["id"] for f in run.coverage_failures] == ["q4"]
+    assert len([r for r in run.rows if r["id"] == "q4"]) == 8
+    # length_filter only removes; both arms share the first stage -> no invariant offenders,
+    # while the dense arm has other core settings and is compared with nobody.
+    assert run.invariant["offenders"] == [] and run.invariant["checked"] > 0
+    assert run.summary("control", 3)["k_used"] == 3
+    cmp = run.compare("off", "dense", 3)
+    assert sorted(cmp["improved"] + cmp["regressed"] + cmp["unchanged"]) == ["q1", "q2", "q3", "q4"]
+    again = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model, cache="cache2")
+    assert json.dumps(run.to_dict(timings=False), sort_keys=True, default=str) == \
+        json.dumps(again.to_dict(timings=False), sort_keys=True, default=str)
+    out = run.write(tmp_path / "out")
+    assert (out / "chart.png").stat().st_size > 1000
+    assert "| off |" in (out / "results.md").read_text()
+
+
+def test_cache_is_keyed_by_content(tiny_corpus, gold_file, tmp_path, bundled_embed_model):
+    gold = load_gold([gold_file])
+    first = run_eval([tiny_corpus], gold, [Arm("off", {"enable": []})], ks=[3], cache_dir=tmp_path / "c",
+                     embed_model=bundled_embed_model, progress=False)
+    (tiny_corpus / "master_agreement.md").write_text("The annual fee is 99 EUR only.")
+    second = run_eval([tiny_corpus], gold, [Arm("off", {"enable": []})], ks=[3], cache_dir=tmp_path / "c",
+                      embed_model=bundled_embed_model, progress=False)
+    assert first.meta["indexes"]["off"] != second.meta["indexes"]["off"]
+    assert "q1" in [f["id"] for f in second.coverage_failures]
+
+
+def test_minimal_gold_form_and_bad_rows(tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"query": "q?", "expected": "a"}\n')
+    row = load_gold([path])[0]
+    assert row.expected == ("a",) and row.match == "any" and row.id == "g:1"
+    path.write_text('{"query": "q?"}\n')
+    from ragplugins import InputError
+
+    with pytest.raises(InputError, match="g.jsonl:1: a gold row needs 'query' and 'expected'"):
+        load_gold([path])
+
+
+def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                                            "--arm", "dense", "--set", 'dense:retrieval="dense"', "--k", "3",
+                                            "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "| dense | 4 |" in result.output and "coverage gate: 1 rows" in result.output
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["arms"] == ["off", "dense"] and len(data["rows"]) == 8
