@@ -11,7 +11,6 @@ import hashlib
 import json
 import logging
 import re
-import uuid
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.response.schema import Response
 from llama_index.core.ingestion import IngestionPipeline
-from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
+from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
 from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -36,6 +35,7 @@ from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRet
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.readers import read_documents
+from ragplugins.splitting import MarkdownSections
 from ragplugins.store import RagLanceDBVectorStore
 
 logger = logging.getLogger(__name__)
@@ -46,15 +46,6 @@ CORE_METADATA = {
     CHUNK_INDEX_KEY: MetadataKey(int, description="position of the chunk in its document, from 0"),
 }
 _VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
-
-
-_CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
-
-
-def chunk_id(i: int, doc: BaseNode) -> str:
-    """Deterministic chunk ids, new whenever the document's content changes. UUIDs, because
-    some stores (Qdrant) accept nothing else."""
-    return str(uuid.uuid5(_CHUNK_NS, f"{doc.id_}@{doc.metadata.get(DOC_HASH_KEY, '')}#{i}"))
 
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -247,7 +238,7 @@ class RagPlugins:
     # -- index time ------------------------------------------------------
     def splitter(self) -> TransformComponent:
         core = self.config.core
-        return SentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap, id_func=chunk_id)
+        return SentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
 
     def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
         """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
@@ -256,8 +247,8 @@ class RagPlugins:
         pre = [c.component for c in contribs if c.stage == "pre_split"]
         post = [c.component for c in contribs if c.stage == "post_split"]
         parsers: list[TransformComponent] = []
-        if self.config.core.splitter == "markdown":
-            parsers.append(MarkdownNodeParser(id_func=chunk_id))
+        if self.config.core.splitter != "sentence":
+            parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
         parsers.append(self.splitter())
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, self.embed_model]

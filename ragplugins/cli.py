@@ -117,6 +117,13 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
     """Print the effective config as TOML."""
     import tomlkit
 
+    def clean(value):  # TOML has no null
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [clean(v) for v in value if v is not None]
+        return value
+
     rp = _load(ctx)
     doc = tomlkit.document()
     table = tomlkit.table()
@@ -126,11 +133,10 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
     for name, model in sorted(rp.config.plugins.items()):
         if not defaults and name not in rp.config.raw_sections:
             continue
-        data = model.model_dump(mode="json", exclude_unset=not defaults)
+        data = clean(model.model_dump(mode="json", exclude_unset=not defaults))
         sub = tomlkit.table()
         for k, v in data.items():
-            if v is not None:
-                sub[k] = v
+            sub[k] = v
         table[name] = sub
     doc["ragplugins"] = table
     click.echo(tomlkit.dumps(doc))

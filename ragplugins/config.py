@@ -37,8 +37,9 @@ class CoreSettings(BaseModel):
     retrieval: Literal["hybrid", "dense"] = Field(
         "hybrid", description="First stage: dense + BM25 fused by RRF (k=60), or dense only.")
     top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")
-    splitter: Literal["sentence", "markdown"] = Field(
-        "sentence", description="Chunking: SentenceSplitter, or split on Markdown headings first.")
+    splitter: Literal["auto", "sentence", "markdown"] = Field(
+        "auto", description="Chunking: 'auto' splits Markdown files at headings first, then every document "
+                            "with SentenceSplitter; 'sentence' only SentenceSplitter; 'markdown' treats all as Markdown.")
     chunk_size: int = Field(512, ge=32, le=8192, description="Chunk size in tokens.")
     chunk_overlap: int = Field(50, ge=0, le=4096, description="Overlap between chunks in tokens.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")

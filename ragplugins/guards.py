@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import uuid
 import warnings
 from typing import Any, Sequence
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.bridge.pydantic import Field, SerializeAsAny
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
+from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, QueryBundle, TransformComponent
 
 from ragplugins.errors import PluginError
 
 
+_CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
+
+
+def chunk_id(doc_id: str, doc_hash: str, position: int) -> str:
+    """Deterministic chunk ids, new whenever the document's content changes. UUIDs, because
+    some stores (Qdrant) accept nothing else."""
+    return str(uuid.uuid5(_CHUNK_NS, f"{doc_id}@{doc_hash}#{position}"))
+
+
 class ChunkBookkeeping(TransformComponent):
-    """Right after splitting: number each document's chunks and keep the plugins' metadata keys
-    out of the embedding and LLM text (LlamaIndex embeds every metadata key by default, which
-    moves vectors). Plugin ``post_split`` transformations run after it."""
+    """Right after splitting: give each chunk a deterministic id and its position in its document,
+    and keep the plugins' metadata keys out of the embedding and LLM text (LlamaIndex embeds every
+    metadata key by default, which moves vectors). Plugin ``post_split`` transformations run after
+    it. Ids are set here rather than through a parser's ``id_func`` because stacked parsers call
+    it with a per-node counter (MarkdownNodeParser gives every section the same index)."""
 
     hidden_keys: list[str] = Field(default_factory=list)
 
@@ -25,16 +37,27 @@ class ChunkBookkeeping(TransformComponent):
         return "ragplugins.ChunkBookkeeping"
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        from ragplugins.context import CHUNK_INDEX_KEY
+        from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY
 
         position: dict[str | None, int] = {}
+        renamed: dict[str, str] = {}
         for node in nodes:
             doc = node.ref_doc_id
             node.metadata[CHUNK_INDEX_KEY] = position.get(doc, 0)
             position[doc] = position.get(doc, 0) + 1
+            new_id = chunk_id(str(doc), str(node.metadata.get(DOC_HASH_KEY, "")), node.metadata[CHUNK_INDEX_KEY])
+            renamed[node.node_id] = new_id
+            node.id_ = new_id
             for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
                 current = list(getattr(node, attr))
                 setattr(node, attr, current + [k for k in self.hidden_keys if k not in current])
+        for node in nodes:  # keep PREVIOUS/NEXT/PARENT/CHILD links pointing at the new ids
+            for rel, info in list(node.relationships.items()):
+                if isinstance(info, list):
+                    for item in info:
+                        item.node_id = renamed.get(item.node_id, item.node_id)
+                elif rel != NodeRelationship.SOURCE:
+                    info.node_id = renamed.get(info.node_id, info.node_id)
         return nodes
 
 

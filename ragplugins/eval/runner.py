@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import json
 import random
 import shutil
@@ -64,18 +65,33 @@ def _files_fingerprint(paths: Sequence[Path]) -> list[list[str]]:
     return out
 
 
+def _code_hash(*modules: Any) -> str:
+    """Hash of the source files of the packages that hold ``modules``: a code change without a
+    version bump must still invalidate cached indexes."""
+    digest = hashlib.sha256()
+    for module in modules:
+        root = Path(inspect.getfile(module)).parent
+        for f in sorted(root.rglob("*.py")):
+            digest.update(f.relative_to(root).as_posix().encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
-    """Content of the corpus files, embedder, chunking, and every index-time plugin's version and config."""
+    """Content of the corpus files, embedder, chunking, the core's code, and every index-time
+    plugin's version, code and config."""
+    import ragplugins
+
     core = rp.config.core
     plugins = {}
     for record in rp.enabled:
         if any(h in record.hooks for h in INDEX_HOOKS):
             cfg = rp.config.for_plugin(record.name)
-            plugins[record.name] = {"version": record.version,
+            plugins[record.name] = {"version": record.version, "code": _code_hash(inspect.getmodule(record.plugin)),
                                     "config": cfg.model_dump(mode="json") if cfg is not None else None}
     payload = {"files": _files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
                "chunking": [core.splitter, core.chunk_size, core.chunk_overlap, core.max_file_mb],
-               "plugins": plugins, "ragplugins_index_format": 1}
+               "plugins": plugins, "core_code": _code_hash(ragplugins)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
 
 
