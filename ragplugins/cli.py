@@ -58,7 +58,21 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 def _load(ctx: click.Context, **kwargs):
     from ragplugins.app import load
 
-    return load(ctx.obj["config"], registry=registry(), **kwargs)
+    rp = load(ctx.obj["config"], registry=registry(), **kwargs)
+    if rp.config.core.llm and rp.llm is None:
+        rp.llm = _import_llm(rp.config.core.llm)
+    return rp
+
+
+def _import_llm(path: str):
+    import importlib
+
+    module, _, attr = path.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); give 'package.module:callable'")
+    return factory()
 
 
 @cli.command("plugins")
@@ -175,19 +189,25 @@ def _tags(nws) -> str:
 @click.option("--show", type=int, default=8, help="How many sources to print.")
 @click.pass_context
 def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -> None:
-    """Ranked sources with plugin tags (and an answer when an LLM is configured in Python)."""
+    """Ranked sources with plugin tags, and an answer when [ragplugins] llm is configured."""
     rp = _load(ctx)
-    result = rp.search(question, top_k=top_k)
-    if not result.final:
+    if rp.llm is not None:
+        response = rp.query_engine().query(question)
+        click.echo(f"answer: {response.response}\n")
+        nodes, plugins = response.source_nodes, response.metadata["ragplugins"]["plugins"]
+    else:
+        result = rp.search(question, top_k=top_k)
+        nodes, plugins = result.final, result.trace.plugins
+    if not nodes:
         click.echo("no results (is the index empty? run `ragplugins index PATH` first)")
         return
     table = Table("#", "score", "document", "tags", "text")
-    for i, n in enumerate(result.final[:show], 1):
+    for i, n in enumerate(nodes[:show], 1):
         table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", n.node.ref_doc_id or "",
                       _tags(n), n.node.get_content()[:90].replace("\n", " "))
     console.print(table)
-    if result.trace.plugins:
-        click.echo(json.dumps(result.trace.plugins, indent=2, default=str))
+    if plugins:
+        click.echo(json.dumps(plugins, indent=2, default=str))
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:

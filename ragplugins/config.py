@@ -43,6 +43,9 @@ class CoreSettings(BaseModel):
     chunk_size: int = Field(512, ge=32, le=8192, description="Chunk size in tokens.")
     chunk_overlap: int = Field(50, ge=0, le=4096, description="Overlap between chunks in tokens.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
+    llm: str | None = Field(
+        None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "
+                          "LLM, e.g. 'myapp.models:make_llm'. Python callers pass llm= to ragplugins.load().")
 
 
 @dataclass

@@ -8,6 +8,7 @@ document id is the path relative to the indexed root, so ids and the
 
 from __future__ import annotations
 
+import logging
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,9 +69,21 @@ def _decode(path: Path, report: ReadReport) -> str | None:
         return data.decode("cp1252", errors="replace")
 
 
-def _read_pdf(path: Path) -> str:
+def _pdf_reader_class():
+    # llama-index-readers-file 0.7 calls logging.basicConfig() at import (in its slides module),
+    # which makes every library's INFO lines appear in the host app's output; undo just that.
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
     from llama_index.readers.file import PDFReader
 
+    for handler in root.handlers[len(before):]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+    return PDFReader
+
+
+def _read_pdf(path: Path) -> str:
+    PDFReader = _pdf_reader_class()
     docs = PDFReader(return_full_document=True).load_data(path)
     return "\n\n".join(d.text for d in docs)
 

@@ -72,6 +72,16 @@ def _fits(value: Any, arrow_type: pa.DataType) -> tuple[bool, Any]:
     return False, value
 
 
+class _NoEmptyTableNotice(logging.Filter):
+    """Upstream warns on every open of a not-yet-created table, which is the normal state of a new index."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "doesn't exist yet" not in record.getMessage()
+
+
+logging.getLogger("llama_index.vector_stores.lancedb.base").addFilter(_NoEmptyTableNotice())
+
+
 class RagLanceDBVectorStore(LanceDBVectorStore):
     """LanceDBVectorStore with working deletes, filters, empty results and schema."""
 

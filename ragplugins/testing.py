@@ -98,6 +98,11 @@ class FakeLLM(CustomLLM):
         return gen()
 
 
+def fake_answering_llm() -> FakeLLM:
+    """A zero-argument LLM factory for configs (``llm = "ragplugins.testing:fake_answering_llm"``)."""
+    return FakeLLM(responder=lambda prompt: "fake answer (from FakeLLM)")
+
+
 def make_rag(plugins: Iterable[Any] = (), config: dict | None = None, *, embed_model: Any = None,
              llm: Any = None, vector_store: Any = None, persist_dir: Path | None = None) -> RagPlugins:
     """A RagPlugins over exactly ``plugins`` (no entry points). Every given plugin is enabled

@@ -61,3 +61,14 @@ def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
     out = run("demo", "--persist-dir", str(tmp_path / "demo")).output
     assert "plugins off" in out and "plugins on" in out
     assert "answers found in the final list: off" in out
+
+
+def test_query_with_a_configured_llm_prints_an_answer(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\nllm = "ragplugins.testing:fake_answering_llm"\n')
+    run("index", str(tiny_corpus), config=cfg)
+    out = run("query", "How often is the boiler descaled?", config=cfg).output
+    assert "answer: fake answer (from FakeLLM)" in out and "espresso_manual.md" in out
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\nllm = "nowhere.mod:make"\n')
+    bad = run("query", "x", config=cfg)
+    assert bad.exit_code == 2 and "llm = 'nowhere.mod:make': cannot import it" in bad.output
