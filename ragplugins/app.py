@@ -203,7 +203,8 @@ class RagPlugins:
         key = id(index)
         if key not in self._contexts:
             self._contexts[key] = RagContext(config=self.config, embed_model=self.embed_model, llm=self.llm,
-                                             index=index, persist_dir=self.persist_dir)
+                                             index=index, persist_dir=self.persist_dir,
+                                             pluginmanager=self.registry.pm)
         return self._contexts[key]
 
     def _check_manifest(self) -> None:

@@ -43,6 +43,8 @@ class RagContext:
     llm: Any = None
     index: VectorStoreIndex | None = None
     persist_dir: Path | None = None
+    # The pluggy manager, for plugins that call hooks of their own (ragplugins_addhooks).
+    pluginmanager: Any = None
 
     def __post_init__(self) -> None:
         self._embed_cache = functools.lru_cache(maxsize=512)(self._embed_uncached)

@@ -89,6 +89,7 @@ class PluginRegistry:
                                             error=f"import failed: {type(exc).__name__}: {exc}"))
                 continue
             registry.register(module, name=ep.name, distribution=dist, entry_point=ep.value)
+        registry.check_pending()
         return registry
 
     def register(self, plugin: Any, name: str | None = None, *, distribution: str | None = None,
@@ -102,7 +103,6 @@ class PluginRegistry:
             record.error = f"registration failed: {type(exc).__name__}: {exc}"
             return self._fail(record)
         try:
-            self.pm.check_pending()
             info = self._plugin_info(plugin, reg_name)
         except Exception as exc:  # noqa: BLE001
             self.pm.unregister(plugin)
@@ -120,6 +120,24 @@ class PluginRegistry:
             return self._fail(record)
         self.records[info.name] = record
         return record
+
+    def check_pending(self) -> None:
+        """Unregister and report plugins that implement hooks nobody specifies (typos, or another
+        plugin's hooks when that plugin is absent). Run once all plugins are registered, so a
+        plugin may implement hooks that a plugin registered after it adds."""
+        while True:
+            try:
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                plugin = exc.plugin
+                record = next((r for r in self.records.values() if r.plugin is plugin), None)
+                self.pm.unregister(plugin)
+                if record is None:
+                    continue
+                del self.records[record.name]
+                record.plugin, record.error = None, f"unknown hook: {exc}"
+                self._fail(record)
 
     def _plugin_info(self, plugin: Any, reg_name: str) -> PluginInfo:
         impls = [i for i in self.pm.hook.ragplugins_plugin_info.get_hookimpls() if i.plugin is plugin]

@@ -114,6 +114,7 @@ def make_rag(plugins: Iterable[Any] = (), config: dict | None = None, *, embed_m
         if not record.loaded:
             raise AssertionError(f"plugin failed to register: {record.error}")
         names.append(record.name)
+    registry.check_pending()
     cfg = dict(config or {})
     cfg.setdefault("enable", names)
     if persist_dir is not None:

@@ -1,0 +1,99 @@
+"""Verifier backends: the built-ins and the hook through which other plugins add theirs.
+
+A third-party plugin adds a backend by implementing::
+
+    @ragplugins.hookimpl(optionalhook=True)
+    def ragplugins_verifier_backends():
+        return {"mychecker": lambda config, ctx: MyVerifier(threshold=config.options.get("threshold", 0.5))}
+
+and users select it with ``backend = "mychecker"`` (its settings go under
+``[ragplugins.verifier.options]``). ``optionalhook`` keeps the plugin loadable when
+the verifier is not installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pluggy
+
+from ragplugins.hookspecs import PROJECT
+from ragplugins_verifier.base import Verifier, VerifierError
+from ragplugins_verifier.config import VerifierConfig
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+Factory = Callable[[VerifierConfig, Any], Verifier]
+
+
+class VerifierHookSpecs:
+    """The verifier's own hook (added through ``ragplugins_addhooks``)."""
+
+    @hookspec
+    def ragplugins_verifier_backends(self) -> dict[str, Factory]:
+        """Return {backend name: factory(config: VerifierConfig, ctx: RagContext) -> Verifier}."""
+
+
+def _fidelity(config: VerifierConfig, ctx: Any) -> Verifier:
+    from ragplugins_verifier.fidelity import FidelityVerifier
+
+    s = config.fidelity
+    return FidelityVerifier(embed_model=ctx.embed_model, threshold=s.threshold, candidates=s.candidates,
+                            attachment_margin=s.attachment_margin, novelty=s.novelty)
+
+
+def _nli(config: VerifierConfig, ctx: Any) -> Verifier:
+    from ragplugins_verifier.nli import NLIVerifier
+
+    return NLIVerifier(**config.nli.model_dump())
+
+
+def _llm(config: VerifierConfig, ctx: Any) -> Verifier:
+    from llama_index.core.prompts import PromptTemplate
+
+    from ragplugins_verifier.llm import LLMVerifier
+
+    if getattr(ctx, "llm", None) is None:
+        raise VerifierError("backend = 'llm' needs the host's LLM: pass it with ragplugins.load(..., llm=your_llm), "
+                            "or use backend = 'fidelity' (no LLM needed)")
+    kwargs = {"prompt": PromptTemplate(config.llm.prompt)} if config.llm.prompt else {}
+    return LLMVerifier(llm=ctx.llm, **kwargs)
+
+
+BUILTIN: dict[str, Factory] = {"fidelity": _fidelity, "nli": _nli, "llm": _llm}
+
+
+def available(pluginmanager: pluggy.PluginManager | None = None) -> dict[str, tuple[Factory, str]]:
+    """{backend name: (factory, where it comes from)}: the built-ins plus every plugin's."""
+    found: dict[str, tuple[Factory, str]] = {name: (f, "built-in") for name, f in BUILTIN.items()}
+    if pluginmanager is None or not hasattr(pluginmanager.hook, "ragplugins_verifier_backends"):
+        return found
+    hook = pluginmanager.hook.ragplugins_verifier_backends
+    for impl in hook.get_hookimpls():
+        origin = impl.plugin_name
+        for name, factory in (impl.function() or {}).items():
+            if name in found:
+                raise VerifierError(f"verifier backend '{name}' is offered by {found[name][1]} and by {origin}; "
+                                    "built-in names cannot be replaced and a name can have one provider: "
+                                    "uninstall one of them")
+            found[name] = (factory, origin)
+    return found
+
+
+def build_verifier(config: VerifierConfig | None, ctx: Any) -> Verifier:
+    """The verifier ``config.backend`` names, built from its settings and the context's models."""
+    config = config or VerifierConfig()
+    factories = available(getattr(ctx, "pluginmanager", None))
+    if config.backend not in factories:
+        raise VerifierError(f"[ragplugins.verifier] backend = '{config.backend}' is not a known backend; "
+                            f"available: {', '.join(sorted(factories))}")
+    verifier = factories[config.backend][0](config, ctx)
+    if not isinstance(verifier, Verifier):
+        raise VerifierError(f"verifier backend '{config.backend}' returned {type(verifier).__name__}, "
+                            "not a ragplugins_verifier.Verifier")
+    return verifier
+
+
+def add_hooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Publish the backend hook so other plugins can implement it."""
+    pluginmanager.add_hookspecs(VerifierHookSpecs)

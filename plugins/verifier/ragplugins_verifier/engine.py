@@ -1,0 +1,102 @@
+"""A query-engine wrapper that verifies every answer against its source nodes.
+
+Modes: ``annotate`` puts the verdict in ``response.metadata["ragplugins"]["verification"]``;
+``flag`` also appends a visible warning to an ungrounded answer; ``abstain`` replaces an
+ungrounded answer with a refusal listing the unsupported sentences (the original answer
+stays in the verdict). Responses without answer text (no LLM: ragplugins' NoText
+synthesis) are marked ``skipped``. A streaming response is read to the end first:
+a stream cannot be verified before it is shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.response.schema import StreamingResponse
+from llama_index.core.prompts.mixin import PromptMixinType
+from llama_index.core.schema import QueryBundle
+
+from ragplugins import trace
+from ragplugins.nodes import ANNOTATION_KEY
+from ragplugins_verifier.base import Verifier
+from ragplugins_verifier.config import DEFAULT_REFUSAL
+from ragplugins_verifier.verdict import Verdict
+
+PLUGIN = "verifier"
+Mode = Literal["annotate", "flag", "abstain"]
+
+
+class VerifyingQueryEngine(BaseQueryEngine):
+    """Wraps any LlamaIndex query engine; verifies each answer with ``verifier``."""
+
+    def __init__(self, inner: BaseQueryEngine, verifier: Verifier, mode: Mode = "annotate",
+                 refusal: str = DEFAULT_REFUSAL):
+        super().__init__(callback_manager=getattr(inner, "callback_manager", None))
+        if mode not in ("annotate", "flag", "abstain"):
+            raise ValueError(f"mode must be 'annotate', 'flag' or 'abstain', not {mode!r}")
+        self.inner, self.verifier, self.mode, self.refusal = inner, verifier, mode, refusal
+
+    def _get_prompt_modules(self) -> PromptMixinType:
+        return {"inner": self.inner}
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        response = _materialise(self.inner.query(query_bundle))
+        answer = _answer(response)
+        if answer is None:
+            return self._skipped(response)
+        verdict = self.verifier.verify(query_bundle.query_str, answer, response.source_nodes)
+        return self._apply(response, answer, verdict)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        response = _materialise(await self.inner.aquery(query_bundle))
+        answer = _answer(response)
+        if answer is None:
+            return self._skipped(response)
+        verdict = await self.verifier.averify(query_bundle.query_str, answer, response.source_nodes)
+        return self._apply(response, answer, verdict)
+
+    def _skipped(self, response: Any) -> Any:
+        info = {"status": "skipped", "reason": "the response has no answer text (no LLM synthesised one)",
+                "backend": self.verifier.name}
+        trace.record(PLUGIN, "verdict", **info)
+        _metadata(response)["verification"] = info
+        return response
+
+    def _apply(self, response: Any, answer: str, verdict: Verdict) -> Any:
+        unsupported = [s.text for s in verdict.unsupported]
+        trace.record(PLUGIN, "verdict", status="verified", grounded=verdict.grounded, score=verdict.score,
+                     backend=verdict.backend, unsupported=unsupported, error=verdict.error,
+                     latency_ms=verdict.latency_ms, mode=self.mode)
+        info = {"status": "verified", "mode": self.mode, **verdict.to_dict()}
+        if not verdict.grounded and self.mode == "flag":
+            response.response = f"{answer}\n\n[Unverified: {_listing(verdict)}]"
+        elif not verdict.grounded and self.mode == "abstain":
+            info["original_answer"] = answer
+            response.response = self.refusal.format(unsupported=_listing(verdict))
+        _metadata(response)["verification"] = info
+        return response
+
+
+def _materialise(response: Any) -> Any:
+    if isinstance(response, StreamingResponse):
+        return response.get_response()
+    return response
+
+
+def _answer(response: Any) -> str | None:
+    text = getattr(response, "response", None)
+    return text if isinstance(text, str) and text.strip() and text.strip() != "Empty Response" else None
+
+
+def _metadata(response: Any) -> dict:
+    if getattr(response, "metadata", None) is None:
+        response.metadata = {}
+    # RagQueryEngine merges this dict with the query trace, so both survive.
+    return response.metadata.setdefault(ANNOTATION_KEY, {})
+
+
+def _listing(verdict: Verdict) -> str:
+    if verdict.error and not verdict.unsupported:
+        return verdict.error
+    return "; ".join(f'"{s.text}"' for s in verdict.unsupported) or "the answer as a whole"
