@@ -156,6 +156,9 @@ class RagPlugins:
         self._vector_store = vector_store
         self._index: VectorStoreIndex | None = None
         self._contexts: dict[int, RagContext] = {}
+        # Query-time components built once per index (and filters/top_k for the retriever),
+        # so plugin components keep their caches across queries; cleared after every write.
+        self._assembled: dict[tuple, Any] = {}
 
     # -- plugins ---------------------------------------------------------
     @property
@@ -317,6 +320,7 @@ class RagPlugins:
             index.delete_ref_doc(doc_id, delete_from_docstore=True)
 
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
+        self._assembled.clear()
         store = index.vector_store
         if isinstance(store, RagLanceDBVectorStore):
             store.refresh_fts()
@@ -381,13 +385,22 @@ class RagPlugins:
                top_k: int | None = None, base: BaseRetriever | None = None) -> SearchResult:
         """Retrieve without synthesis: first-stage list, final list (after postprocessors), trace."""
         index = index or self.index()
-        retriever = self.retriever(index, base=base, filters=filters, top_k=top_k)
+        if base is None:
+            key = ("retriever", id(index), filters.model_dump_json() if filters else None, top_k)
+            if key not in self._assembled:
+                self._assembled[key] = self.retriever(index, filters=filters, top_k=top_k)
+            retriever = self._assembled[key]
+        else:
+            retriever = self.retriever(index, base=base, filters=filters, top_k=top_k)
+        key = ("postprocessors", id(index))
+        if key not in self._assembled:
+            self._assembled[key] = self.postprocessors(index)
         with trace.scope(query) as tr:
             first = retriever.retrieve(query)
             final = list(first)
             bundle = QueryBundle(query_str=query)
             with trace.timed("postprocess"):
-                for pp in self.postprocessors(index):
+                for pp in self._assembled[key]:
                     final = pp.postprocess_nodes(final, query_bundle=bundle)
             tr.final = [n.node.node_id for n in final]
         return SearchResult(first_stage=first, final=final, trace=tr)

@@ -6,6 +6,7 @@ import copy
 import hashlib
 import inspect
 import json
+import math
 import random
 import shutil
 import statistics
@@ -259,7 +260,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                 k_used = k
                 if arm.budget_of is not None:
                     ref = run.summary(arm.budget_of, k)
-                    k_used = max(k, round(ref.get("final_len", k)))
+                    # Raised to at least the feature arm's mean final length: never below it.
+                    k_used = max(k, math.ceil(ref.get("final_len", k) - 1e-9))
                 bar.update(task, description=f"{arm.name} k={k}")
                 for row in gold:
                     base = arm.base(rp.index(), k_used) if arm.base else None

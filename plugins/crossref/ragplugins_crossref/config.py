@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ragplugins_crossref.families import ReferenceFamily, family
+
+
+class FamilySpec(BaseModel):
+    """A reference family declared in the config: a name, a kind and a linear-time regex."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Name shown in the stored references, e.g. 'ticket'.")
+    kind: Literal["label", "section", "identifier", "citation", "document"] = Field(
+        description="What the match names; decides the named groups the pattern needs (label: word, value; "
+                    "section: value; identifier: id; citation: key; document: name).")
+    pattern: str = Field(description="Python regex with the kind's named groups; keep quantifiers bounded.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression ({exc}); escape backslashes in TOML "
+                             "(use '\\\\d' or a literal string '...')") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _has_groups(self) -> "FamilySpec":
+        self.build()  # names the family and the missing named group
+        return self
+
+    def build(self) -> ReferenceFamily:
+        return family(self.name, self.kind, self.pattern, "declared in the config")
+
+
+class CrossrefConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    extract: bool = Field(True, description="Annotate chunks with their references at index time.")
+    hop: bool = Field(True, description="At query time, follow references from the top candidates.")
+    max_hops: int = Field(1, ge=0, le=10, description="Documents the hop may pull chunks from per query.")
+    chunks_per_hop: int = Field(3, ge=1, le=20, description="Chunks pulled from each hopped-to document, at most.")
+    trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.")
+    gate: float = Field(
+        0.8, ge=0.0, le=1.5,
+        description="Relevance gate: a hopped chunk's dense cosine with the query must reach gate x the best "
+                    "candidate's. 0.8 = within 20% of the best match; higher hops less often.")
+    placement: Literal["append", "after_referrer"] = Field(
+        "append", description="Where hopped chunks go: after the whole list, or right after the referring chunk.")
+    max_refs_per_chunk: int = Field(8, ge=1, le=200, description="References kept per chunk (resolved ones first).")
+    aliases: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Extra names for documents, keyed by document id or file name, e.g. {'07_nda.pdf' = ['NDA']}.")
+    families: list[FamilySpec] = Field(
+        default_factory=list, description="Extra reference families (regexes), added to the built-in table.")

@@ -1,0 +1,95 @@
+"""The table of reference families: what a reference looks like in text.
+
+Every pattern is linear in the length of the text it scans: no nested
+quantifiers, and each repetition is bounded, so a 100,000-character line of
+"Section 1.1.1.1..." or nested brackets costs one pass, not a blow-up.
+
+A family is a compiled pattern plus a ``kind``:
+
+- ``label``: groups ``word`` and ``value`` (and optionally ``caption``), e.g. "Exhibit A - Financial Terms";
+- ``section``: group ``value`` (and optionally ``word``), e.g. "Section 4.3", "Article IV", "§ 7";
+- ``identifier``: group ``id``, e.g. "RFC 9000", "ISO 27001": resolved to the document that carries it in its name;
+- ``citation``: group ``key``, e.g. "[BROWN19]": resolved through the citing document's own reference list;
+- ``document``: group ``name``: a file name or a phrase resolved against document names.
+
+Third parties add families through the ``ragplugins_crossref_families`` hook or
+the ``families`` config list.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("label", "section", "identifier", "citation", "document")
+REQUIRED_GROUPS = {"label": {"word", "value"}, "section": {"value"}, "identifier": {"id"},
+                   "citation": {"key"}, "document": {"name"}}
+
+# A caption is up to seven capitalised words ("Financial Terms", "IP Assets"), possibly joined
+# by one lowercase connector ("Terms and Conditions"). A dot only inside a word ("U.S."), so a
+# sentence ends the caption; across a line break only a Title-case word continues it, so the
+# next line's heading ("ARTICLE IV") does not.
+_CAPWORD = r"[A-Z](?:[\w&'’]|\.(?=\w)){0,30}"
+_CONNECTOR = r"(?:(?:of|and|for|to|on|in|&)[ \t]{1,3})?"
+_CAPTION = (rf"(?P<caption>{_CAPWORD}(?:[ \t]{{1,3}}{_CONNECTOR}{_CAPWORD}"
+            rf"|[ \t]{{0,3}}\n[ \t]{{0,3}}{_CONNECTOR}[A-Z][a-z](?:[\w&'’]|\.(?=\w)){{0,29}}){{0,6}})")
+# "Exhibit A", "Schedule No. 2.1", "Annex #3". The single letter is case-sensitive on
+# purpose: "appendix in the margin" must not become "appendix i".
+_LABEL_WORDS = r"(?i:exhibit|appendix|schedule|annex|attachment|addendum)"
+_LABEL = (rf"\b(?P<word>{_LABEL_WORDS})[ \t\u00a0]{{1,3}}(?:(?i:no)\.?[ \t]{{0,2}}|\#[ \t]{{0,2}})?"
+          rf"(?P<value>[A-Z](?![A-Za-z])|\d{{1,4}}(?:\.\d{{1,4}}){{0,5}}(?![\d.]\d))"
+          rf"(?:[ \t]{{0,3}}[-–—:][ \t\n]{{1,3}}{_CAPTION})?")
+# "Section 4.3", "clause 7.2(b)", "Article IV", "§ 4", "§§ 3.1". Roman numerals are
+# upper case only, so "article i" in prose stays prose.
+_SECTION = (r"(?:\b(?P<word>(?i:section|clause|article|sec\.))[ \t\u00a0]{1,3}"
+            r"|§{1,2}[ \t\u00a0]{0,2})"
+            r"(?P<value>\d{1,4}(?:\.\d{1,4}){0,5}(?![\d.]\d)|[IVXLC]{1,7}\b)"
+            r"(?:\([a-z0-9]{1,3}\)){0,3}")
+_IDENTIFIER = (r"\b(?P<id>(?:RFC|BCP|STD|ISO(?:/IEC)?|IEC|IEEE|EN|DIN|BS|ANSI|ASTM|NIST[ \t]SP|ITU-T[ \t][A-Z])"
+               r"[ \t\u00a0-]{0,2}\d{1,6}(?:[-.:]\d{1,5}){0,3})\b")
+_ARXIV = r"\b(?P<id>arXiv:[ \t]?\d{4}\.\d{4,5})(?:v\d{1,2})?\b"
+_DOI = r"\b(?P<id>10\.\d{4,9}/[^\s\"'<>\])]{1,120})"
+# "[BROWN19]", "[RFC9000]", "[12]"; not a Markdown link "[text](...)", not a checkbox "[X]".
+# A file name with a document extension, as in a link "[see](docs/retrieval_pipeline.md#retry)".
+_FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
+             r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt))(?![\w-])")
+_CITATION = r"\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
+
+
+@dataclass(frozen=True)
+class ReferenceFamily:
+    """One way of writing a reference: a linear-time pattern and the kind of thing it names."""
+
+    name: str
+    kind: str
+    pattern: re.Pattern
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"reference family '{self.name}': kind '{self.kind}' is not one of {', '.join(KINDS)}")
+        missing = REQUIRED_GROUPS[self.kind] - set(self.pattern.groupindex)
+        if missing:
+            raise ValueError(f"reference family '{self.name}' (kind '{self.kind}'): its pattern needs the named "
+                             f"group(s) {', '.join(sorted(missing))}, e.g. (?P<{sorted(missing)[0]}>...)")
+
+
+def family(name: str, kind: str, pattern: str, description: str = "") -> ReferenceFamily:
+    """Build a family from a pattern string; errors name the family and the bad pattern."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"reference family '{name}': pattern {pattern!r} is not a valid regular expression: "
+                         f"{exc}") from exc
+    return ReferenceFamily(name, kind, compiled, description)
+
+
+BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
+    family("label", "label", _LABEL, "Exhibit/Appendix/Schedule/Annex/Attachment/Addendum + letter or number"),
+    family("section", "section", _SECTION, "Section/Clause/Article/§ + dotted number or roman numeral"),
+    family("standard", "identifier", _IDENTIFIER, "standard numbers: RFC 9000, ISO 27001, IEEE 802.11, NIST SP 800-53"),
+    family("arxiv", "identifier", _ARXIV, "arXiv identifiers"),
+    family("doi", "identifier", _DOI, "DOIs"),
+    family("filename", "document", _FILENAME, "file names of indexed documents, e.g. in Markdown links"),
+    family("citation", "citation", _CITATION, "bracketed citation keys defined in the document's reference list"),
+)

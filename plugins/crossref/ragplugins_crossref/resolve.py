@@ -1,0 +1,241 @@
+"""Resolving raw references to documents and chunks, over a whole collection.
+
+Order of evidence for each kind of reference (never the chunk's own document):
+
+- document mention: the document with that name (file name, title, first heading, alias);
+- identifier ("RFC 9000"): the document that carries it in its name;
+- citation ("[BROWN19]"): the citing document's own reference-list entry, read for a name or identifier;
+- label ("Exhibit A - Financial Terms"):
+  1. written with its owner ("... of the Acquisition Agreement"): that owner;
+  2. a document that defines it: a title or heading, or a definition line ("Exhibit A: ...");
+  3. a label other documents attribute to one owner: that owner;
+  4. the referring document's own label that other documents restate
+     ("Exhibit A - Financial Terms of the Acquisition Agreement"): those documents;
+- section ("Section 4.3 of the Master Agreement"): the owner, and the chunk where that section starts.
+
+Unresolved references are kept with ``target: null``. The per-chunk cap keeps
+resolved references first, so a long list never crowds out the useful ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ragplugins_crossref.families import ReferenceFamily
+from ragplugins_crossref.names import NameIndex, tokens
+from ragplugins_crossref.scan import Profile, RawRef, build_profile, captions_agree, scan_chunk
+
+REFS_KEY = "crossref_refs"
+DOC_KEY = "crossref_doc"
+
+
+def _parent_sections(key: str) -> Iterable[str]:
+    """'section 4.1.2' -> 'section 4.1.2', 'section 4.1', 'section 4'."""
+    word, _, number = key.partition(" ")
+    parts = number.split(".")
+    for n in range(len(parts), 0, -1):
+        yield f"{word} {'.'.join(parts[:n])}"
+
+
+@dataclass
+class Registry:
+    """Every document's names, labels, sections and claims, for one collection."""
+
+    profiles: dict[str, Profile]
+    aliases: dict[str, list[str]] = field(default_factory=dict)
+    names: NameIndex = field(default_factory=NameIndex)
+    exact: dict[tuple, set[str]] = field(default_factory=lambda: defaultdict(set))
+    files: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    definers: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    claims: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+
+    def __post_init__(self) -> None:
+        for doc_id, prof in self.profiles.items():
+            declared = self.aliases.get(doc_id, []) + self.aliases.get(prof.file_name, [])
+            for name in prof.names():
+                self.names.add(name, doc_id)
+                self.exact[tokens(name)].add(doc_id)
+            for alias in declared:
+                self.names.add(alias, doc_id, trusted=True)
+                self.exact[tokens(alias)].add(doc_id)
+            for base in {prof.file_name.lower(), doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()}:
+                self.files[base].add(doc_id)
+            for key in prof.ids:
+                self.ids[key].add(doc_id)
+            for key, info in prof.labels.items():
+                self.definers[key].append((doc_id, info.get("caption", ""), info.get("chunk", "")))
+        self.refresh_claims()
+
+    def refresh_claims(self) -> None:
+        self.claims = defaultdict(list)
+        for doc_id, prof in self.profiles.items():
+            for label, caption, owner in prof.claims:
+                self.claims[label].append((doc_id, caption, owner))
+
+    def scan(self, text: str, families: Sequence[ReferenceFamily]) -> list[RawRef]:
+        return scan_chunk(text, families, self.names, self.files, self.exact)
+
+
+def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: Sequence[ReferenceFamily],
+                depth: int = 0) -> set[str]:
+    """The documents a name, identifier or citation names (possibly including ``doc_id``)."""
+    if ref is None:
+        return set()
+    if ref.kind == "document":
+        return set(ref.docs)
+    if ref.kind == "identifier":
+        return set(registry.ids.get(ref.key, ()))
+    if ref.kind == "citation" and depth == 0:
+        entry = registry.profiles.get(doc_id, Profile(doc_id)).citations.get(ref.key)
+        if entry:
+            found: set[str] = set()
+            for inner in registry.scan(entry, families):
+                if inner.kind in ("document", "identifier"):
+                    found |= _owner_docs(inner, doc_id, registry, families, depth + 1) - {doc_id}
+            return found
+    return set()
+
+
+def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None = None) -> dict[str, Any]:
+    rec: dict[str, Any] = {"kind": ref.kind, "ref": ref.key, "text": " ".join(ref.text.split()),
+                           "target": target, "how": how}
+    if chunk:
+        rec["chunk"] = chunk
+    return rec
+
+
+def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
+                families: Sequence[ReferenceFamily]) -> list[dict[str, Any]]:
+    """Records for one raw reference: one per target, or one with ``target: None``."""
+    if ref.kind in ("document", "identifier", "citation"):
+        if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
+            return []  # brackets that no reference list defines are not citations
+        targets = _owner_docs(ref, doc_id, registry, families) - {doc_id}
+        if len(targets) == 1:
+            how = {"document": "filename" if ref.family != "name" and ref.key in registry.files else "name",
+                   "identifier": "identifier", "citation": "citation"}[ref.kind]
+            return [_record(ref, targets.pop(), how)]
+        if ref.kind == "document" and not ref.docs - {doc_id} and ref.docs:
+            return []  # the document naming itself
+        return [_record(ref, None, "ambiguous" if targets else None)]
+    owners = _owner_docs(ref.qualifier, doc_id, registry, families)
+    if ref.kind == "section":
+        owners.discard(doc_id)
+        if len(owners) != 1:
+            return [_record(ref, None, "ambiguous" if owners else None)]
+        owner = owners.pop()
+        sections = registry.profiles[owner].sections if owner in registry.profiles else {}
+        chunk = next((sections[k] for k in _parent_sections(ref.key) if k in sections), None)
+        return [_record(ref, owner, "qualifier", chunk)]
+    # Labels.
+    other_owners = owners - {doc_id}
+    if len(other_owners) == 1:
+        owner = other_owners.pop()
+        info = registry.profiles[owner].labels.get(ref.key, {}) if owner in registry.profiles else {}
+        return [_record(ref, owner, "qualifier", info.get("chunk"))]
+    if other_owners:
+        return [_record(ref, None, "ambiguous")]
+    defined = [(d, chunk) for d, cap, chunk in registry.definers.get(ref.key, ()) if captions_agree(cap, ref.caption)]
+    if any(d == doc_id for d, _ in defined):
+        return [_record(ref, None, "internal")]
+    if len(defined) == 1:
+        return [_record(ref, defined[0][0], "definition", defined[0][1])]
+    if defined:
+        return [_record(ref, None, "ambiguous")]
+    claims = [(claimer, owner) for claimer, cap, owner in registry.claims.get(ref.key, ())
+              if captions_agree(cap, ref.caption) and claimer != doc_id]
+    claimed_owners = {owner for _, owner in claims}
+    if claimed_owners - {doc_id} and len(claimed_owners - {doc_id}) == 1 and doc_id not in claimed_owners:
+        return [_record(ref, claimed_owners.pop(), "owner")]
+    restaters = sorted({claimer for claimer, owner in claims if owner == doc_id})
+    if restaters and doc_id in claimed_owners:
+        return [_record(ref, d, "restated") for d in restaters]
+    return [_record(ref, None, None)]
+
+
+def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Distinct records, at most ``limit``: one per target document first (text order), then the
+    other resolved ones, then the unresolved ones, so a long list never crowds out a target."""
+    seen, unique = set(), []
+    for rec in records:
+        key = (rec["kind"], rec["ref"], rec["target"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(rec)
+    firsts, covered = [], set()
+    for rec in unique:
+        if rec["target"] and rec["target"] not in covered:
+            covered.add(rec["target"])
+            firsts.append(rec)
+    others = [r for r in unique if r["target"] and not any(r is f for f in firsts)]
+    # An unresolved duplicate of a resolved reference adds nothing.
+    done = {(r["kind"], r["ref"]) for r in unique if r["target"]}
+    unresolved = [r for r in unique if not r["target"] and (r["kind"], r["ref"]) not in done]
+    return (firsts + others + unresolved)[:limit]
+
+
+@dataclass
+class Annotation:
+    """The result of one extraction: per-document profiles and per-chunk reference lists."""
+
+    profiles: dict[str, Profile]
+    refs: dict[str, list[dict[str, Any]]]
+    first_chunk: dict[str, str]
+
+    def stats(self) -> dict[str, int]:
+        recs = [r for rs in self.refs.values() for r in rs]
+        return {"chunks": len(self.refs), "chunks_with_refs": sum(1 for rs in self.refs.values() if rs),
+                "refs": len(recs), "resolved": sum(1 for r in recs if r["target"]),
+                "documents_linked": len({r["target"] for r in recs if r["target"]})}
+
+    def edges(self, chunk_doc: dict[str, str]) -> set[tuple[str, str]]:
+        return {(chunk_doc[c], r["target"]) for c, rs in self.refs.items() for r in rs if r["target"]}
+
+
+def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, dict],
+             families: Sequence[ReferenceFamily], *, stored: dict[str, Profile] | None = None,
+             aliases: dict[str, list[str]] | None = None, max_refs: int = 8) -> Annotation:
+    """Extract and resolve the references of ``documents`` ({doc id: [(chunk id, text)] in reading
+    order}) against themselves plus the ``stored`` profiles of documents indexed earlier."""
+    profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families) for d, chunks in documents.items()}
+    registry = Registry({**(stored or {}), **profiles}, aliases=aliases or {})
+    scanned = {d: [(cid, registry.scan(text, families)) for cid, text in chunks] for d, chunks in documents.items()}
+    # Claims first ("Exhibit C of the Acquisition Agreement" says whose Exhibit C it is), so that
+    # every document's labels resolve against every other document's claims.
+    for d, chunks in scanned.items():
+        claims = []
+        for _, raws in chunks:
+            for ref in raws:
+                if ref.kind == "label" and ref.qualifier is not None:
+                    for owner in sorted(_owner_docs(ref.qualifier, d, registry, families) - {d}):
+                        claim = [ref.key, ref.caption, owner]
+                        if claim not in claims:
+                            claims.append(claim)
+        profiles[d].claims = claims
+    registry.refresh_claims()
+    refs = {}
+    for d, chunks in scanned.items():
+        for cid, raws in chunks:
+            recs = [rec for ref in raws for rec in resolve_ref(ref, d, registry, families)]
+            refs[cid] = cap_refs(recs, max_refs)
+    first = {d: chunks[0][0] for d, chunks in documents.items() if chunks}
+    return Annotation(profiles=profiles, refs=refs, first_chunk=first)
+
+
+def dump_refs(records: list[dict[str, Any]]) -> str:
+    return json.dumps(records, separators=(",", ":"), ensure_ascii=False)
+
+
+def load_refs(raw: Any) -> list[dict[str, Any]]:
+    """The references stored on a chunk; [] for a chunk never annotated or holding junk."""
+    if not isinstance(raw, str) or not raw:
+        return []
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return []
+    return [r for r in data if isinstance(r, dict) and "ref" in r] if isinstance(data, list) else []

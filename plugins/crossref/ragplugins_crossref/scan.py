@@ -1,0 +1,230 @@
+"""Reading documents: what each document is (its profile) and what its chunks point at (raw references).
+
+Everything here is deterministic text processing over a chunk's original text;
+nothing is resolved to a document yet except name mentions (see ``resolve``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from ragplugins_crossref.families import ReferenceFamily
+from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
+
+_MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
+# Where a section starts: "## 4.3 Title", "4.1 Buyer's obligation", "ARTICLE IV - ...", "Section 7. Fees", "§ 3".
+_SECTION_START = re.compile(
+    r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3})?"
+    r"(?:(?P<word>(?i:article|section|clause))[ \t]{1,3}|§[ \t]{0,2})?"
+    # Roman numerals only after a word ("Article IV"), so list letters ("C. Due Diligence") are not sections.
+    # A bare number has at most two digits at the top level: "500 Technology Drive" is an address.
+    r"(?P<value>(?(word)\d{1,4}|\d{1,2})(?:\.\d{1,3}){0,4}|(?(word)[IVXLC]{1,7}(?=[ \t.:\-–—])|(?!)))"
+    r"\.?[ \t]{1,4}(?=[A-Z\"“(\-–—])",
+    re.M)
+_LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
+_REFERENCE_ENTRY = re.compile(r"^[ \t]{0,8}(?:[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
+                              r"[ \t]{1,4}(?P<entry>\S.{2,400})$", re.M)
+_STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|addendum)[ _.\-]{0,3}"
+                         r"(?:no[ _.\-]{0,2})?(?P<value>[a-z]|\d{1,4}(?:\.\d{1,4}){0,3})(?![a-z0-9])", re.I)
+# What may stand between a reference and the document it belongs to: "Section 4.3 of the
+# Master Agreement", "Exhibit C - Earnout Terms of the Document: Acquisition Agreement".
+_QUALIFIER_AFTER = re.compile(r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"
+                              r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3})?")
+_QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
+_CHAIN = re.compile(r"[ \t\n]{0,3}[,;]?[ \t\n]{0,3}(?:(?:and|or)[ \t\n]{1,3})?")
+
+
+def label_key(word: str, value: str) -> str:
+    return f"{word.lower()} {value.lower()}"
+
+
+def section_key(word: str | None, value: str) -> str:
+    return f"{'article' if (word or '').lower() == 'article' else 'section'} {value.lower()}"
+
+
+def identifier_key(raw: str) -> str:
+    key = re.sub(r"[\s\u00a0]+", "", raw).lower()
+    return re.sub(r"^([a-z/]+)-(?=\d)", r"\1", key)
+
+
+def caption_key(caption: str | None) -> str:
+    return " ".join(tokens(caption or ""))
+
+
+def captions_agree(a: str, b: str) -> bool:
+    """Two captions of one label agree when either is absent or one starts the other."""
+    return not a or not b or a.startswith(b) or b.startswith(a)
+
+
+def heading_like(line: str) -> bool:
+    words = line.split()
+    if not words or len(words) > 14 or len(line) > 140 or line.rstrip()[-1] in ".,;:":
+        return False
+    content = [w for w in words if w[:1].isalpha() and w.lower() not in ("of", "and", "the", "for", "to", "a")]
+    return bool(content) and sum(w[0].isupper() for w in content) >= 0.6 * len(content)
+
+
+@dataclass
+class Profile:
+    """What other documents can call this one: stored as JSON on the document's first chunk."""
+
+    doc_id: str
+    file_name: str = ""
+    titles: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)   # "exhibit b" -> {caption, chunk}
+    sections: dict[str, str] = field(default_factory=dict)            # "section 4.3" -> chunk id
+    citations: dict[str, str] = field(default_factory=dict)           # "brown19" -> reference-list entry
+    claims: list[list[str]] = field(default_factory=list)             # [label, caption, owner doc]: labels it says belong elsewhere
+
+    def names(self) -> list[str]:
+        out = [v for t in self.titles for v in title_variants(t)]
+        if self.file_name:
+            out.append(file_stem_name(self.file_name).replace("_", " "))
+        return out
+
+    def to_json(self) -> str:
+        data = {k: v for k, v in asdict(self).items() if v and k != "doc_id"}
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, doc_id: str, raw: Any) -> "Profile | None":
+        try:
+            data = json.loads(raw) if isinstance(raw, str) else None
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims")
+                 if k in data}
+        return cls(doc_id=doc_id, **known)
+
+
+def _first_title(text: str, metadata: dict) -> list[str]:
+    out = [metadata["title"]] if isinstance(metadata.get("title"), str) and metadata["title"].strip() else []
+    md = _MD_HEADING.search(text)
+    if md:
+        out.append(md.group("text").strip().strip("#").strip())
+    else:
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        if heading_like(first):
+            out.append(first)
+    return out
+
+
+def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict,
+                  families: Sequence[ReferenceFamily]) -> Profile:
+    """A document's profile from its chunks [(chunk id, original text)] in reading order."""
+    file_name = str(metadata.get("file_name") or metadata.get("file_path") or doc_id)
+    prof = Profile(doc_id=doc_id, file_name=file_name.replace("\\", "/").rsplit("/", 1)[-1])
+    if not chunks:
+        return prof
+    prof.titles = _first_title(chunks[0][1], metadata)
+    label_family = next((f for f in families if f.kind == "label"), None)
+    id_families = [f for f in families if f.kind == "identifier"]
+    stem = file_stem_name(prof.file_name)
+    m = _STEM_LABEL.match(stem)
+    if m:
+        prof.labels[label_key(m.group("word"), m.group("value"))] = {"caption": "", "chunk": chunks[0][0]}
+    for source in (*prof.titles, stem.replace("_", " ").upper()):
+        for fam in id_families:
+            for im in fam.pattern.finditer(source):
+                key = identifier_key(im.group("id"))
+                if key not in prof.ids:
+                    prof.ids.append(key)
+    best_section: dict[str, tuple[int, str]] = {}
+    for chunk_id, text in chunks:
+        for sm in _SECTION_START.finditer(text):
+            key = section_key(sm.group("word"), sm.group("value"))
+            room = len(text) - sm.start()
+            # Chunks overlap: a heading in the last lines of one chunk starts its section in the next.
+            if key not in best_section or (best_section[key][0] < 200 and room > best_section[key][0]):
+                best_section[key] = (room, chunk_id)
+        if label_family is not None:
+            for lm in _LABEL_LINE_PREFIX.finditer(text):
+                hit = label_family.pattern.match(text, lm.end())
+                if not hit:
+                    continue
+                line_end = text.find("\n", hit.start())
+                line = text[lm.end(): len(text) if line_end < 0 else line_end]
+                # A heading ("# Exhibit B - Pricing") or a definition ("- Exhibit A: MegaCorp Consent Letter").
+                if heading_like(line) or text[hit.end("value"):hit.end("value") + 2].lstrip().startswith(":"):
+                    key = label_key(hit.group("word"), hit.group("value"))
+                    caption = hit.groupdict().get("caption") or ""
+                    prof.labels.setdefault(key, {"caption": caption_key(caption), "chunk": chunk_id})
+        for em in _REFERENCE_ENTRY.finditer(text):
+            prof.citations.setdefault(em.group("key").lower(), em.group("entry").strip())
+    prof.sections = {k: v[1] for k, v in best_section.items()}
+    return prof
+
+
+@dataclass
+class RawRef:
+    """One reference as written in a chunk, before resolution."""
+
+    kind: str
+    key: str
+    text: str
+    start: int
+    end: int
+    family: str = ""
+    caption: str = ""
+    docs: frozenset[str] = frozenset()       # documents a name mention points at
+    qualifier: "RawRef | None" = None         # the document a label/section is said to belong to
+
+
+def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
+               file_docs: dict[str, set[str]], exact_names: dict[tuple, set[str]]) -> list[RawRef]:
+    """Every reference in ``text``, in text order, with qualifiers attached to labels and sections."""
+    refs: list[RawRef] = []
+    for m in names.find(text):
+        refs.append(RawRef("document", " ".join(tokens(m.text)), m.text, m.start, m.end, "name", docs=m.doc_ids))
+    for fam in families:
+        for hit in fam.pattern.finditer(text):
+            groups = hit.groupdict()
+            if fam.kind == "label":
+                refs.append(RawRef("label", label_key(groups["word"], groups["value"]), hit.group(), hit.start(),
+                                   hit.end(), fam.name, caption=caption_key(groups.get("caption"))))
+            elif fam.kind == "section":
+                refs.append(RawRef("section", section_key(groups.get("word"), groups["value"]), hit.group(),
+                                   hit.start(), hit.end(), fam.name))
+            elif fam.kind == "identifier":
+                refs.append(RawRef("identifier", identifier_key(groups["id"]), hit.group(), hit.start(), hit.end(),
+                                   fam.name))
+            elif fam.kind == "citation":
+                refs.append(RawRef("citation", groups["key"].lower(), hit.group(), hit.start(), hit.end(), fam.name))
+            else:
+                name = groups["name"]
+                base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+                docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
+                refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
+                                   hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
+    refs.sort(key=lambda r: (r.start, -r.end))
+    _attach_qualifiers(text, refs)
+    return refs
+
+
+def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
+    owners = [r for r in refs if r.kind in ("document", "citation", "identifier")]
+    by_start = {r.start: r for r in owners}
+    by_end = {r.end: r for r in owners}
+    pointers = [r for r in refs if r.kind in ("label", "section")]
+    for ref in pointers:
+        after = _QUALIFIER_AFTER.match(text, ref.end)
+        if after and after.end() in by_start:
+            ref.qualifier = by_start[after.end()]
+            continue
+        # "the Master Agreement's Section 4": the owner is written just before.
+        for gap in range(1, 6):
+            owner = by_end.get(ref.start - gap)
+            if owner is not None and _QUALIFIER_BEFORE.fullmatch(text, owner.end, ref.start):
+                ref.qualifier = owner
+                break
+    # "Article IV, Section 4.1(a) of the Acquisition Agreement": the whole chain belongs to it.
+    for earlier, later in zip(reversed(pointers[:-1]), reversed(pointers[1:])):
+        if earlier.qualifier is None and later.qualifier is not None and \
+                _CHAIN.fullmatch(text, earlier.end, later.start):
+            earlier.qualifier = later.qualifier

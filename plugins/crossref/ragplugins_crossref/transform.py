@@ -1,0 +1,104 @@
+"""Index time: a TransformComponent that annotates chunks with the references in their text."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+
+from ragplugins import trace
+from ragplugins.context import CHUNK_INDEX_KEY
+from ragplugins_crossref.families import BUILTIN_FAMILIES, ReferenceFamily
+from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, annotate, dump_refs
+from ragplugins_crossref.scan import Profile
+
+KEYS = (REFS_KEY, DOC_KEY)
+
+
+def chunk_position(node: BaseNode) -> tuple:
+    """Reading order of a chunk in its document: the core's chunk index, else its character offset."""
+    index = node.metadata.get(CHUNK_INDEX_KEY)
+    return (index if isinstance(index, int) else -1, node.start_char_idx or 0)
+
+
+def group_by_document(nodes: Sequence[BaseNode]) -> tuple[dict[str, list[BaseNode]], dict[str, dict]]:
+    docs: dict[str, list[BaseNode]] = {}
+    for node in nodes:
+        if isinstance(getattr(node, "text", None), str):
+            docs.setdefault(node.ref_doc_id or node.node_id, []).append(node)
+    for chunks in docs.values():
+        chunks.sort(key=chunk_position)
+    return docs, {d: dict(chunks[0].metadata) for d, chunks in docs.items()}
+
+
+def run_annotation(docs: dict[str, list[BaseNode]], metadata: dict[str, dict], families: Sequence[ReferenceFamily],
+                   stored: dict[str, Profile], aliases: dict[str, list[str]], max_refs: int) -> Annotation:
+    texts = {d: [(n.node_id, n.get_content(metadata_mode=MetadataMode.NONE)) for n in chunks]
+             for d, chunks in docs.items()}
+    return annotate(texts, metadata, families, stored=stored, aliases=aliases, max_refs=max_refs)
+
+
+def exclude_keys(node: BaseNode) -> None:
+    """Keep our keys out of the embedding and LLM text even in a pipeline without ragplugins."""
+    for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+        current = list(getattr(node, attr))
+        setattr(node, attr, current + [k for k in KEYS if k not in current])
+
+
+class CrossrefExtractor(TransformComponent):
+    """Writes each chunk's references to ``metadata['crossref_refs']`` (a JSON list of
+    ``{kind, ref, text, target, how[, chunk]}``, ``[]`` when it has none) and each document's
+    profile (names, labels, sections, claims) to ``metadata['crossref_doc']`` on its first chunk.
+
+    Text and vectors are never touched. References resolve against the documents in the batch,
+    plus, inside ragplugins, the documents already in the store."""
+
+    max_refs_per_chunk: int = Field(8, description="References kept per chunk (one per target document first).")
+    aliases: dict[str, list[str]] = Field(default_factory=dict, description="Extra names, by doc id or file name.")
+    family_names: list[str] = Field(default_factory=list, description="The reference families in use (for the cache key).")
+    _families: tuple[ReferenceFamily, ...] = PrivateAttr(default=BUILTIN_FAMILIES)
+    _ctx: Any = PrivateAttr(default=None)
+
+    def __init__(self, families: Sequence[ReferenceFamily] | None = None, ctx: Any = None, **data: Any):
+        fams = tuple(families) if families is not None else BUILTIN_FAMILIES
+        data.setdefault("family_names", [f"{f.name}:{f.kind}:{f.pattern.pattern}" for f in fams])
+        super().__init__(**data)
+        self._families = fams
+        self._ctx = ctx
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins_crossref.CrossrefExtractor"
+
+    @property
+    def families(self) -> tuple[ReferenceFamily, ...]:
+        return self._families
+
+    def stored_profiles(self, exclude: set[str]) -> dict[str, Profile]:
+        """Profiles of the documents already indexed (a bare one for documents indexed without us)."""
+        ctx = self._ctx
+        if ctx is None or ctx.index is None:
+            return {}
+        out = {}
+        for doc_id, info in ctx.list_documents().items():
+            if doc_id in exclude:
+                continue
+            prof = Profile.from_json(doc_id, info.metadata.get(DOC_KEY))
+            if prof is None:
+                name = str(info.metadata.get("file_name") or info.metadata.get("file_path") or doc_id)
+                prof = Profile(doc_id=doc_id, file_name=name.replace("\\", "/").rsplit("/", 1)[-1])
+            out[doc_id] = prof
+        return out
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        docs, metadata = group_by_document(nodes)
+        ann = run_annotation(docs, metadata, self._families, self.stored_profiles(set(docs)), self.aliases,
+                             self.max_refs_per_chunk)
+        for doc_id, chunks in docs.items():
+            for node in chunks:
+                node.metadata[REFS_KEY] = dump_refs(ann.refs.get(node.node_id, []))
+                exclude_keys(node)
+            chunks[0].metadata[DOC_KEY] = ann.profiles[doc_id].to_json()
+        trace.record("crossref", "extract", documents=len(docs), **ann.stats())
+        return nodes

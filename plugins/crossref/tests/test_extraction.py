@@ -1,0 +1,163 @@
+"""Index-time extraction and resolution, on text alone (no index, no embedder)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ragplugins_crossref.families import BUILTIN_FAMILIES, family
+from ragplugins_crossref.resolve import annotate, cap_refs
+
+
+def run(docs: dict[str, str], meta: dict | None = None, **kw):
+    """Annotate single-chunk documents {doc id: text}; returns {doc id: [records]} and the annotation."""
+    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    metadata = {d: {"file_name": d, **(meta or {}).get(d, {})} for d in docs}
+    ann = annotate(chunks, metadata, kw.pop("families", BUILTIN_FAMILIES), **kw)
+    return {d: ann.refs[f"{d}#0"] for d in docs}, ann
+
+
+def targets(records, kind=None):
+    return {(r["ref"], r["target"]) for r in records if kind is None or r["kind"] == kind}
+
+
+def test_document_mentions_by_title_filename_and_alias():
+    refs, _ = run({
+        "01_due_diligence_report.pdf": "DUE DILIGENCE REPORT\nRevenue grew 45%.",
+        "02_nda.pdf": "NON-DISCLOSURE AGREEMENT\nTerms of confidentiality.",
+        "03_closing_checklist.pdf": "CLOSING CHECKLIST\nItems.",
+        "04_memo.pdf": "MEMO\nSee the Document: Due\nDiligence Report, the Non-Disclosure Agreement, the "
+                       "Closing Checklist and the NDA for details.",
+    }, aliases={"02_nda.pdf": ["NDA"]})
+    got = targets(refs["04_memo.pdf"], "document")
+    assert ("due diligence report", "01_due_diligence_report.pdf") in got   # title across a line break
+    assert ("non disclosure agreement", "02_nda.pdf") in got                # title with a hyphen
+    assert ("closing checklist", "03_closing_checklist.pdf") in got         # numeric prefix stripped
+    assert ("nda", "02_nda.pdf") in got                                      # declared alias
+
+
+def test_guards_short_common_and_lowercase_names():
+    refs, _ = run({
+        "01_customer_consents.pdf": "CUSTOMER CONSENT LETTERS\nStatus of consents.",
+        "02_verifier.md": "# Verifier\nChecks answers.",
+        "03_final_report.pdf": "FINAL REPORT\nThe end.",
+        "04_plan.pdf": "PLAN\nWe recommend obtaining customer consents. The Verifier runs last. "
+                       "See the Final Report.",
+    })
+    # Prose ("customer consents"), a one-word name ("Verifier") and generic words ("Final Report") never link.
+    assert not [r for r in refs["04_plan.pdf"] if r["target"]]
+
+
+def test_labels_resolve_to_defining_heading_and_never_to_own_document():
+    refs, _ = run({
+        "master.md": "# Master Services Agreement\nFees are payable as set out in Exhibit A. "
+                     "Exhibit Z is attached below.\n\n## Exhibit Z - Contacts\nJane Doe.",
+        "exhibit_a.md": "# Exhibit A - Payment Schedule\nPayments are due quarterly.",
+    })
+    got = targets(refs["master.md"], "label")
+    assert ("exhibit a", "exhibit_a.md") in got
+    # Exhibit Z is defined inside master.md itself: kept, but with a null target.
+    assert ("exhibit z", None) in got
+    assert all(r["target"] != "master.md" for r in refs["master.md"])
+
+
+def test_label_caption_must_agree_with_the_definition():
+    refs, _ = run({
+        "agreement.pdf": "PURCHASE AGREEMENT\nThe price is detailed in Exhibit A - Financial Terms.",
+        "consents.pdf": "CONSENT MEMO\nAttachments:\n- Exhibit A: MegaCorp Consent Letter\n",
+    })
+    assert targets(refs["agreement.pdf"], "label") == {("exhibit a", None)}
+
+
+def test_label_owned_elsewhere_and_restated():
+    refs, ann = run({
+        "01_purchase_agreement.pdf": "PURCHASE AGREEMENT\nThe price is detailed in Exhibit A - Financial Terms.",
+        "02_finance_memo.pdf": "FINANCE MEMO\nWe adjust the price set forth in Exhibit A - Financial Terms of the "
+                               "Purchase Agreement.",
+        "03_checklist.pdf": "CHECKLIST\nWire the amount per Exhibit A - Financial Terms.",
+    })
+    # The memo says whose Exhibit A it is ...
+    assert targets(refs["02_finance_memo.pdf"], "label") == {("exhibit a", "01_purchase_agreement.pdf")}
+    assert ann.profiles["02_finance_memo.pdf"].claims == [["exhibit a", "financial terms",
+                                                           "01_purchase_agreement.pdf"]]
+    # ... so the checklist's unqualified Exhibit A belongs to the agreement (consensus owner),
+    assert targets(refs["03_checklist.pdf"], "label") == {("exhibit a", "01_purchase_agreement.pdf")}
+    # and the agreement's own Exhibit A resolves to the memo that restates it.
+    rec = [r for r in refs["01_purchase_agreement.pdf"] if r["kind"] == "label"]
+    assert [(r["target"], r["how"]) for r in rec] == [("02_finance_memo.pdf", "restated")]
+
+
+def test_section_with_owner_after_or_before_resolves_to_its_chunk():
+    chunks = {
+        "master.pdf": [("m#0", "MASTER AGREEMENT\n1. Scope\nGoods."), ("m#1", "4. Quality\n4.3 Inspection. Lots.")],
+        "plan.pdf": [("p#0", "QUALITY PLAN\nThis plan implements Section 4.3(b) of the Master Agreement, "
+                             "Article IV, Section 4.1 of the Master Agreement and the Master Agreement's "
+                             "Section 1. Section 9 applies.")],
+    }
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES)
+    recs = {r["ref"]: r for r in ann.refs["p#0"] if r["kind"] == "section"}
+    assert recs["section 4.3"]["target"] == "master.pdf" and recs["section 4.3"]["chunk"] == "m#1"
+    assert recs["article iv"]["target"] == "master.pdf"          # inherits the chain's owner
+    assert recs["section 1"]["target"] == "master.pdf" and recs["section 1"]["chunk"] == "m#0"  # owner before
+    assert recs["section 9"]["target"] is None                    # unqualified: internal, kept unresolved
+
+
+def test_identifiers_and_citation_keys():
+    refs, _ = run({
+        "rfc9000.txt": "RFC 9000: QUIC: A UDP-Based Multiplexed and Secure Transport\nText.",
+        "iso.md": "# ISO 27001 Information Security Management\nControls.",
+        "paper.md": "# Our Paper\nWe build on RFC 9000 and ISO 27001. As shown in Section 8 of [QUIC21], "
+                    "streams are cheap; see also [NOPE1].\n\n## References\n"
+                    "[QUIC21] Iyengar and Thomson, RFC 9000, 2021.\n",
+    })
+    got = targets(refs["paper.md"])
+    assert ("rfc9000", "rfc9000.txt") in got and ("iso27001", "iso.md") in got
+    assert ("quic21", "rfc9000.txt") in got                        # via the reference list
+    assert ("section 8", "rfc9000.txt") in got                     # "Section 8 of [KEY]"
+    assert not any(r["ref"] == "nope1" for r in refs["paper.md"])  # brackets no reference list defines
+
+
+def test_file_names_in_links():
+    refs, _ = run({"guide.md": "# Guide\nSee [the verifier](docs/verifier.md#setup) and `indexing.md`.",
+                   "verifier.md": "# Verifier\nx", "indexing.md": "# Indexing\ny"})
+    assert targets(refs["guide.md"], "document") == {("verifier.md", "verifier.md"),
+                                                     ("indexing.md", "indexing.md")}
+
+
+def test_unresolved_kept_with_null_target_and_cap_keeps_resolved_first():
+    records = [{"kind": "label", "ref": f"exhibit {c}", "target": None} for c in "abcdefgh"]
+    records.append({"kind": "document", "ref": "x", "target": "x.pdf"})
+    records.append({"kind": "document", "ref": "y", "target": "y.pdf"})
+    capped = cap_refs(records, 4)
+    assert [r["target"] for r in capped] == ["x.pdf", "y.pdf", None, None]
+
+
+def test_custom_family_from_config_spec():
+    from ragplugins_crossref.config import FamilySpec
+
+    spec = FamilySpec(name="doc_cue", kind="document", pattern=r"Document:\s{1,3}(?P<name>[A-Z][\w-]{0,30}(?:[ \t]{1,3}[A-Z][\w-]{0,30}){0,5})")
+    refs, _ = run({"a.pdf": "MEMO\nIntegration kickoff per Document: Integration Plan"},
+                  families=[*BUILTIN_FAMILIES, spec.build()])
+    assert ("integration plan", None) in targets(refs["a.pdf"], "document")   # dangling, kept
+
+
+def test_bad_families_are_reported_by_name():
+    with pytest.raises(ValueError, match="ticket.*named group.*id"):
+        family("ticket", "identifier", r"JIRA-\d+")
+    with pytest.raises(ValueError, match="'broken'.*not a valid regular expression"):
+        family("broken", "identifier", r"(?P<id>[")
+
+
+@pytest.mark.parametrize("text", [
+    "Section " + "1." * 50_000,
+    "[" * 50_000 + "KEY" + "]" * 50_000,
+    "x" * 100_000,
+    "Exhibit " + "A - " * 25_000,
+    ("ab.cd" * 20_000) + ".md",
+], ids=["dotted-section", "nested-brackets", "no-spaces", "label-captions", "dotted-filename"])
+def test_patterns_are_linear_on_adversarial_input(text):
+    docs = {"a.md": [("a#0", text)], "b.md": [("b#0", "# Section Owner Document\n" + text)]}
+    start = time.perf_counter()
+    annotate(docs, {"a.md": {"file_name": "a.md"}, "b.md": {"file_name": "b.md"}}, BUILTIN_FAMILIES)
+    assert time.perf_counter() - start < 3.0

@@ -1,0 +1,212 @@
+"""Through ragplugins: LanceDB round trip, late resolution, vectors untouched, and the query-time hop."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from llama_index.core import Document
+from llama_index.core.ingestion import IngestionPipeline
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+import ragplugins_crossref.plugin as plugin
+from ragplugins import nodes as rnodes
+from ragplugins import trace
+from ragplugins.errors import ConfigError
+from ragplugins.testing import PluginConformance, make_rag
+from ragplugins_crossref import CrossrefExtractor
+from ragplugins_crossref.hop import CrossrefHop
+from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, load_refs
+
+PRICE_Q = "How much does the buyer pay per unit under the Master Agreement?"
+
+
+class TestConformance(PluginConformance):
+    plugin = plugin
+    config = {"max_hops": 1, "chunks_per_hop": 2}
+
+
+@pytest.fixture(scope="module")
+def rag(deal_room, tmp_path_factory, bundled_embed_model):
+    rp = make_rag([plugin], {"top_k": 1, "crossref": {}}, embed_model=bundled_embed_model,
+                  persist_dir=tmp_path_factory.mktemp("idx") / "on")
+    rp.index_paths([deal_room])
+    return rp
+
+
+def stored(rp):
+    return {n.node_id: n for n in rp.context().all_nodes()}
+
+
+def refs_of(rp, doc_id):
+    return [r for n in stored(rp).values() if n.ref_doc_id == doc_id for r in load_refs(n.metadata.get(REFS_KEY))]
+
+
+def test_references_survive_lancedb_and_stay_out_of_embed_and_llm_text(rag):
+    nodes = stored(rag)
+    assert all(isinstance(n.metadata.get(REFS_KEY), str) for n in nodes.values())  # "[]" when none
+    master = {(r["ref"], r["target"]) for r in refs_of(rag, "01_master_agreement.md")}
+    assert ("exhibit b", "02_exhibit_b_pricing.md") in master
+    assert ("information security addendum", "03_information_security_addendum.md") in master
+    assert ("schedule 2", "05_liability_memo.md") in master   # restated there ("... of the Master Agreement")
+    plan = [r for r in refs_of(rag, "04_quality_plan.md") if r["kind"] == "section"]
+    section_chunk = nodes[plan[0]["chunk"]]
+    assert plan[0]["target"] == "01_master_agreement.md" and "4.3 Inspection" in section_chunk.text
+    first = [n for n in nodes.values() if n.ref_doc_id == "01_master_agreement.md" and DOC_KEY in n.metadata
+             and n.metadata[DOC_KEY]]
+    assert json.loads(first[0].metadata[DOC_KEY])["titles"] == ["Master Agreement"]
+    for node in nodes.values():
+        for mode in (MetadataMode.EMBED, MetadataMode.LLM):
+            assert "crossref" not in node.get_content(metadata_mode=mode)
+
+
+def test_vectors_and_text_bit_identical_with_plugin_off(rag, deal_room, tmp_path, bundled_embed_model):
+    off = make_rag([plugin], {"enable": [], "top_k": 1}, embed_model=bundled_embed_model, persist_dir=tmp_path / "off")
+    off.index_paths([deal_room])
+    on_nodes, off_nodes = stored(rag), stored(off)
+    assert on_nodes.keys() == off_nodes.keys()
+    for nid, node in on_nodes.items():
+        assert node.embedding == off_nodes[nid].embedding
+        assert node.text == off_nodes[nid].text
+
+
+def test_late_arrival_resolves_earlier_chunks_without_reembedding(tmp_path, bundled_embed_model, deal_files,
+                                                                  corpus_writer):
+    first = corpus_writer(tmp_path / "a", {k: deal_files[k] for k in ("01_master_agreement.md",)})
+    later = corpus_writer(tmp_path / "b", {k: deal_files[k] for k in ("02_exhibit_b_pricing.md",)})
+    rp = make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rp.index_paths([first])
+    assert ("exhibit b", None) in {(r["ref"], r["target"]) for r in refs_of(rp, "01_master_agreement.md")}
+    before = {nid: n.embedding for nid, n in stored(rp).items()}
+    rp.index_paths([later])
+    after = stored(rp)
+    assert ("exhibit b", "02_exhibit_b_pricing.md") in {(r["ref"], r["target"]) for r in
+                                                        refs_of(rp, "01_master_agreement.md")}
+    assert all(after[nid].embedding == vec for nid, vec in before.items())
+    rp.delete_documents(["02_exhibit_b_pricing.md"])
+    assert ("exhibit b", None) in {(r["ref"], r["target"]) for r in refs_of(rp, "01_master_agreement.md")}
+
+
+def test_works_in_a_plain_ingestion_pipeline(deal_files):
+    docs = [Document(text=t, id_=name, metadata={"file_name": name}) for name, t in deal_files.items()]
+    pipeline = IngestionPipeline(transformations=[SentenceSplitter(chunk_size=256, chunk_overlap=0),
+                                                  CrossrefExtractor()])
+    nodes = pipeline.run(documents=docs)
+    master = [r for n in nodes if n.ref_doc_id == "01_master_agreement.md" for r in load_refs(n.metadata[REFS_KEY])]
+    assert ("exhibit b", "02_exhibit_b_pricing.md") in {(r["ref"], r["target"]) for r in master}
+    assert all(REFS_KEY in n.excluded_embed_metadata_keys and REFS_KEY in n.excluded_llm_metadata_keys
+               for n in nodes)
+
+
+def test_hop_follows_the_reference_the_query_needs(rag):
+    result = rag.search(PRICE_Q)
+    first_docs = [n.node.ref_doc_id for n in result.first_stage]
+    assert "02_exhibit_b_pricing.md" not in first_docs and "01_master_agreement.md" in first_docs
+    hopped = [n for n in result.final if "crossref" in rnodes.tags(n)]
+    assert hopped and {n.node.ref_doc_id for n in hopped} == {"02_exhibit_b_pricing.md"}
+    tag = rnodes.tags(hopped[0])["crossref"]
+    assert tag["via_crossref"] and tag["ref"].startswith("Exhibit B") and tag["from_doc"] == "01_master_agreement.md"
+    assert "84.50 EUR" in hopped[0].node.get_content()
+    assert hopped[0].node.metadata[REFS_KEY] is not None   # stored metadata travels with the hopped chunk
+    # The first stage is left alone and the decision is in the trace.
+    assert [n.node.node_id for n in result.first_stage] == result.trace.first_stage
+    assert result.final[: len(result.first_stage)] == result.first_stage
+    decision = result.trace.get("crossref", "hop")
+    assert decision["chosen"] == ["02_exhibit_b_pricing.md"]
+    considered = {c["target"]: c["best"] for c in decision["considered"]}
+    # Query-aware: the pricing exhibit outscored the other referenced documents.
+    assert considered["02_exhibit_b_pricing.md"] == max(v for v in considered.values() if v is not None)
+
+
+def test_hop_respects_the_callers_filters(rag):
+    no_exhibit = MetadataFilters(filters=[MetadataFilter(key="file_name", value="02_exhibit_b_pricing.md",
+                                                         operator=FilterOperator.NE)])
+    result = rag.search(PRICE_Q, filters=no_exhibit)
+    assert all(n.node.ref_doc_id != "02_exhibit_b_pricing.md" for n in result.final)
+
+
+def test_gate_is_relative_to_the_best_candidate(rag):
+    first = rag.search(PRICE_Q).first_stage
+    for gate, expect_hop in ((1.5, False), (0.0, True)):
+        hop = CrossrefHop(ctx=rag.context(), gate=gate)
+        with trace.scope(PRICE_Q) as tr:
+            out = hop.postprocess_nodes(list(first), query_bundle=QueryBundle(PRICE_Q))
+        decision = tr.get("crossref", "hop")
+        assert decision["considered"]                     # references were there either way
+        assert bool(decision["chosen"]) is expect_hop
+        assert (len(out) > len(first)) is expect_hop
+        best = max(rnodes.dense_cosine(n) or 0 for n in first)
+        assert decision["threshold"] == pytest.approx(gate * best, abs=1e-3)
+
+
+def test_never_hops_from_a_hopped_chunk_and_places_after_referrer(rag):
+    ctx = rag.context()
+    first = rag.search(PRICE_Q).final
+    hop = CrossrefHop(ctx=ctx, max_hops=3, trigger_depth=10, placement="after_referrer", gate=0.0)
+    hopped_only = [n for n in first if "crossref" in rnodes.tags(n)]
+    with trace.scope(PRICE_Q):
+        out = hop.postprocess_nodes(hopped_only, query_bundle=QueryBundle(PRICE_Q))
+    assert out == hopped_only   # hopped chunks never trigger another hop
+    master = [n for n in rag.search(PRICE_Q).first_stage if n.node.ref_doc_id == "01_master_agreement.md"][:1]
+    with trace.scope(PRICE_Q):
+        canteen = next(n for n in stored(rag).values() if n.ref_doc_id == "06_canteen_notice.md")
+        out = hop.postprocess_nodes(master + [NodeWithScore(node=canteen, score=0.0)],
+                                    query_bundle=QueryBundle(PRICE_Q))
+    assert out[0] is master[0] and "crossref" in rnodes.tags(out[1])   # right after its referrer
+    assert out[-1].node.ref_doc_id == "06_canteen_notice.md"
+
+
+def test_hop_and_extraction_switch_off_separately(deal_room, tmp_path, bundled_embed_model):
+    rp = make_rag([plugin], {"top_k": 1, "crossref": {"hop": False}}, embed_model=bundled_embed_model,
+                  persist_dir=tmp_path / "idx")
+    rp.index_paths([deal_room])
+    assert refs_of(rp, "01_master_agreement.md")
+    assert rp.search(PRICE_Q).final == rp.search(PRICE_Q).first_stage
+    rp2 = make_rag([plugin], {"crossref": {"extract": False}}, embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "idx2")
+    assert not any(isinstance(t, CrossrefExtractor) for t in rp2.transformations())
+    assert any(type(p.inner).__name__ == "CrossrefHop" for p in rp2.postprocessors())
+
+
+def test_instrumentation_reports_the_hop(rag):
+    result = rag.search(PRICE_Q)
+
+    class Row:
+        expected_sources = ["02_exhibit_b_pricing.md"]
+
+    values = plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, Row(), result.first_stage,
+                                               result.final, lambda text: "84.50 EUR" in text)
+    assert values["fired"] is True and values["hit_expected_source"] is True
+    assert values["hopped_relevant_share"] > 0 and values["chunks_added"] >= 1
+
+
+def test_bad_config_names_the_key(tmp_path):
+    with pytest.raises(ConfigError, match="max_hopz"):
+        make_rag([plugin], {"crossref": {"max_hopz": 2}})
+    with pytest.raises(ConfigError, match="pattern"):
+        make_rag([plugin], {"crossref": {"families": [{"name": "t", "kind": "identifier", "pattern": "(?P<id>["}]}})
+    with pytest.raises(ConfigError, match="'t'.*named group.*id"):
+        make_rag([plugin], {"crossref": {"families": [{"name": "t", "kind": "identifier", "pattern": r"T-\d+"}]}})
+
+
+def test_families_from_another_plugin(tmp_path, bundled_embed_model, corpus_writer):
+    import ragplugins
+    from ragplugins_crossref import family
+
+    class TicketFamilies:
+        @ragplugins.hookimpl
+        def ragplugins_plugin_info(self):
+            return ragplugins.PluginInfo(name="tickets", version="0")
+
+        @ragplugins.hookimpl(optionalhook=True)
+        def ragplugins_crossref_families(self):
+            return [family("ticket", "identifier", r"\b(?P<id>OPS-\d{1,6})\b")]
+
+    corpus = corpus_writer(tmp_path / "c", {"ops-4711.md": "# OPS-4711 Outage Report\nDisk full.",
+                                           "review.md": "# Weekly Review\nSee OPS-4711 for the outage."})
+    rp = make_rag([plugin, TicketFamilies()], {"enable": ["crossref", "tickets"]},
+                  embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rp.index_paths([corpus])
+    assert ("ops4711", "ops-4711.md") in {(r["ref"], r["target"]) for r in refs_of(rp, "review.md")}
