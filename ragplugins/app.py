@@ -338,8 +338,9 @@ class RagPlugins:
     def base_retriever(self, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
                        top_k: int | None = None) -> BaseRetriever:
         index = index or self.index()
-        return search.HybridRetriever(index, self.context(index).embed_query, top_k=top_k or self.config.core.top_k,
-                                      mode=self.config.core.retrieval, filters=filters)
+        core = self.config.core
+        return search.HybridRetriever(index, self.context(index).embed_query, top_k=top_k or core.top_k,
+                                      mode=core.retrieval, filters=filters, fusion_depth=core.fusion_depth)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
                   filters: MetadataFilters | None = None, top_k: int | None = None) -> RagRetriever:

@@ -37,6 +37,9 @@ class CoreSettings(BaseModel):
     retrieval: Literal["hybrid", "dense"] = Field(
         "hybrid", description="First stage: dense + BM25 fused by RRF (k=60), or dense only.")
     top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")
+    fusion_depth: int = Field(
+        50, ge=1, le=1000, description="Hybrid: each leg (dense, BM25) ranks at least this many candidates before "
+                                      "RRF fusion cuts to top_k, so agreement between the legs below top_k counts.")
     splitter: Literal["auto", "sentence", "markdown"] = Field(
         "auto", description="Chunking: 'auto' splits Markdown files at headings first, then every document "
                             "with SentenceSplitter; 'sentence' only SentenceSplitter; 'markdown' treats all as Markdown.")

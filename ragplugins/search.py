@@ -177,9 +177,11 @@ class HybridRetriever(BaseRetriever):
     """The core first stage: dense, or dense + BM25 fused by RRF (k = 60)."""
 
     def __init__(self, index: VectorStoreIndex, embed_query: EmbedFn, top_k: int = 20,
-                 mode: str = "hybrid", filters: MetadataFilters | None = None, **kwargs: Any):
+                 mode: str = "hybrid", filters: MetadataFilters | None = None, fusion_depth: int = 50,
+                 **kwargs: Any):
         super().__init__(**kwargs)
         self.index, self.embed_query, self.top_k, self.mode, self.filters = index, embed_query, top_k, mode, filters
+        self.fusion_depth = fusion_depth
 
     @classmethod
     def class_name(cls) -> str:
@@ -188,13 +190,14 @@ class HybridRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
         embedding = self.embed_query(query)
+        depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
         with trace.timed("dense"):
-            dense = dense_search(self.index, query, embedding, self.top_k, self.filters)
+            dense = dense_search(self.index, query, embedding, depth, self.filters)
         if self.mode == "dense":
             return dense
         with trace.timed("sparse"):
             try:
-                sparse = sparse_search(self.index, query, self.top_k, self.filters)
+                sparse = sparse_search(self.index, query, depth, self.filters)
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []

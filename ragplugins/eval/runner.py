@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import fcntl
 import hashlib
 import inspect
 import json
@@ -243,12 +244,20 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             cfg["persist_dir"] = str(cache / fp)
             rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
             done = cache / fp / "COMPLETE"
-            if force_reindex and fp not in run.meta["indexes"] and (cache / fp).exists():
-                shutil.rmtree(cache / fp)
-            if not done.exists():
-                bar.update(task, description=f"indexing for arm {arm.name}")
-                rp.index_paths(paths)
-                done.write_text("ok")
+            cache.mkdir(parents=True, exist_ok=True)
+            # A lock per index: concurrent eval runs sharing the cache must not build it twice.
+            with open(cache / f"{fp}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if force_reindex and fp not in run.meta["indexes"] and (cache / fp).exists():
+                    shutil.rmtree(cache / fp)
+                    rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+                if not done.exists():
+                    if (cache / fp).exists():  # a build that died half way
+                        shutil.rmtree(cache / fp)
+                        rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+                    bar.update(task, description=f"indexing for arm {arm.name}")
+                    rp.index_paths(paths)
+                    done.write_text("ok")
             run.meta["indexes"][arm.name] = fp
             if fp not in covered:
                 covered[fp] = _coverage(rp, gold)

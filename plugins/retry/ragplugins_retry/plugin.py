@@ -1,9 +1,125 @@
-"""Hook implementations of the retry plugin (skeleton: contributes nothing yet)."""
+"""Hook implementations of the retry plugin."""
+
+from __future__ import annotations
+
+from typing import Any
 
 import ragplugins
-from ragplugins_retry import __version__
+from ragplugins_retry import __version__, hookspecs
+from ragplugins_retry.config import RetryConfig
+from ragplugins_retry.dense_contrast import DenseContrastSignal
+from ragplugins_retry.keywords import KeywordsStrategy
+from ragplugins_retry.llm import LLMStrategy
+from ragplugins_retry.prf import PseudoRelevanceFeedbackStrategy
+from ragplugins_retry.query_coverage import QueryCoverageSignal
+from ragplugins_retry.rerank_probability import RerankProbabilitySignal
+from ragplugins_retry.retriever import PLUGIN, RetryRetriever
+from ragplugins_retry.signal import RetrySignal
+from ragplugins_retry.strategy import RetryStrategy
+
+@ragplugins.hookimpl
+def ragplugins_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @ragplugins.hookimpl
 def ragplugins_plugin_info():
-    return ragplugins.PluginInfo(name="retry", version=__version__, description="(skeleton, not implemented yet)")
+    return ragplugins.PluginInfo(
+        name=PLUGIN, version=__version__, config_model=RetryConfig,
+        description="Detect weak evidence after the first stage, reformulate once, keep the better set.")
+
+
+@ragplugins.hookimpl
+def ragplugins_retry_signals(config: RetryConfig):
+    return [QueryCoverageSignal(), DenseContrastSignal(), RerankProbabilitySignal()]
+
+
+@ragplugins.hookimpl
+def ragplugins_retry_strategies(config: RetryConfig):
+    llm = LLMStrategy() if config.llm_prompt is None else LLMStrategy(prompt=_template(config.llm_prompt))
+    return [KeywordsStrategy(), llm,
+            PseudoRelevanceFeedbackStrategy(feedback_docs=config.prf_feedback_docs, terms=config.prf_terms)]
+
+
+def _template(prompt: str):
+    from llama_index.core.prompts import PromptTemplate
+
+    return PromptTemplate(prompt)
+
+
+def _collect(hook: str, config: RetryConfig, kind: type, pm: Any) -> dict[str, Any]:
+    if pm is None:  # a hand-built context without a plugin manager: the built-ins only
+        found = (ragplugins_retry_signals if hook == "ragplugins_retry_signals" else ragplugins_retry_strategies)(
+            config)
+    else:
+        found = [item for result in getattr(pm.hook, hook)(config=config)
+                 for item in (result if isinstance(result, (list, tuple)) else [result])]
+    out: dict[str, Any] = {}
+    for item in found:
+        if not isinstance(item, kind):
+            raise TypeError(f"{hook} returned {type(item).__name__}, expected a {kind.__name__}")
+        if item.name in out:
+            raise ValueError(f"two {kind.__name__}s are named {item.name!r} ({type(out[item.name]).__name__} and "
+                             f"{type(item).__name__}); rename one, the config selects by name")
+        out[item.name] = item
+    return out
+
+
+def signals(config: RetryConfig, pm: Any = None) -> dict[str, RetrySignal]:
+    """Every signal registered with the plugin manager ``pm`` (``ctx.pluginmanager``), by name."""
+    return _collect("ragplugins_retry_signals", config, RetrySignal, pm)
+
+
+def strategies(config: RetryConfig, pm: Any = None) -> dict[str, RetryStrategy]:
+    """Every reformulation strategy registered with ``pm``, by name."""
+    return _collect("ragplugins_retry_strategies", config, RetryStrategy, pm)
+
+
+def _pick(kind: str, name: str, available: dict[str, Any]) -> Any:
+    if name not in available:
+        raise ValueError(f"[ragplugins.retry] {kind} = {name!r}: no such {kind}; available: "
+                         f"{', '.join(sorted(available))} (other plugins add more through "
+                         f"ragplugins_retry_{kind}s)")
+    return available[name]
+
+
+def resolve(config: RetryConfig, pm: Any = None) -> tuple[RetrySignal, RetryStrategy, float]:
+    """The signal, strategy and threshold the config names (fresh objects: prompts are per retriever)."""
+    signal = _pick("signal", config.signal, signals(config, pm))
+    strategy = _pick("strategy", config.strategy, strategies(config, pm))
+    return signal, strategy, signal.default_threshold if config.threshold is None else config.threshold
+
+
+@ragplugins.hookimpl
+def ragplugins_retriever_wrappers(config: RetryConfig, ctx):
+    resolve(config, ctx.pluginmanager)  # a misspelt name fails when the pipeline is built, not on first use
+
+    def wrap(inner):
+        signal, strategy, threshold = resolve(config, ctx.pluginmanager)
+        return RetryRetriever(inner, ctx, signal=signal, strategy=strategy, threshold=threshold)
+
+    return [ragplugins.Contribution(wrap, stage="sufficiency")]
+
+
+@ragplugins.hookimpl
+def ragplugins_eval_instrument(config: RetryConfig, trace, row, first_stage, final, is_relevant):
+    decision = trace.get(PLUGIN, "decision") if trace is not None else None
+    if not decision:
+        return {"fired": False, "no_signal": None, "attempted": None, "kept_retry": None, "retry_ms": 0.0}
+    fired = bool(decision.get("fired"))
+    return {
+        "fired": fired,
+        "no_signal": decision.get("score_before") is None,
+        "attempted": bool(decision.get("attempted")) if fired else None,
+        "kept_retry": decision.get("kept") == "retry" if fired else None,
+        "score_before": decision.get("score_before"),
+        "score_after": decision.get("score_after"),
+        "retry_ms": float(decision.get("retry_ms") or 0.0),
+    }
+
+
+@ragplugins.hookimpl
+def ragplugins_register_commands(cli):
+    from ragplugins_retry.calibrate import retry_group
+
+    cli.add_command(retry_group)

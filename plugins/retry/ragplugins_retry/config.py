@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class RetryConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    signal: str = Field(
+        "query_coverage",
+        description="How weak evidence is judged: 'query_coverage' (idf-weighted share of the question's "
+                    "terms the best top candidate contains), 'dense_contrast' ((top cosine - mean cosine of "
+                    "ranks 6+) / (1 - that mean)), 'rerank_probability' (the highest calibrated "
+                    "reranker probability a first-stage reranker put on the candidates), or a signal another "
+                    "plugin registers.")
+    threshold: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="Retry when the signal is below this. Unset: the signal's own default (query_coverage "
+                    "0.2, dense_contrast 0.12, rerank_probability 0.5). Choose it on your data with "
+                    "`ragplugins retry calibrate --gold FILE`.")
+    strategy: str = Field(
+        "keywords",
+        description="How the query is reformulated: 'keywords' (drop stopwords and question scaffolding; "
+                    "deterministic), 'prf' (pseudo-relevance feedback: append terms that distinguish the "
+                    "top candidates; deterministic), 'llm' (the host's LLM rewrites it), or a strategy "
+                    "another plugin registers.")
+    prf_feedback_docs: int = Field(3, ge=1, le=50,
+                                   description="'prf': how many top candidates the expansion terms come from.")
+    prf_terms: int = Field(5, ge=1, le=50, description="'prf': how many expansion terms are appended.")
+    llm_prompt: str | None = Field(
+        None,
+        description="'llm': the reformulation prompt (a template with a {query} placeholder that must "
+                    "ask for JSON {\"query\": ...}). Unset: the built-in prompt.")
+
+    @field_validator("llm_prompt")
+    @classmethod
+    def _prompt_has_query(cls, value: str | None) -> str | None:
+        if value is not None and "{query}" not in value:
+            raise ValueError("the prompt must contain the placeholder {query}; add it where the question goes")
+        return value

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from ragplugins import nodes as rp_nodes
+from ragplugins import trace
+from ragplugins_retry.signal import Measurement, RetrySignal
+from ragplugins_retry.strategy import Reformulation, RetryStrategy
+
+PLUGIN = "retry"
+
+
+class RetryRetriever(BaseRetriever):
+    """Wraps any retriever: judge the candidates, reformulate once when they are weak, keep the better set.
+
+    Exactly one retry. The retry set replaces the original only when the same
+    signal, measured against the user's question, is strictly higher; the two
+    sets are never merged. The decision, both scores, the reformulated query
+    and the kept set are recorded in the trace under ``retry/decision``.
+    """
+
+    def __init__(self, inner: BaseRetriever, ctx: Any, signal: RetrySignal, strategy: RetryStrategy,
+                 threshold: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.inner, self.ctx, self.signal, self.strategy, self.threshold = inner, ctx, signal, strategy, threshold
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins_retry.RetryRetriever"
+
+    # -- prompts (the llm strategy's prompt is overridable like any LlamaIndex prompt) --
+    def _get_prompts(self) -> dict[str, Any]:
+        return self.strategy.prompts()
+
+    def _update_prompts(self, prompts: dict[str, Any]) -> None:
+        self.strategy.update_prompts(prompts)
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {}
+
+    # -- retrieval -----------------------------------------------------
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str
+        first = self.inner.retrieve(query_bundle)
+        before = self.signal.measure(query, first, self.ctx, retrieved_for=query)
+        if not self._fires(before, first):
+            return first
+        start = time.perf_counter()
+        with trace.timed("retry"):
+            new = self.strategy.reformulate(query, first, self.ctx)
+            # A fresh bundle: LlamaIndex caches the query embedding on the bundle it is given.
+            second = self.inner.retrieve(QueryBundle(query_str=new.query)) if new.query else None
+        return self._decide(query, first, before, new, second, start)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str
+        first = await self.inner.aretrieve(query_bundle)
+        before = self.signal.measure(query, first, self.ctx, retrieved_for=query)
+        if not self._fires(before, first):
+            return first
+        start = time.perf_counter()
+        with trace.timed("retry"):
+            new = await self.strategy.areformulate(query, first, self.ctx)
+            second = await self.inner.aretrieve(QueryBundle(query_str=new.query)) if new.query else None
+        return self._decide(query, first, before, new, second, start)
+
+    # -- the decision --------------------------------------------------
+    def _base(self, before: Measurement) -> dict[str, Any]:
+        return {"signal": self.signal.name, "threshold": self.threshold, "score_before": _round(before.value),
+                "signal_details": before.details}
+
+    def _fires(self, before: Measurement, first: list[NodeWithScore]) -> bool:
+        if not first:
+            trace.record(PLUGIN, "decision", **self._base(before), fired=False, kept="original",
+                         reason="the first stage returned nothing")
+            return False
+        if before.value is None:
+            trace.record(PLUGIN, "decision", **self._base(before), fired=False, kept="original",
+                         reason=f"no signal: {before.reason}")
+            return False
+        if before.value >= self.threshold:
+            trace.record(PLUGIN, "decision", **self._base(before), fired=False, kept="original",
+                         reason="evidence is not weak (signal at or above the threshold)")
+            return False
+        return True
+
+    def _decide(self, query: str, first: list[NodeWithScore], before: Measurement, new: Reformulation,
+                second: list[NodeWithScore] | None, start: float) -> list[NodeWithScore]:
+        record = {**self._base(before), "fired": True, "strategy": self.strategy.name,
+                  "reformulated": new.query, "strategy_details": new.details}
+        if second is None:
+            trace.record(PLUGIN, "decision", **record, attempted=False, kept="original",
+                         reason=f"no reformulation: {new.reason}",
+                         retry_ms=round((time.perf_counter() - start) * 1000, 2))
+            return first
+        after = self.signal.measure(query, second, self.ctx, retrieved_for=new.query)
+        keep = after.value is not None and after.value > before.value
+        if keep:
+            reason = "the retry set scored strictly higher on the same signal"
+        elif after.value is None:
+            reason = f"no signal on the retry set ({after.reason}); kept the original"
+        else:
+            reason = "the retry set did not score strictly higher; kept the original"
+        trace.record(PLUGIN, "decision", **record, attempted=True, score_after=_round(after.value),
+                     kept="retry" if keep else "original", reason=reason,
+                     retry_ms=round((time.perf_counter() - start) * 1000, 2))
+        if not keep:
+            return first
+        return [rp_nodes.tag(n, PLUGIN, reformulated=new.query) for n in second]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -1,0 +1,36 @@
+"""The contract of a weak-evidence signal, and the value it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from llama_index.core.bridge.pydantic import BaseModel
+from llama_index.core.schema import NodeWithScore
+
+
+@dataclass
+class Measurement:
+    """A signal's value for one candidate set; ``value`` None means it could not be computed (``reason`` says why)."""
+
+    value: float | None
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class RetrySignal(BaseModel):
+    """Judges a candidate set against the user's question: higher = stronger evidence, in [0, 1].
+
+    ``measure`` is called on the original set and on the retry set with the
+    same ``query`` (the user's question); ``retrieved_for`` is the query the
+    set was retrieved with, so a signal knows whether per-query annotations on
+    the nodes refer to ``query``.
+    """
+
+    name: ClassVar[str]
+    default_threshold: ClassVar[float]
+    # Thresholds the calibrate command tabulates.
+    calibration_grid: ClassVar[tuple[float, ...]] = tuple(round(0.05 * i, 2) for i in range(1, 20))
+
+    def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+        raise NotImplementedError

@@ -1,0 +1,41 @@
+"""The contract of a reformulation strategy, and what it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from llama_index.core.bridge.pydantic import BaseModel
+from llama_index.core.schema import NodeWithScore
+
+
+@dataclass
+class Reformulation:
+    """A reformulated query, or ``query`` None with the ``reason`` no retry is made."""
+
+    query: str | None
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def same_query(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+class RetryStrategy(BaseModel):
+    """Turns the question (and the weak first candidate set) into one new query."""
+
+    name: ClassVar[str]
+
+    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+        raise NotImplementedError
+
+    async def areformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+        return self.reformulate(query, nodes, ctx)
+
+    def prompts(self) -> dict[str, Any]:
+        """PromptTemplates the strategy uses (exposed through the retriever's PromptMixin)."""
+        return {}
+
+    def update_prompts(self, prompts: dict[str, Any]) -> None:
+        """Replace prompts by name; strategies without prompts ignore it."""

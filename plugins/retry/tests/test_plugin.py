@@ -1,0 +1,197 @@
+import json
+from typing import ClassVar
+
+import pytest
+from click.testing import CliRunner
+
+import ragplugins
+import ragplugins_retry.plugin as plugin
+from ragplugins.errors import ConfigError
+from ragplugins.testing import FakeLLM, PluginConformance
+from ragplugins_retry import Measurement, RetrySignal
+
+from retry_testkit import ScriptedRetriever, node, rag_with
+
+
+class TestConformance(PluginConformance):
+    plugin = plugin
+    config = {"signal": "query_coverage", "threshold": 0.3, "strategy": "keywords"}
+
+
+QUESTION = "What is the annual fee of the agreement?"
+
+
+def test_end_to_end_fires_reformulates_and_keeps_the_set_the_trace_names(tiny_rag, bundled_embed_model):
+    off, _ = tiny_rag
+    # Threshold 1.0: fires unless the best top chunk holds every question term.
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "query_coverage", "threshold": 1.0})
+    result = rag.search("Which espresso pump pressure do the fees mention?")
+    decision = result.trace.get("retry", "decision")
+    assert decision["fired"] and decision["attempted"]
+    assert decision["reformulated"] == "espresso pump pressure fees mention"
+    assert decision["score_before"] < 1.0 and decision["score_after"] is not None
+    ids = [n.node.node_id for n in result.first_stage]
+    if decision["kept"] == "retry":
+        expected = [n.node.node_id for n in off.search(decision["reformulated"]).first_stage]
+        assert decision["score_after"] > decision["score_before"]
+    else:
+        expected = [n.node.node_id for n in off.search("Which espresso pump pressure do the fees mention?")
+                    .first_stage]
+    assert ids == expected
+
+
+def test_the_default_config_records_a_decision_on_every_query(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {})
+    decision = rag.search(QUESTION).trace.get("retry", "decision")
+    assert decision["signal"] == "query_coverage" and decision["threshold"] == 0.2
+    assert decision["score_before"] is not None and "fired" in decision
+
+
+def test_no_dense_signal_on_a_tiny_candidate_set_means_no_retry(tiny_rag, bundled_embed_model):
+    # Five candidates: ranks 6+ (the contrast's background) do not exist.
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "dense_contrast", "threshold": 1.0})
+    off, _ = tiny_rag
+    result = rag.search(QUESTION, top_k=5)
+    decision = result.trace.get("retry", "decision")
+    assert decision["fired"] is False and "only 5 of 5 candidates" in decision["reason"]
+    assert "the contrast needs 6" in decision["reason"]
+    assert [n.node.node_id for n in result.first_stage] == [n.node.node_id for n in
+                                                           off.search(QUESTION, top_k=5).first_stage]
+
+
+def test_bm25_only_candidates_without_vectors_give_no_signal(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "dense_contrast", "threshold": 1.0})
+    base = ScriptedRetriever({QUESTION: [node(f"bm25-{i}", f"fee text {i}") for i in range(8)]})
+    result = rag.search(QUESTION, base=base)
+    decision = result.trace.get("retry", "decision")
+    assert decision["fired"] is False and "only 0 of 8 candidates carry a dense cosine" in decision["reason"]
+    assert base.calls == [QUESTION]
+
+
+def test_the_query_engine_carries_the_decision(tiny_rag, bundled_embed_model):
+    llm = FakeLLM(responder=lambda p: '{"query": "espresso pump pressure in bar"}'
+                  if "Rewrite it once" in p else "9 bar", prompts=[])
+    rag = rag_with(tiny_rag, bundled_embed_model, {"strategy": "llm", "threshold": 1.0}, llm=llm)
+    response = rag.query_engine().query("Which espresso pump pressure do the fees mention?")
+    decision = response.metadata["ragplugins"]["plugins"]["retry"]["decision"]
+    assert decision["fired"] and decision["strategy"] == "llm"
+    assert decision["reformulated"] == "espresso pump pressure in bar"
+    assert str(response) == "9 bar"
+
+
+def test_a_misspelt_signal_or_strategy_fails_when_the_pipeline_is_built(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "dense_contarst"})
+    with pytest.raises(Exception, match=r"signal = 'dense_contarst': no such signal; available: dense_contrast"):
+        rag.retriever()
+    rag = rag_with(tiny_rag, bundled_embed_model, {"strategy": "rm3"})
+    with pytest.raises(Exception, match=r"strategy = 'rm3': no such strategy; available: keywords, llm, prf"):
+        rag.retriever()
+
+
+def test_bad_config_values_name_the_key(tiny_rag, bundled_embed_model):
+    with pytest.raises(ConfigError, match=r"llm_prompt.*placeholder \{query\}"):
+        rag_with(tiny_rag, bundled_embed_model, {"llm_prompt": "Rewrite the question."})
+    with pytest.raises(ConfigError, match=r"threshold = 1.5"):
+        rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.5})
+
+
+class LengthSignal(RetrySignal):
+    """A third-party signal: longer top chunks = stronger evidence."""
+
+    name: ClassVar[str] = "top_length"
+    default_threshold: ClassVar[float] = 0.99
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "tests.LengthSignal"
+
+    def measure(self, query, nodes, ctx, retrieved_for):
+        return Measurement(min(1.0, len(nodes[0].node.get_content()) / 10_000), "")
+
+
+class ThirdParty:
+    """A plugin that only adds a signal to the retry plugin, through its published hook."""
+
+    @ragplugins.hookimpl
+    def ragplugins_plugin_info(self):
+        return ragplugins.PluginInfo(name="lengthsignal", version="0.0.1")
+
+    @ragplugins.hookimpl(optionalhook=True)
+    def ragplugins_retry_signals(self, config):
+        return [LengthSignal()]
+
+
+def test_other_plugins_add_signals_through_the_hook(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "top_length"}, extra=[ThirdParty()])
+    decision = rag.search(QUESTION).trace.get("retry", "decision")
+    assert decision["signal"] == "top_length" and decision["threshold"] == 0.99 and decision["fired"] is True
+
+
+class Shadowing(ThirdParty):
+    @ragplugins.hookimpl(optionalhook=True)
+    def ragplugins_retry_signals(self, config):
+        return [type("Fake", (LengthSignal,), {"name": "query_coverage"})()]
+
+
+def test_a_signal_name_taken_twice_is_an_error_not_a_silent_override(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {}, extra=[Shadowing()])
+    with pytest.raises(Exception, match=r"two RetrySignals are named 'query_coverage'"):
+        rag.retriever()
+
+
+def test_eval_instrumentation_reports_the_decision(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.0})
+    result = rag.search("Which espresso pump pressure do the fees mention?")
+    values = plugin.ragplugins_eval_instrument(config=None, trace=result.trace, row=None,
+                                               first_stage=result.first_stage, final=result.final,
+                                               is_relevant=lambda t: False)
+    decision = result.trace.get("retry", "decision")
+    assert values["fired"] is True and values["attempted"] is True
+    assert values["kept_retry"] == (decision["kept"] == "retry")
+    assert values["score_before"] == decision["score_before"] and values["retry_ms"] > 0
+    quiet = plugin.ragplugins_eval_instrument(config=None, trace=ragplugins.trace.Trace(), row=None,
+                                              first_stage=[], final=[], is_relevant=lambda t: False)
+    assert quiet["fired"] is False and quiet["kept_retry"] is None
+
+
+def _cli():
+    from ragplugins.cli import cli
+
+    plugin.ragplugins_register_commands(cli=cli)
+    return cli
+
+
+def test_calibrate_prints_the_threshold_table_of_the_users_corpus(tmp_path, tiny_rag):
+    _, root = tiny_rag
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps(r) for r in [
+        {"query": "What is the annual fee?", "expected": ["120,000 EUR"]},
+        {"query": "How often is the boiler descaled?", "expected": ["every 200 cycles"]},
+        {"query": "Which notice period applies to termination?", "expected": ["90 days written notice"]},
+    ]))
+    config = tmp_path / "ragplugins.toml"
+    config.write_text(f'[ragplugins]\nenable = ["retry"]\npersist_dir = "{tmp_path / "idx"}"\n'
+                      f'[ragplugins.retry]\nthreshold = 0.25\n')
+    cli = _cli()
+    empty = CliRunner().invoke(cli, ["-c", str(config), "retry", "calibrate", "--gold", str(gold)])
+    assert empty.exit_code != 0 and "is empty; pass --corpus PATH" in empty.output
+    run = CliRunner().invoke(cli, ["-c", str(config), "retry", "calibrate", "--gold", str(gold),
+                                   "--corpus", str(root / "corpus"), "--miss-at", "1", "--json"])
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.output[run.output.index("{"):])
+    rows = data["rows"]
+    assert [r["id"] for r in rows] == ["gold:1", "gold:2", "gold:3"]
+    coverage = [r["values"]["query_coverage"] for r in rows]
+    table = {line["threshold"]: line for line in data["tables"]["query_coverage"]}
+    for t, line in table.items():
+        assert line["fires"] == sum(v < t for v in coverage)
+        assert line["misses_caught"] == sum(v < t and r["miss"] for v, r in zip(coverage, rows))
+    text = CliRunner().invoke(cli, ["-c", str(config), "retry", "calibrate", "--gold", str(gold),
+                                    "--signal", "query_coverage"])
+    assert text.exit_code == 0, text.output
+    assert "3 questions" in text.output and "signal query_coverage" in text.output
+    assert "0.25" in text.output and "<- current" in text.output
+    assert "dense_contrast" not in text.output
+    bad = CliRunner().invoke(cli, ["-c", str(config), "retry", "calibrate", "--gold", str(gold),
+                                   "--signal", "cosine"])
+    assert bad.exit_code != 0 and "no signal named 'cosine'" in bad.output

@@ -1,0 +1,75 @@
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from ragplugins.nodes import annotate
+from ragplugins_retry import DenseContrastSignal, QueryCoverageSignal, RerankProbabilitySignal
+
+from retry_testkit import node
+
+
+def _ctx(query_vec):
+    return SimpleNamespace(embed_query=lambda text: list(query_vec))
+
+
+def _unit(cos):
+    """A 2-d unit vector whose cosine with (1, 0) is ``cos``."""
+    return [cos, math.sqrt(1 - cos * cos)]
+
+
+def test_contrast_is_top_against_the_mean_of_ranks_six_and_below():
+    cosines = [0.9, 0.5, 0.45, 0.4, 0.35, 0.3, 0.2, 0.1]
+    nodes = [node(f"n{i}", embedding=_unit(c)) for i, c in enumerate(reversed(cosines))]  # order must not matter
+    m = DenseContrastSignal().measure("q", nodes, _ctx([1.0, 0.0]), retrieved_for="q")
+    background = (0.3 + 0.2 + 0.1) / 3
+    assert m.value == pytest.approx((0.9 - background) / (1 - background), abs=1e-9)
+    assert m.details["cosines"] == 8 and m.details["from_vectors"] == 8
+
+
+def test_contrast_measures_unnormalised_vectors_as_cosines():
+    nodes = [node(f"n{i}", embedding=[5 * c for c in _unit(c)]) for i, c in
+             enumerate([0.9, 0.5, 0.45, 0.4, 0.35, 0.3])]
+    m = DenseContrastSignal().measure("q", nodes, _ctx([3.0, 0.0]), retrieved_for="q")
+    assert m.value == pytest.approx((0.9 - 0.3) / 0.7)
+
+
+def test_contrast_uses_core_annotations_only_for_the_query_they_were_measured_with():
+    nodes = [annotate(node(f"n{i}"), dense_cosine=c) for i, c in enumerate([0.8, 0.6, 0.5, 0.4, 0.3, 0.2])]
+    same = DenseContrastSignal().measure("q", nodes, _ctx([1.0, 0.0]), retrieved_for="q")
+    assert same.value == pytest.approx((0.8 - 0.2) / 0.8)
+    other = DenseContrastSignal().measure("q", nodes, _ctx([1.0, 0.0]), retrieved_for="q rewritten")
+    assert other.value is None and "dense cosine" in other.reason
+
+
+def test_contrast_needs_six_cosines_and_says_so():
+    nodes = [node(f"n{i}", embedding=_unit(0.5)) for i in range(5)] + [node("bm25-only")]
+    m = DenseContrastSignal().measure("q", nodes, _ctx([1.0, 0.0]), retrieved_for="q")
+    assert m.value is None
+    assert "only 5 of 6 candidates" in m.reason and "BM25" in m.reason
+
+
+def test_rerank_probability_is_the_best_calibrated_probability():
+    nodes = [annotate(node("a"), rerank_probability=0.2), annotate(node("b"), rerank_probability=0.7),
+             annotate(node("c"), rerank_probability=3.5), node("d")]
+    m = RerankProbabilitySignal().measure("q", nodes, None, retrieved_for="q")
+    assert m.value == 0.7 and m.details["scored"] == 2
+    none = RerankProbabilitySignal().measure("q", [node("a", score=0.9)], None, retrieved_for="q")
+    assert none.value is None and "no calibrated reranker" in none.reason
+
+
+def test_query_coverage_weights_rare_question_terms():
+    top = node("top", "The annual fee is payable quarterly.")
+    rest = [node(f"r{i}", "The fee schedule is attached.") for i in range(5)]
+    m = QueryCoverageSignal().measure("What is the annual fee?", [top, *rest], None, retrieved_for="x")
+    # 'fee' is in all 6 candidates, 'annual' only in one: the top candidate holds both.
+    assert m.value == pytest.approx(1.0)
+    weak = QueryCoverageSignal().measure("What is the annual fee?", rest + [top], None, retrieved_for="x")
+    w_fee, w_annual = math.log(7 / 6.5), math.log(7 / 1.5)
+    assert weak.value == pytest.approx(w_fee / (w_fee + w_annual))
+    assert weak.details["missing_in_top"] == ["annual"]
+
+
+def test_query_coverage_needs_content_words():
+    m = QueryCoverageSignal().measure("What is it?", [node("a", "text")], None, retrieved_for="x")
+    assert m.value is None and "no content words" in m.reason
