@@ -1,0 +1,23 @@
+"""The hook the decompose plugin publishes so other plugins can add decomposers.
+
+Implement it in any ragplugins plugin (mark the implementation
+``@ragplugins.hookimpl(optionalhook=True)`` so your plugin also loads where
+the decompose plugin is not installed)::
+
+    @ragplugins.hookimpl(optionalhook=True)
+    def ragplugins_decompose_decomposers(config):
+        return [MyDecomposer()]      # a ragplugins_decompose.Decomposer with a unique ``name``
+
+and select it by name: ``[ragplugins.decompose] decomposer = "my_name"``.
+"""
+
+import pluggy
+
+import ragplugins
+
+hookspec = pluggy.HookspecMarker(ragplugins.hookspecs.PROJECT)
+
+
+@hookspec
+def ragplugins_decompose_decomposers(config):
+    """Return Decomposer instances; ``config`` is the decompose plugin's DecomposeConfig."""

@@ -1,0 +1,7 @@
+from ragplugins.testing import PluginConformance
+import ragplugins_decompose.plugin as plugin
+
+
+class TestConformance(PluginConformance):
+    plugin = plugin
+    config = {"aggregate": "coverage", "decomposer": "rules", "max_sub_queries": 3}
