@@ -141,7 +141,7 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
     rp = _load(ctx)
     doc = tomlkit.document()
     table = tomlkit.table()
-    core = rp.config.core.model_dump(exclude_unset=not defaults)
+    core = clean(rp.config.core.model_dump(exclude_unset=not defaults))
     for k, v in core.items():
         table[k] = v
     for name, model in sorted(rp.config.plugins.items()):

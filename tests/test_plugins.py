@@ -149,7 +149,8 @@ def test_component_that_raises_at_query_time(plugin_module, tiny_corpus, tmp_pat
     rag.index_paths([tiny_corpus])
     with pytest.raises(PluginError, match="plugin 'fragile' failed in Exploding: ValueError: component broke"):
         rag.search("annual fee")
-    rag.config.core.on_plugin_error = "warn"
+    rag = make_rag([plugin_module("fragile", ragplugins_node_postprocessors=hook)], {"on_plugin_error": "warn"},
+                   embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
     with pytest.warns(UserWarning, match="fragile"):
         result = rag.search("annual fee")
     assert [n.node.node_id for n in result.final] == [n.node.node_id for n in result.first_stage]
