@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import re
+import uuid
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,6 +160,7 @@ class RagPlugins:
         # Query-time components built once per index (and filters/top_k for the retriever),
         # so plugin components keep their caches across queries; cleared after every write.
         self._assembled: dict[tuple, Any] = {}
+        self._index_uid: str | None = None
 
     # -- plugins ---------------------------------------------------------
     @property
@@ -207,23 +209,26 @@ class RagPlugins:
         if key not in self._contexts:
             self._contexts[key] = RagContext(config=self.config, embed_model=self.embed_model, llm=self.llm,
                                              index=index, persist_dir=self.persist_dir,
-                                             pluginmanager=self.registry.pm)
+                                             pluginmanager=self.registry.pm, index_uid=self._index_uid)
         return self._contexts[key]
 
-    def _check_manifest(self) -> None:
+    def _check_manifest(self) -> str:
+        """Refuse another embedder; return the index's stable id (kept when the directory moves)."""
         assert self.persist_dir is not None
         path = self.persist_dir / MANIFEST
         identity = embedder_identity(self.embed_model)
-        if path.is_file():
-            recorded = json.loads(path.read_text(encoding="utf-8")).get("embedder")
-            if recorded and recorded != identity:
-                raise EmbedderMismatchError(
-                    f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
-                    f"'{identity}'; open it with that embedder, or index into another persist_dir")
-        else:
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        recorded = manifest.get("embedder")
+        if recorded and recorded != identity:
+            raise EmbedderMismatchError(
+                f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
+                f"'{identity}'; open it with that embedder, or index into another persist_dir")
+        if not recorded or "index_id" not in manifest:
+            manifest = {"embedder": identity, "table": self.config.core.table,
+                        "index_id": manifest.get("index_id") or str(uuid.uuid4()), **manifest}
             self.persist_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"embedder": identity, "table": self.config.core.table}, indent=2),
-                            encoding="utf-8")
+            path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return manifest["index_id"]
 
     def index(self) -> VectorStoreIndex:
         """The index: the embedded LanceDB one under persist_dir unless a store was given."""
@@ -231,7 +236,7 @@ class RagPlugins:
             return self._index
         store = self._vector_store
         if store is None:
-            self._check_manifest()
+            self._index_uid = self._check_manifest()
             store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"), table_name=self.config.core.table)
         if isinstance(store, RagLanceDBVectorStore):
             store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})

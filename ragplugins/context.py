@@ -45,6 +45,8 @@ class RagContext:
     persist_dir: Path | None = None
     # The pluggy manager, for plugins that call hooks of their own (ragplugins_addhooks).
     pluginmanager: Any = None
+    # The stable id recorded in persist_dir/manifest.json (None for host-given stores).
+    index_uid: str | None = None
 
     def __post_init__(self) -> None:
         self._embed_cache = functools.lru_cache(maxsize=512)(self._embed_uncached)
@@ -82,9 +84,11 @@ class RagContext:
     @property
     def index_id(self) -> str:
         """Names this index so a sidecar of another index is never read for it."""
+        if self.index_uid is not None:
+            return f"{self.index_uid}:{self.config.core.table}"
         store = self.vector_store
         if isinstance(store, RagLanceDBVectorStore):
-            return f"lancedb:{Path(str(store.uri)).resolve()}:{store.table_name}"
+            return f"lancedb:{Path(str(store.uri)).resolve()}:{store._table_name}"
         return f"{type(store).__name__}:{id(store)}"
 
     def search_within_documents(self, query: str, doc_ids: Sequence[str], k: int,

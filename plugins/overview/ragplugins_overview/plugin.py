@@ -1,9 +1,76 @@
-"""Hook implementations of the overview plugin (skeleton: contributes nothing yet)."""
+"""Hook implementations of the overview plugin."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
 
 import ragplugins
 from ragplugins_overview import __version__
+from ragplugins_overview.build import require_llm, update_overviews
+from ragplugins_overview.config import OverviewConfig
+from ragplugins_overview.retriever import OverviewRetriever
 
 
 @ragplugins.hookimpl
 def ragplugins_plugin_info():
-    return ragplugins.PluginInfo(name="overview", version=__version__, description="(skeleton, not implemented yet)")
+    return ragplugins.PluginInfo(
+        name="overview", version=__version__, config_model=OverviewConfig,
+        description="One overview per document, scored against each query to boost (or restrict) the first "
+                    "stage towards the documents that match.")
+
+
+@ragplugins.hookimpl
+def ragplugins_transformations(config: OverviewConfig, ctx):
+    # Contributes no transformation; asked for before a batch is written, it is the place to refuse
+    # an 'llm' overview without an LLM before anything reaches the index.
+    require_llm(config, ctx)
+    return []
+
+
+@ragplugins.hookimpl
+def ragplugins_after_index(config: OverviewConfig, ctx, nodes, deleted_doc_ids):
+    # Deleted documents need no list of their own: the sidecar is compared with the index as it is now.
+    update_overviews(config, ctx, nodes)
+
+
+@ragplugins.hookimpl
+def ragplugins_retriever_wrappers(config: OverviewConfig, ctx):
+    return [ragplugins.Contribution(partial(OverviewRetriever, ctx=ctx, config=config), stage="first_stage")]
+
+
+def _first_relevant(ids: list[str], relevant: dict[str, bool]) -> int | None:
+    return next((i + 1 for i, node_id in enumerate(ids) if relevant.get(node_id)), None)
+
+
+@ragplugins.hookimpl
+def ragplugins_eval_instrument(config: OverviewConfig, trace, row, first_stage, final, is_relevant):
+    select = trace.get("overview", "select")
+    if select is None:
+        return {}
+    out: dict[str, Any] = {"applied": bool(select.get("applied")), "scoring_ms": select.get("scoring_ms"),
+                           "documents_selected": len(select.get("documents", [])),
+                           "best_z": (select.get("best") or {}).get("z")}
+    selected = {d["doc_id"] for d in select.get("documents", [])}
+    sources = set(getattr(row, "expected_sources", None) or [])
+    out["answer_document_selected"] = bool(sources & selected) if sources and selected else None
+    step = trace.get("overview", "restrict") or trace.get("overview", "boost") or {}
+    before, after = step.get("before"), step.get("after")
+    relevant = {n.node.node_id: is_relevant(n.node.get_content()) for n in first_stage}
+    out["first_relevant_moved"] = None
+    if step.get("applied") and before and after and set(before) <= set(relevant):
+        was, now = _first_relevant(before, relevant), _first_relevant(after, relevant)
+        if was is not None and now is not None:
+            out["first_relevant_moved"] = was - now  # positive: moved up
+    if config.mode == "restrict":
+        out["restrict_applied"] = bool(step.get("applied"))
+        out["restrict_added"] = len(step.get("added", []))
+        out["restrict_search_ms"] = step.get("search_ms")
+    return out
+
+
+@ragplugins.hookimpl
+def ragplugins_register_commands(cli):
+    from ragplugins_overview.cli import overview_group
+
+    cli.add_command(overview_group)

@@ -1,0 +1,143 @@
+"""Index time: bring the sidecar in line with the index, rebuilding only what changed.
+
+The sidecar is compared with the documents in the index (id and content hash): overviews of
+deleted documents are dropped, new and changed documents get a new overview, and the rest are
+kept as they are. The same comparison brings an index built before the plugin was enabled up
+to date, and replaces a sidecar that does not fit the index (other embedder, other index).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from llama_index.core.prompts import PromptTemplate
+from llama_index.core.schema import BaseNode
+
+from ragplugins import trace
+from ragplugins_overview.config import OverviewConfig
+from ragplugins_overview.documents import DocumentText, documents_from_nodes
+from ragplugins_overview.extractive import ExtractiveOverviewWriter
+from ragplugins_overview.llm_writer import LLMOverviewWriter
+from ragplugins_overview.sidecar import Overviews, SidecarError, index_identity, location_for
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class UpdateReport:
+    written: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    llm_failed: list[str] = field(default_factory=list)
+    replaced_sidecar: str | None = None
+    location: str = ""
+
+
+def require_llm(config: OverviewConfig, ctx: Any) -> None:
+    if config.overview == "llm" and ctx.llm is None:
+        raise ValueError("[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
+                         "llm=... to ragplugins.load(), or set overview = 'extractive' (no LLM needed)")
+
+
+def _writers(config: OverviewConfig) -> tuple[ExtractiveOverviewWriter, LLMOverviewWriter | None]:
+    extractive = ExtractiveOverviewWriter(key_terms=config.key_terms)
+    if config.overview != "llm":
+        return extractive, None
+    llm = LLMOverviewWriter(head_chars=config.head_chars)
+    if config.llm_prompt is not None:
+        llm.update_prompts({"overview_prompt": PromptTemplate(config.llm_prompt)})
+    return extractive, llm
+
+
+def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode] = (),
+                     rebuild: bool = False) -> UpdateReport:
+    """Write overviews for new and changed documents, drop those of deleted ones (``rebuild``: all)."""
+    require_llm(config, ctx)
+    location = location_for(ctx)
+    report = UpdateReport(location=location.label)
+    try:
+        current = location.read()
+    except SidecarError as exc:
+        current, report.replaced_sidecar = None, str(exc)
+    if current is not None:
+        problem = current.problem_for(ctx.embedder_id, index_identity(ctx))
+        if problem:
+            current, report.replaced_sidecar = None, problem
+    if report.replaced_sidecar:
+        warnings.warn(f"ragplugins overview: replacing the sidecar {location.label} ({report.replaced_sidecar}); "
+                      "every overview is rebuilt", stacklevel=2)
+    indexed = ctx.list_documents()
+    batch = documents_from_nodes(nodes)
+    old = {} if current is None or rebuild else current.entries()
+    # The batch's documents were just (re)written; the others are kept while their content hash matches.
+    keep = {d: e for d, e in old.items()
+            if d in indexed and d not in batch and indexed[d].doc_hash and e[0] == indexed[d].doc_hash}
+    report.kept = sorted(keep)
+    report.removed = sorted(set(old) - set(indexed))
+    todo = sorted(set(indexed) - set(keep))
+    if not todo and not report.removed and current is not None:
+        return report
+
+    docs = batch
+    if todo and not set(indexed) <= set(batch):
+        # Distinctive terms are relative to the whole corpus, which the batch alone holds only on a first build.
+        docs = documents_from_nodes(ctx.all_nodes())
+    written = _write(config, ctx, {d: docs[d] for d in todo if d in docs}, docs, report)
+
+    entries = {**keep, **written}
+    ids = sorted(entries)
+    rows = [entries[d] for d in ids]
+    matrix = np.vstack([r[3] for r in rows]).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
+    location.write(Overviews(ids, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix,
+                             ctx.embedder_id, index_identity(ctx)))
+    report.written = sorted(written)
+    trace.record("overview", "index", written=len(report.written), kept=len(report.kept),
+                 removed=len(report.removed), llm_failed=report.llm_failed, location=report.location)
+    logger.info("overview: %d written, %d kept, %d removed (%s)", len(report.written), len(report.kept),
+                len(report.removed), report.location)
+    return report
+
+
+def rebuild(rag: Any) -> UpdateReport:
+    """Write every overview of ``rag``'s index again from its stored chunks."""
+    if "overview" not in rag.config.enabled:
+        raise ValueError("the overview plugin is not enabled: add \"overview\" to enable = [...] in [ragplugins]")
+    return update_overviews(rag.config.for_plugin("overview"), rag.context(rag.index()), rebuild=True)
+
+
+def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], corpus: dict[str, DocumentText],
+           report: UpdateReport) -> dict[str, tuple[str, str, str, np.ndarray]]:
+    if not todo:
+        return {}
+    extractive, llm = _writers(config)
+    stats = extractive.statistics(d.text for d in corpus.values())
+    texts: dict[str, tuple[str, str]] = {}
+    for doc_id, doc in todo.items():
+        fallback = extractive.write(doc, stats)
+        if llm is None:
+            texts[doc_id] = (fallback, "extractive")
+            continue
+        try:
+            texts[doc_id] = (llm.write(ctx.llm, doc, title=extractive.title(doc)), "llm")
+        except Exception as exc:  # noqa: BLE001 - one failing document must not fail the batch
+            report.llm_failed.append(doc_id)
+            warnings.warn(f"ragplugins overview: the LLM overview of '{doc_id}' failed ({type(exc).__name__}: "
+                          f"{exc}); using the extractive overview for it", stacklevel=3)
+            texts[doc_id] = (fallback, "extractive (llm failed)")
+    order = list(texts)
+    embeddings = np.asarray(ctx.embed_model.get_text_embedding_batch([texts[d][0] for d in order]),
+                            dtype=np.float32)
+    norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+    embeddings = embeddings / np.where(norms > 0, norms, 1.0)
+    out = {}
+    for doc_id, vector in zip(order, embeddings):
+        if not np.any(vector):
+            warnings.warn(f"ragplugins overview: the overview of '{doc_id}' embedded to a zero vector; "
+                          "that document gets no overview", stacklevel=3)
+            continue
+        out[doc_id] = (todo[doc_id].doc_hash, texts[doc_id][0], texts[doc_id][1], vector)
+    return out

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from llama_index.core.prompts.utils import get_template_vars
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+PROMPT_VARIABLES = ("title", "text")
+
+
+class OverviewConfig(BaseModel):
+    """``[ragplugins.overview]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["adaptive", "boost", "restrict"] = Field(
+        "adaptive",
+        description="'adaptive': fuse the best documents into the candidate order (RRF, k=60) only for queries "
+                    "where their overviews stand out from the rest by a clear margin; 'boost': always fuse the "
+                    "top_documents best; 'restrict': when the margin is clear, also search inside those documents "
+                    "and merge with the unrestricted candidates, keeping the unrestricted ones whenever the "
+                    "restricted evidence is weaker.")
+    top_documents: int = Field(5, ge=1, le=100,
+                               description="At most this many documents are boosted or searched inside.")
+    outlier_z: float = Field(
+        3.5, gt=0,
+        description="'adaptive' and 'restrict' steer only towards documents whose overview score has a modified "
+                    "z-score (distance from this query's median score in units of 1.4826 x the median absolute "
+                    "deviation) of at least this; 3.5 is the usual outlier cut-off (Iglewicz & Hoaglin).")
+    min_gap: float = Field(
+        1.0, ge=0,
+        description="'adaptive' and 'restrict' also require those documents to be separated from the next one by "
+                    "at least this many robust standard deviations (the largest gap among the best "
+                    "top_documents + 1 scores).")
+    overview: Literal["extractive", "llm"] = Field(
+        "extractive",
+        description="How overviews are written at index time: 'extractive' (no model beyond the embedder: title, "
+                    "headings, lead sentences, distinctive terms) or 'llm' (the host's LLM, see llm_prompt).")
+    llm_prompt: str | None = Field(
+        None,
+        description="Prompt for overview = 'llm', with {text} (the head of the document) and optionally {title}. "
+                    "Default: ask for what the document is, its type, key entities, numbers and dates in about "
+                    "120 tokens.")
+    head_chars: int = Field(5000, ge=200, le=100_000,
+                            description="Characters from the start of a document the LLM sees.")
+    key_terms: int = Field(10, ge=0, le=50,
+                           description="Distinctive terms in an extractive overview (0 = none).")
+
+    @field_validator("llm_prompt")
+    @classmethod
+    def _prompt_variables(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        found = get_template_vars(value)
+        if "text" not in found:
+            raise ValueError("llm_prompt must contain {text} (where the document goes)")
+        unknown = sorted(set(found) - set(PROMPT_VARIABLES))
+        if unknown:
+            raise ValueError(f"llm_prompt uses unknown variables {unknown}; allowed: "
+                             f"{', '.join('{' + v + '}' for v in PROMPT_VARIABLES)}")
+        return value

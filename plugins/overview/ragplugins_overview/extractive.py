@@ -1,0 +1,117 @@
+"""The LLM-free overview: title, headings, lead sentences and the document's distinctive terms."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from llama_index.core.bridge.pydantic import Field
+from llama_index.core.schema import BaseComponent
+
+from ragplugins_overview.documents import DocumentText, TermStatistics, terms
+
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+# Link targets and URLs are addresses, not content; emphasis markers are noise in prose.
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<?https?://\S+")
+_EMPHASIS = re.compile(r"[*_`]{1,3}")
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "..."
+
+
+def _is_plain_heading(line: str) -> bool:
+    """A PDF-style heading: a short line set in capitals ('ARTICLE I - DEFINITIONS', '1. FINANCIAL REVIEW')."""
+    letters = [c for c in line if c.isalpha()]
+    if len(letters) < 3 or len(line) > 80 or line.rstrip().endswith((".", ",", ";", ":")):
+        return False
+    return sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
+def _structure(text: str) -> tuple[list[str], list[str]]:
+    """(headings, body lines) of ``text``; code blocks, tables and rules are neither."""
+    headings, body = [], []
+    in_code = False
+    for raw in _LINK_TARGET.sub("]", text).splitlines():
+        if _FENCE.match(raw):
+            in_code = not in_code
+            continue
+        line = raw.strip()
+        if in_code or not line or line.startswith(("|", "<", "---", "===", "***", "![")):
+            continue
+        md = _MD_HEADING.match(raw)
+        if md:
+            headings.append(_EMPHASIS.sub("", md.group(1)).strip())
+        elif _is_plain_heading(line):
+            headings.append(line)
+        else:
+            body.append(_EMPHASIS.sub("", line.lstrip("-*> ")).strip())
+    return headings, body
+
+
+class ExtractiveOverviewWriter(BaseComponent):
+    """Writes a deterministic overview of about 120 tokens from the document itself.
+
+    The corpus statistics decide which terms set the document apart, so two documents
+    of the same kind still get different overviews.
+    """
+
+    key_terms: int = Field(10, ge=0, description="Distinctive terms to list.")
+    max_headings: int = Field(8, ge=0, description="Headings to list, in document order.")
+    lead_sentences: int = Field(2, ge=0, description="Sentences taken from the start of the body.")
+    # MiniLM reads 256 word pieces; ~700 characters stays well inside that.
+    max_chars: int = Field(700, ge=100, description="Upper bound on the overview length.")
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins_overview.ExtractiveOverviewWriter"
+
+    def statistics(self, texts: Iterable[str]) -> TermStatistics:
+        """The corpus statistics :meth:`write` needs, from the text of every document."""
+        return TermStatistics.of(_LINK_TARGET.sub(" ", t) for t in texts)
+
+    def title(self, doc: DocumentText, headings: list[str] | None = None) -> str:
+        """The document's title: its ``title`` metadata, first heading, short first line or file name."""
+        if headings is None:
+            headings = _structure(doc.text)[0]
+        explicit = doc.metadata.get("title")
+        if isinstance(explicit, str) and explicit.strip():
+            return _clip(explicit, 120)
+        if headings:
+            return _clip(headings[0], 120)
+        first = next((ln.strip() for ln in doc.text.splitlines() if ln.strip()), "")
+        return _clip(first, 120) if 0 < len(first) <= 120 else doc.file_label or doc.doc_id
+
+    def write(self, doc: DocumentText, corpus: TermStatistics) -> str:
+        headings, body = _structure(doc.text)
+        title = self.title(doc, headings)
+        parts = [title.rstrip(".") + "."]
+        label = doc.file_label
+        if label and label.lower() not in title.lower():
+            parts.append(f"File: {label}.")
+        seen = {title.lower()}
+        shown = []
+        for heading in headings:
+            if heading.lower() not in seen and len(shown) < self.max_headings:
+                seen.add(heading.lower())
+                shown.append(_clip(heading, 60))
+        if shown:
+            parts.append(_clip("Sections: " + "; ".join(shown), 260) + ".")
+        if self.lead_sentences:
+            sentences = _SENTENCE_END.split(" ".join(body))
+            lead = " ".join(s for s in sentences[: self.lead_sentences] if s)
+            if lead:
+                parts.append(_clip(lead, 300))
+        if self.key_terms:
+            already = {stem for stem, _ in terms(" ".join(parts))}
+            words = corpus.distinctive(_LINK_TARGET.sub(" ", doc.text), self.key_terms,
+                                       exclude=dict.fromkeys(already))
+            if words:
+                parts.append("Key terms: " + ", ".join(words) + ".")
+        return _clip(" ".join(parts), self.max_chars)

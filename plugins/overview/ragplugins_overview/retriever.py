@@ -1,0 +1,174 @@
+"""Query time: a retriever wrapper that steers the first stage towards the documents whose overviews match.
+
+It runs inside the first stage, so every query that passes through it is scored against the
+overviews, including a retry's reformulated one. Nothing is ever dropped by ``boost`` and
+``adaptive``; ``restrict`` keeps the unrestricted candidates whenever it cannot do better
+safely. Each decision is recorded in the query trace under ``overview``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from ragplugins import nodes, trace
+from ragplugins.search import RRF_K
+from ragplugins.store import cosine
+from ragplugins_overview import sidecar
+from ragplugins_overview.config import OverviewConfig
+from ragplugins_overview.scoring import DocumentRanking
+
+PLUGIN = "overview"
+
+
+def _ids(results: list[NodeWithScore]) -> list[str]:
+    return [n.node.node_id for n in results]
+
+
+class OverviewRetriever(BaseRetriever):
+    """Wraps any ``BaseRetriever``: scores the query against the document overviews and boosts
+    (reciprocal-rank fusion, k = 60) or restricts the candidates to the documents that match."""
+
+    def __init__(self, inner: BaseRetriever, ctx: Any, config: OverviewConfig | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.inner, self.ctx, self.config = inner, ctx, config or OverviewConfig()
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins_overview.OverviewRetriever"
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self.steer(query_bundle.query_str, self.inner.retrieve(query_bundle))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self.steer(query_bundle.query_str, await self.inner.aretrieve(query_bundle))
+
+    # -- the document ranking -------------------------------------------
+    def rank(self, query: str) -> tuple[sidecar.Overviews | None, DocumentRanking | None, str]:
+        """The overviews and this query's document ranking, or None and why not."""
+        overviews, problem = sidecar.usable(self.ctx)
+        if overviews is None:
+            return None, None, f"no usable overviews: {problem}"
+        if len(overviews) == 0:
+            return None, None, "no document has an overview yet"
+        try:
+            ranking = overviews.scorer.rank(self.ctx.embed_query(query), self.config.top_documents + 1)
+        except ValueError as exc:  # a query embedding of another size: never score it
+            sidecar.cache.warn_once(sidecar.location_for(self.ctx), str(exc))
+            return None, None, f"no usable overviews: {exc}"
+        return overviews, ranking, ""
+
+    def select(self, ranking: DocumentRanking) -> tuple[list[tuple[int, float, float]], str, float | None]:
+        """The documents to steer towards, why, and the margin (largest gap, robust SDs) it was based on."""
+        cfg = self.config
+        if cfg.mode == "boost":
+            chosen = ranking.top(cfg.top_documents)
+            return chosen, f"mode 'boost' always fuses the {len(chosen)} best documents", None
+        chosen, gap = ranking.decisive(cfg.outlier_z, cfg.min_gap, cfg.top_documents)
+        if chosen:
+            return chosen, (f"{len(chosen)} document(s) stand out by a clear margin: z >= {cfg.outlier_z}, "
+                            f"gap {gap:.2f} >= {cfg.min_gap}"), gap
+        if ranking.spread <= 0:
+            return [], "no document stands out: the overview scores have no spread", gap
+        best_z = ranking.z(ranking.scores[0]) if ranking.scores else 0.0
+        return [], (f"no clear margin: best z = {best_z:.2f} (needs {cfg.outlier_z} above the largest gap), "
+                    f"largest gap {gap:.2f} (needs {cfg.min_gap})"), gap
+
+    # -- steering ---------------------------------------------------------
+    def steer(self, query: str, candidates: list[NodeWithScore]) -> list[NodeWithScore]:
+        start = time.perf_counter()
+        overviews, ranking, why_not = self.rank(query)
+        scoring_ms = (time.perf_counter() - start) * 1000
+        if ranking is None:
+            trace.record(PLUGIN, "select", query=query, mode=self.config.mode, applied=False, reason=why_not)
+            return candidates
+        chosen, reason, gap = self.select(ranking)
+        documents = [{"doc_id": overviews.doc_ids[p], "score": round(s, 4), "z": round(z, 2)} for p, s, z in chosen]
+        best = ranking.top(1)[0]
+        trace.record(PLUGIN, "select", query=query, mode=self.config.mode, documents=documents,
+                     applied=bool(chosen), reason=reason, best={"doc_id": overviews.doc_ids[best[0]],
+                                                                "score": round(best[1], 4), "z": round(best[2], 2)},
+                     margin=None if gap is None else round(gap, 3), median=round(ranking.median, 4),
+                     spread=round(ranking.spread, 4),
+                     n_documents=ranking.n_documents, exact=ranking.exact, scoring_ms=round(scoring_ms, 3))
+        if not chosen:
+            return candidates
+        if self.config.mode == "restrict":
+            return self._restrict(query, candidates, documents)
+        return self._boost(candidates, documents)
+
+    def _boost(self, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
+        doc_rank = {d["doc_id"]: (r, d) for r, d in enumerate(documents)}
+        fused = []
+        for p, nws in enumerate(candidates):
+            score = 1.0 / (RRF_K + p + 1)
+            hit = doc_rank.get(nws.node.ref_doc_id)
+            if hit is not None:
+                score += 1.0 / (RRF_K + hit[0] + 1)
+                nws = nodes.tag(nws, PLUGIN, doc_rank=hit[0] + 1, doc_score=hit[1]["score"])
+            fused.append((score, p, nws))
+        fused.sort(key=lambda t: (-t[0], t[1]))
+        out = [NodeWithScore(node=n.node, score=s) for s, _, n in fused]
+        trace.record(PLUGIN, "boost", applied=True, before=_ids(candidates), after=_ids(out),
+                     boosted=sum(1 for _, _, n in fused if PLUGIN in nodes.tags(n)))
+        return out
+
+    def _cosine(self, query: str, nws: NodeWithScore) -> float | None:
+        value = nodes.dense_cosine(nws)
+        return value if value is not None else cosine(self.ctx.embed_query(query), nws.node.embedding)
+
+    def _restrict(self, query: str, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
+        selected = [d["doc_id"] for d in documents]
+        k = len(candidates) or self.ctx.config.core.top_k
+        current = trace.current()
+        start = time.perf_counter()
+        restricted = self.ctx.search_within_documents(query, selected, k,
+                                                      filters=current.filters if current is not None else None)
+        search_ms = round((time.perf_counter() - start) * 1000, 3)
+
+        def keep(reason: str, **data: Any) -> list[NodeWithScore]:
+            trace.record(PLUGIN, "restrict", applied=False, reason=reason, documents=selected, search_ms=search_ms,
+                         **data)
+            return candidates
+
+        if restricted is None:
+            warnings.warn("ragplugins overview: the search inside the selected documents failed; this query keeps "
+                          "the unrestricted candidates", stacklevel=2)
+            return keep("the search inside the selected documents failed; kept the unrestricted candidates")
+        if not restricted:
+            return keep("nothing matched inside the selected documents; kept the unrestricted candidates")
+        chosen = set(selected)
+        inside = max((c for c in (self._cosine(query, n) for n in restricted) if c is not None), default=None)
+        outside = max((c for c in (self._cosine(query, n) for n in candidates if n.node.ref_doc_id not in chosen)
+                       if c is not None), default=None)
+        if inside is not None and outside is not None and outside > inside:
+            return keep("a chunk outside the selected documents matches the query better; kept the unrestricted "
+                        "candidates", inside_best=round(inside, 4), outside_best=round(outside, 4))
+        # Both lists as RRF legs: chunks that are good in both lead, and the best unrestricted
+        # candidates keep their place against the restricted ones of the same rank.
+        fused: dict[str, dict[str, Any]] = {}
+        for leg, results in (("unrestricted", candidates), ("restricted", restricted)):
+            for rank, nws in enumerate(results, start=1):
+                entry = fused.setdefault(nws.node.node_id, {"nws": nws, "score": 0.0, "ranks": {}})
+                entry["score"] += 1.0 / (RRF_K + rank)
+                entry["ranks"][leg] = rank
+        ordered = sorted(fused.values(), key=lambda e: (-e["score"], e["ranks"].get("unrestricted", k + 1),
+                                                         e["ranks"].get("restricted", k + 1)))[:k]
+        out = []
+        for e in ordered:
+            nws = e["nws"]
+            if "unrestricted" not in e["ranks"]:
+                nws = nodes.tag(nws, PLUGIN, added_by="restrict", restricted_rank=e["ranks"]["restricted"])
+            out.append(NodeWithScore(node=nws.node, score=e["score"]))
+        before, after = _ids(candidates), _ids(out)
+        trace.record(PLUGIN, "restrict", applied=True, reason="merged the restricted and unrestricted results",
+                     documents=selected, search_ms=search_ms, before=before, after=after,
+                     added=[i for i in after if i not in set(before)],
+                     dropped=[i for i in before if i not in set(after)],
+                     inside_best=None if inside is None else round(inside, 4),
+                     outside_best=None if outside is None else round(outside, 4))
+        return out

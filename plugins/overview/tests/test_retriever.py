@@ -1,0 +1,227 @@
+"""The wrapper driven by a fake context (no models, no store): boost, adaptive, restrict, degradation."""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
+
+from ragplugins_overview.sidecar import MemoryLocation, Overviews
+
+
+class Owner:
+    """Stands for a vector store (the in-memory sidecar lives as long as it)."""
+
+
+class FakeContext:
+    embedder_id = "fake-embedder:3"
+
+    def __init__(self, queries: dict[str, list[float]], restricted: Any = None):
+        self.queries = queries
+        self.restricted = restricted
+        self.vector_store = Owner()
+        self.index_id = f"fake:{id(self.vector_store)}"
+        self.config = SimpleNamespace(core=SimpleNamespace(top_k=10, table="chunks"))
+        self.searches: list[dict] = []
+
+    def sidecar_dir(self, plugin: str):
+        return None
+
+    def embed_query(self, text: str) -> list[float]:
+        return list(self.queries[text])
+
+    def search_within_documents(self, query, doc_ids, k, filters=None):
+        self.searches.append({"query": query, "doc_ids": list(doc_ids), "k": k, "filters": filters})
+        return self.restricted
+
+    def store_overviews(self, vectors: dict[str, list[float]], embedder: str | None = None,
+                        index_id: str | None = None) -> None:
+        ids = sorted(vectors)
+        matrix = np.array([vectors[d] for d in ids], dtype=np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the "kept in memory only" notice
+            MemoryLocation(self.index_id, owner=self.vector_store).write(Overviews(
+                ids, ["h"] * len(ids), [f"overview of {d}" for d in ids], ["extractive"] * len(ids), matrix,
+                embedder or self.embedder_id, index_id or self.index_id))
+
+
+def chunk(node_id: str, doc_id: str, embedding: list[float] | None = None, score: float = 1.0) -> NodeWithScore:
+    node = TextNode(id_=node_id, text=f"text of {node_id}", embedding=embedding,
+                    relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=doc_id)})
+    return NodeWithScore(node=node, score=score)
+
+
+class ListRetriever(BaseRetriever):
+    """Returns the same candidates for every query, and remembers the queries."""
+
+    def __init__(self, results: list[NodeWithScore]):
+        super().__init__()
+        self.results = results
+        self.queries: list[str] = []
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        self.queries.append(query_bundle.query_str)
+        return list(self.results)
+
+
+import asyncio
+
+import pytest
+from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+from ragplugins import nodes, trace
+from ragplugins_overview import OverviewConfig, OverviewRetriever
+
+# Three topics; "fees" points at doc a only, "vague" is equally close to every document.
+DOCS = {"a": [1, 0, 0], "b": [0, 1, 0], "c": [0, 0, 1], "d": [0, 0.1, 1], "e": [0.1, 0, 1], "f": [0, 1, 0.1]}
+QUERIES = {"fees": [1, 0.05, 0.05], "vague": [1, 1, 1], "other": [0, 0, 1]}
+CANDIDATES = [("n1", "b"), ("n2", "c"), ("n3", "a"), ("n4", "d"), ("n5", "a")]
+
+
+def _setup(restricted=None, **config):
+    ctx = FakeContext(QUERIES, restricted)
+    ctx.store_overviews(DOCS)
+    inner = ListRetriever([chunk(n, d, embedding=DOCS[d]) for n, d in CANDIDATES])
+    return ctx, OverviewRetriever(inner, ctx, OverviewConfig(**config))
+
+
+def _run(retriever, query, filters=None):
+    with trace.scope(query) as tr:
+        tr.filters = filters
+        out = retriever.retrieve(query)
+    return out, tr
+
+
+def _ids(results):
+    return [n.node.node_id for n in results]
+
+
+def test_adaptive_boosts_the_document_that_stands_out_and_drops_nothing():
+    _, retriever = _setup()
+    out, tr = _run(retriever, "fees")
+    assert _ids(out) == ["n3", "n5", "n1", "n2", "n4"]
+    select = tr.get("overview", "select")
+    assert select["applied"] and [d["doc_id"] for d in select["documents"]] == ["a"]
+    assert select["documents"][0]["score"] > 0.99 and select["documents"][0]["z"] >= 3.5
+    boost = tr.get("overview", "boost")
+    assert boost["before"] == ["n1", "n2", "n3", "n4", "n5"] and boost["after"] == _ids(out)
+    assert nodes.tags(out[0])["overview"]["doc_rank"] == 1 and "overview" not in nodes.tags(out[2])
+    # Reciprocal-rank fusion, k = 60: position 3 plus document rank 1.
+    assert out[0].score == pytest.approx(1 / 63 + 1 / 61)
+
+
+def test_adaptive_leaves_the_candidates_alone_without_a_clear_margin():
+    _, retriever = _setup()
+    out, tr = _run(retriever, "vague")
+    assert _ids(out) == ["n1", "n2", "n3", "n4", "n5"] and [n.score for n in out] == [1.0] * 5
+    select = tr.get("overview", "select")
+    assert not select["applied"] and select["reason"].startswith("no clear margin")
+    assert tr.get("overview", "boost") is None
+
+
+def test_boost_always_fuses_the_top_documents():
+    _, retriever = _setup(mode="boost", top_documents=2)
+    out, tr = _run(retriever, "vague")
+    chosen = [d["doc_id"] for d in tr.get("overview", "select")["documents"]]
+    assert len(chosen) == 2
+    boosted = [n for n in out if n.node.ref_doc_id in chosen]
+    assert out[: len(boosted)] == boosted and sorted(_ids(out)) == ["n1", "n2", "n3", "n4", "n5"]
+
+
+def test_each_query_through_the_wrapper_is_scored_again():
+    _, retriever = _setup()
+    with trace.scope("fees") as tr:
+        retriever.retrieve("fees")
+        retriever.retrieve("other")  # e.g. a retry's reformulation passing through the first stage again
+    assert tr.get("overview", "select")["query"] == "other"
+
+
+def test_async_retrieval_steers_the_same_way():
+    _, retriever = _setup()
+
+    async def run():
+        with trace.scope("fees"):
+            return await retriever.aretrieve("fees")
+
+    assert _ids(asyncio.run(run())) == ["n3", "n5", "n1", "n2", "n4"]
+
+
+def test_restrict_merges_restricted_results_and_keeps_the_callers_filters():
+    restricted = [chunk("n5", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"]), chunk("n3", "a", DOCS["a"])]
+    ctx, retriever = _setup(restricted=restricted, mode="restrict")
+    filters = MetadataFilters(filters=[MetadataFilter(key="year", value=2024)])
+    out, tr = _run(retriever, "fees", filters=filters)
+    assert ctx.searches == [{"query": "fees", "doc_ids": ["a"], "k": 5, "filters": filters}]
+    # Chunks in both lists lead; the restricted search's new chunk competes with the unrestricted ones
+    # (rank 2 in its list: after the unrestricted ranks 1 and 2, before rank 4).
+    assert _ids(out) == ["n5", "n3", "n1", "n2", "n6"]
+    assert nodes.tags(out[_ids(out).index("n6")])["overview"]["added_by"] == "restrict"
+    step = tr.get("overview", "restrict")
+    assert step["applied"] and step["added"] == ["n6"] and step["dropped"] == ["n4"]
+
+
+@pytest.mark.parametrize("restricted, reason", [
+    (None, "the search inside the selected documents failed"),
+    ([], "nothing matched inside the selected documents"),
+])
+def test_restrict_keeps_the_unrestricted_candidates_when_the_restricted_search_gives_nothing(restricted, reason):
+    _, retriever = _setup(restricted=restricted, mode="restrict")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, tr = _run(retriever, "fees")
+    assert _ids(out) == ["n1", "n2", "n3", "n4", "n5"]
+    step = tr.get("overview", "restrict")
+    assert not step["applied"] and step["reason"].startswith(reason)
+    assert bool(caught) == (restricted is None)
+
+
+def test_restrict_is_skipped_when_a_chunk_outside_the_documents_matches_better():
+    restricted = [chunk("n3", "a", [1, 0.3, 0.3])]  # weaker than the outside chunk below
+    ctx = FakeContext(QUERIES, restricted)
+    ctx.store_overviews(DOCS)
+    inner = ListRetriever([chunk("x", "b", QUERIES["fees"]), chunk("n3", "a", [1, 0.3, 0.3])])
+    out, tr = _run(OverviewRetriever(inner, ctx, OverviewConfig(mode="restrict")), "fees")
+    assert _ids(out) == ["x", "n3"]
+    step = tr.get("overview", "restrict")
+    assert not step["applied"] and step["outside_best"] > step["inside_best"]
+
+
+def test_overviews_of_another_embedder_are_refused_with_one_warning():
+    ctx = FakeContext(QUERIES)
+    ctx.store_overviews(DOCS, embedder="other-embedder:3")
+    retriever = OverviewRetriever(ListRetriever([chunk(n, d) for n, d in CANDIDATES]), ctx)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first, tr = _run(retriever, "fees")
+        second, _ = _run(retriever, "other")
+    assert _ids(first) == _ids(second) == ["n1", "n2", "n3", "n4", "n5"]
+    assert len(caught) == 1 and "other-embedder:3" in str(caught[0].message)
+    assert "no usable overviews" in tr.get("overview", "select")["reason"]
+
+
+def test_overviews_of_another_index_are_refused():
+    ctx = FakeContext(QUERIES)
+    ctx.store_overviews(DOCS, index_id="lancedb:/elsewhere:chunks")
+    with pytest.warns(UserWarning, match="belongs to another index"):
+        out, _ = _run(OverviewRetriever(ListRetriever([chunk("n1", "a")]), ctx), "fees")
+    assert _ids(out) == ["n1"]
+
+
+def test_a_missing_sidecar_degrades_to_the_candidates():
+    ctx = FakeContext(QUERIES)
+    with pytest.warns(UserWarning, match="does not exist"):
+        out, tr = _run(OverviewRetriever(ListRetriever([chunk("n1", "a")]), ctx), "fees")
+    assert _ids(out) == ["n1"] and not tr.get("overview", "select")["applied"]
+
+
+def test_a_query_embedding_of_another_size_is_never_scored():
+    ctx = FakeContext({"fees": [1.0, 0.0]})
+    ctx.store_overviews(DOCS)
+    with pytest.warns(UserWarning, match="2 dimensions"):
+        out, _ = _run(OverviewRetriever(ListRetriever([chunk("n1", "a")]), ctx), "fees")
+    assert _ids(out) == ["n1"]
