@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragplugins.config import CoreSettings, config_reference, parse_config, validate_plugins
@@ -203,8 +204,8 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -
         return
     table = Table("#", "score", "document", "tags", "text")
     for i, n in enumerate(nodes[:show], 1):
-        table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", n.node.ref_doc_id or "",
-                      _tags(n), n.node.get_content()[:90].replace("\n", " "))
+        table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(n.node.ref_doc_id or ""),
+                      escape(_tags(n)), escape(n.node.get_content()[:90].replace("\n", " ")))
     console.print(table)
     if plugins:
         click.echo(json.dumps(plugins, indent=2, default=str))

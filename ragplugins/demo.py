@@ -49,7 +49,7 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
             result = rp.search(q["query"])
             hit = _hit([n.node.get_content() for n in result.final], q["expected"])
             summary[arm] += hit
-            cols[arm] = [f"{n.node.ref_doc_id}" + (f" [{', '.join(tags(n))}]" if tags(n) else "")
+            cols[arm] = [f"{n.node.ref_doc_id}" + (f" (via {', '.join(tags(n))})" if tags(n) else "")
                          for n in result.final]
             table.add_column(f"plugins {arm} ({'answer found' if hit else 'answer missing'})")
         for i in range(max(len(c) for c in cols.values())):
