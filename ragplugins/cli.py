@@ -6,14 +6,13 @@ import json
 import logging
 import sys
 import warnings
-from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragplugins.config import CoreSettings, config_reference, parse_config, validate_plugins
+from ragplugins.config import config_reference, parse_config, validate_plugins
 from ragplugins.errors import RagPluginsError
 from ragplugins.plugins import ENV_VAR, PluginRegistry
 

@@ -12,17 +12,15 @@ not filterable) and a warning names them.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
-from llama_index.core.schema import BaseNode, NodeWithScore
+from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import (
     FilterCondition,
     FilterOperator,

@@ -16,9 +16,8 @@ itself against the contract.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 import pytest
 from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
