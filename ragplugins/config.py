@@ -119,6 +119,26 @@ def read_config_source(source: str | Path | dict | None) -> tuple[dict, str]:
     return dict(table), str(path)
 
 
+def check_prompt_template(value: str | None, required: dict[str, str],
+                          optional: tuple[str, ...] = ()) -> str | None:
+    """Validate a prompt-template setting: every ``required`` variable (name -> what goes there) is
+    present and no variable outside ``required`` and ``optional`` is used. For pydantic validators."""
+    if value is None:
+        return value
+    from llama_index.core.prompts.utils import get_template_vars
+
+    found = set(get_template_vars(value))
+    for name, what in required.items():
+        if name not in found:
+            raise ValueError(f"the prompt must contain the placeholder {{{name}}}; add it where {what} goes")
+    allowed = [*required, *optional]
+    unknown = sorted(found - set(allowed))
+    if unknown:
+        raise ValueError(f"the prompt uses unknown variables {unknown}; allowed: "
+                         f"{', '.join('{' + v + '}' for v in allowed)}")
+    return value
+
+
 def _closest(word: str, options: list[str]) -> str:
     match = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f" (did you mean '{match[0]}'?)" if match else ""

@@ -4,6 +4,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragplugins.config import check_prompt_template
+
 
 class DecomposeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -60,9 +62,7 @@ class DecomposeConfig(BaseModel):
     @field_validator("llm_prompt")
     @classmethod
     def _prompt_has_query(cls, value: str | None) -> str | None:
-        if value is not None and "{query}" not in value:
-            raise ValueError("the prompt must contain the placeholder {query}; add it where the question goes")
-        return value
+        return check_prompt_template(value, {"query": "the question"})
 
     @field_validator("postprocessor")
     @classmethod

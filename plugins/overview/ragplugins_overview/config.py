@@ -2,10 +2,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from llama_index.core.prompts.utils import get_template_vars
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-PROMPT_VARIABLES = ("title", "text")
+from ragplugins.config import check_prompt_template
 
 
 class OverviewConfig(BaseModel):
@@ -49,13 +48,4 @@ class OverviewConfig(BaseModel):
     @field_validator("llm_prompt")
     @classmethod
     def _prompt_variables(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        found = get_template_vars(value)
-        if "text" not in found:
-            raise ValueError("llm_prompt must contain {text} (where the document goes)")
-        unknown = sorted(set(found) - set(PROMPT_VARIABLES))
-        if unknown:
-            raise ValueError(f"llm_prompt uses unknown variables {unknown}; allowed: "
-                             f"{', '.join('{' + v + '}' for v in PROMPT_VARIABLES)}")
-        return value
+        return check_prompt_template(value, {"text": "the document"}, optional=("title",))

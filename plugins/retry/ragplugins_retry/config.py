@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragplugins.config import check_prompt_template
+
 
 class RetryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -35,6 +37,4 @@ class RetryConfig(BaseModel):
     @field_validator("llm_prompt")
     @classmethod
     def _prompt_has_query(cls, value: str | None) -> str | None:
-        if value is not None and "{query}" not in value:
-            raise ValueError("the prompt must contain the placeholder {query}; add it where the question goes")
-        return value
+        return check_prompt_template(value, {"query": "the question"})
