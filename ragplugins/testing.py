@@ -121,6 +121,16 @@ def make_rag(plugins: Iterable[Any] = (), config: dict | None = None, *, embed_m
     return load(cfg, embed_model=embed_model, llm=llm, vector_store=vector_store, registry=registry)
 
 
+def index_tiny_corpus(root: Path, plugins: Iterable[Any] = (), *, embed_model: Any = None) -> RagPlugins:
+    """The tiny corpus written under ``root/corpus`` and indexed into ``root/idx`` with ``plugins``
+    registered but disabled, so one index can serve every config a test module tries
+    (open it again with ``make_rag(..., persist_dir=root / "idx")``)."""
+    corpus = write_tiny_corpus(root / "corpus")
+    rag = make_rag(plugins, {"enable": []}, embed_model=embed_model, persist_dir=root / "idx")
+    rag.index_paths([corpus])
+    return rag
+
+
 @pytest.fixture
 def rag_registry() -> PluginRegistry:
     return PluginRegistry()

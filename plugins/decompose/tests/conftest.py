@@ -1,16 +1,14 @@
 import pytest
 
 import ragplugins_decompose.plugin as plugin
-from ragplugins.testing import make_rag, write_tiny_corpus
+from ragplugins.testing import index_tiny_corpus, make_rag
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory, bundled_embed_model):
     """One indexed tiny corpus per module; arms differ only in config, never in the index."""
     root = tmp_path_factory.mktemp("decompose")
-    corpus = write_tiny_corpus(root / "corpus")
-    rag = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, persist_dir=root / "idx")
-    rag.index_paths([corpus])
+    index_tiny_corpus(root, [plugin], embed_model=bundled_embed_model)
     return root / "idx"
 
 

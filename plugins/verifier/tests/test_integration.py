@@ -25,11 +25,10 @@ class TestConformance(PluginConformance):
 @pytest.fixture(scope="module")
 def corpus_index(tmp_path_factory, bundled_embed_model):
     """One indexed tiny corpus shared by the engine tests (the verifier adds nothing at index time)."""
-    from ragplugins.testing import write_tiny_corpus
+    from ragplugins.testing import index_tiny_corpus
 
     root = tmp_path_factory.mktemp("verifier-int")
-    rag = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, persist_dir=root / "idx")
-    rag.index_paths([write_tiny_corpus(root / "corpus")])
+    index_tiny_corpus(root, [plugin], embed_model=bundled_embed_model)
     return root / "idx"
 
 
