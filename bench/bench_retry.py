@@ -77,6 +77,11 @@ def arms_for(corpus: str, chosen: dict[str, dict]) -> dict[str, dict]:
     arms = {"off": {"enable": []},
             "on": {"enable": ["retry"]},
             "prf": {"enable": ["retry"], "retry": {"strategy": "prf"}},
+            # The issue's single-signal rule (what the default was before the confirming signal).
+            "single-signal keep": {"enable": ["retry"], "retry": {"confirm_signal": None}},
+            # The keep rule on every query, not only weak ones: a threshold of 1.0 fires on (nearly) all, so
+            # improved / regressed say how well "keep the retry set" tracks nDCG beyond the few fired queries.
+            "keep check (fire on all)": {"enable": ["retry"], "retry": {"threshold": 1.0}},
             "contrast@0.12": {"enable": ["retry"], "retry": {"signal": "dense_contrast"}}}
     other = {"mixed": "docs", "docs": "mixed"}.get(corpus)
     if other and other in chosen:
@@ -113,6 +118,7 @@ def quality(corpus: str, arms: dict[str, dict], embed_model) -> dict:
                     o = next(x for x in run._rows("off", K) if x["id"] == r["id"])
                     entry["fired"].append({"id": r["id"], "query": r["query"], "reformulated": d.get("reformulated"),
                                            "before": d.get("score_before"), "after": d.get("score_after"),
+                                           "compared": d.get("compared") or {},
                                            "kept": d.get("kept"), "ndcg_off": o["final"]["ndcg@10"],
                                            "ndcg_on": r["final"]["ndcg@10"]})
         res["arms"][arm] = entry
@@ -234,17 +240,23 @@ def fired_md(res: dict, arm: str = "on") -> str:
     if not e or not e["fired"]:
         return f"`{res['corpus']}`, arm {arm}: the retry never fired.\n"
     lines = [f"`{res['corpus']}`, arm `{arm}`: every query it fired on", "",
-             "| id | reformulated | signal before → after | kept | nDCG@10 off → on |", "|---|---|---|---|---|"]
+             "| id | reformulated | gate signal | compared on the question: original → retry | kept | "
+             "nDCG@10 off → on |", "|---|---|---|---|---|---|"]
     for f in e["fired"]:
-        lines.append(f"| {f['id']} | {f['reformulated'] or '(none)'} | {_f(f['before'], 4)} → {_f(f['after'], 4)} | "
+        compared = "; ".join(f"{name} {_f(b, 4)} → {_f(a, 4)}" for name, (b, a) in f.get("compared", {}).items())
+        lines.append(f"| {f['id']} | {f['reformulated'] or '(none)'} | {_f(f['before'], 4)} | {compared or '-'} | "
                      f"{f['kept']} | {_f(f['ndcg_off'])} → {_f(f['ndcg_on'])} |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
+    global CACHE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpora", nargs="+", default=["mixed", "docs", "acq+docs"])
+    parser.add_argument("--cache-dir", type=Path, default=CACHE,
+                        help=f"index cache of this bench (default: {CACHE})")
     args = parser.parse_args()
+    CACHE = args.cache_dir
     from ragplugins.embeddings import load_embed_model
 
     embed_model = load_embed_model()

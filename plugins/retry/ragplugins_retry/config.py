@@ -20,6 +20,13 @@ class RetryConfig(BaseModel):
         description="Retry when the signal is below this. Unset: the signal's own default (query_coverage "
                     "0.2, dense_contrast 0.12, rerank_probability 0.5). Choose it on your data with "
                     "`ragplugins retry calibrate --gold FILE`.")
+    confirm_signal: str | None = Field(
+        "dense_contrast",
+        description="A second, independent signal the retry set must also not lose on. The retry set is kept "
+                    "only when, judged against the user's question, it is no worse than the original on both "
+                    "signals and strictly better on at least one. Unset (or equal to `signal`), or when it "
+                    "cannot be computed (no vectors): the retry set is kept only when `signal` is strictly "
+                    "higher.")
     strategy: str = Field(
         "keywords",
         description="How the query is reformulated: 'keywords' (drop stopwords and question scaffolding; "

@@ -75,9 +75,9 @@ def strategies(config: RetryConfig, pm: Any = None) -> dict[str, RetryStrategy]:
     return _collect("ragplugins_retry_strategies", config, RetryStrategy, pm)
 
 
-def _pick(kind: str, name: str, available: dict[str, Any]) -> Any:
+def _pick(kind: str, name: str, available: dict[str, Any], key: str | None = None) -> Any:
     if name not in available:
-        raise ValueError(f"[ragplugins.retry] {kind} = {name!r}: no such {kind}; available: "
+        raise ValueError(f"[ragplugins.retry] {key or kind} = {name!r}: no such {kind}; available: "
                          f"{', '.join(sorted(available))} (other plugins add more through "
                          f"ragplugins_retry_{kind}s)")
     return available[name]
@@ -90,13 +90,23 @@ def resolve(config: RetryConfig, pm: Any = None) -> tuple[RetrySignal, RetryStra
     return signal, strategy, signal.default_threshold if config.threshold is None else config.threshold
 
 
+def resolve_confirm(config: RetryConfig, pm: Any = None) -> RetrySignal | None:
+    """The confirming signal the config names; None when unset or the same as the main signal."""
+    if not config.confirm_signal or config.confirm_signal == config.signal:
+        return None
+    return _pick("signal", config.confirm_signal, signals(config, pm), key="confirm_signal")
+
+
 @ragplugins.hookimpl
 def ragplugins_retriever_wrappers(config: RetryConfig, ctx):
-    resolve(config, ctx.pluginmanager)  # a misspelt name fails when the pipeline is built, not on first use
+    # A misspelt name fails when the pipeline is built, not on first use.
+    resolve(config, ctx.pluginmanager)
+    resolve_confirm(config, ctx.pluginmanager)
 
     def wrap(inner):
         signal, strategy, threshold = resolve(config, ctx.pluginmanager)
-        return RetryRetriever(inner, ctx, signal=signal, strategy=strategy, threshold=threshold)
+        return RetryRetriever(inner, ctx, signal=signal, strategy=strategy, threshold=threshold,
+                              confirm=resolve_confirm(config, ctx.pluginmanager))
 
     return [ragplugins.Contribution(wrap, stage="sufficiency")]
 

@@ -18,7 +18,8 @@ class QueryCoverageSignal(RetrySignal):
     lot. The value is the best, over the first ``top_n`` candidates, of the
     weighted share of the question's terms that candidate contains. It is
     always measured against the user's question, so terms a reformulation
-    appended cannot raise it.
+    appended cannot raise it; when the original and the retry set are
+    compared, the weights come from both sets pooled, so both are on one scale.
     """
 
     name: ClassVar[str] = "query_coverage"
@@ -32,16 +33,26 @@ class QueryCoverageSignal(RetrySignal):
         return "ragplugins_retry.QueryCoverageSignal"
 
     def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+        return self._coverage(query, nodes, nodes)
+
+    def compare(self, query: str, original: list[NodeWithScore], before: Measurement, retry: list[NodeWithScore],
+                retry_query: str, ctx: Any) -> tuple[Measurement, Measurement]:
+        # Term weights from the two sets pooled (each distinct chunk once): with per-set weights a retry
+        # set scores higher merely because its other candidates lack a term the original's contain.
+        pool = list({n.node.node_id: n for n in [*original, *retry]}.values())
+        return self._coverage(query, original, pool), self._coverage(query, retry, pool)
+
+    def _coverage(self, query: str, nodes: list[NodeWithScore], background: list[NodeWithScore]) -> Measurement:
         terms = text.content_stems(query)
         if not terms:
             return Measurement(None, "the question has no content words (only stopwords)")
         if not nodes:
             return Measurement(None, "no candidates")
-        bags = [text.stem_set(n.node.get_content()) for n in nodes]
+        bags = [text.stem_set(n.node.get_content()) for n in background]
         n = len(bags)
         weight = {t: math.log((n + 1) / (sum(t in b for b in bags) + 0.5)) for t in terms}
         total = sum(weight.values())
-        shares = [sum(weight[t] for t in terms if t in bag) / total for bag in bags[: self.top_n]]
-        best = max(shares)
-        missing = [t for t in terms if not any(t in bag for bag in bags[: self.top_n])]
+        top = [text.stem_set(n.node.get_content()) for n in nodes[: self.top_n]]
+        best = max(sum(weight[t] for t in terms if t in bag) / total for bag in top)
+        missing = [t for t in terms if not any(t in bag for bag in top)]
         return Measurement(best, "", {"terms": terms, "missing_in_top": missing})

@@ -17,16 +17,22 @@ PLUGIN = "retry"
 class RetryRetriever(BaseRetriever):
     """Wraps any retriever: judge the candidates, reformulate once when they are weak, keep the better set.
 
-    Exactly one retry. The retry set replaces the original only when the same
-    signal, measured against the user's question, is strictly higher; the two
-    sets are never merged. The decision, both scores, the reformulated query
-    and the kept set are recorded in the trace under ``retry/decision``.
+    Exactly one retry; the two sets are never merged. Both sets are judged
+    against the user's question (never the reformulation) on one scale
+    (``RetrySignal.compare``). Without a ``confirm`` signal the retry set
+    replaces the original only when the signal is strictly higher. With one,
+    it must be no worse on both signals and strictly better on at least one:
+    a set that looks better to one view of the evidence (lexical coverage)
+    while the other (dense contrast) says it got worse is not kept. The
+    decision, the scores, the reformulated query and the kept set are
+    recorded in the trace under ``retry/decision``.
     """
 
     def __init__(self, inner: BaseRetriever, ctx: Any, signal: RetrySignal, strategy: RetryStrategy,
-                 threshold: float, **kwargs: Any):
+                 threshold: float, confirm: RetrySignal | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.inner, self.ctx, self.signal, self.strategy, self.threshold = inner, ctx, signal, strategy, threshold
+        self.confirm = confirm
 
     @classmethod
     def class_name(cls) -> str:
@@ -88,6 +94,25 @@ class RetryRetriever(BaseRetriever):
             return False
         return True
 
+    def _keep(self, query: str, first: list[NodeWithScore], second: list[NodeWithScore], retry_query: str,
+              before: float, after: float, compared: dict[str, Any]) -> tuple[bool, str]:
+        """Whether the retry set replaces the original (both already scored on the main signal)."""
+        note = ""
+        if self.confirm is not None:
+            gate = self.confirm.measure(query, first, self.ctx, retrieved_for=query)
+            c_before, c_after = self.confirm.compare(query, first, gate, second, retry_query, self.ctx)
+            if c_before.value is not None and c_after.value is not None:
+                compared[self.confirm.name] = [_round(c_before.value), _round(c_after.value)]
+                names = f"{self.signal.name} and {self.confirm.name}"
+                if _dominates([(before, after), (c_before.value, c_after.value)]):
+                    return True, f"the retry set is no worse on {names} and strictly better on at least one"
+                return False, f"the retry set is worse on one of {names}, or equal on both; kept the original"
+            # Without the second view the issue's rule applies: strictly higher on the same signal.
+            note = f"{self.confirm.name} unavailable ({c_before.reason or c_after.reason}); "
+        if after > before:
+            return True, note + "the retry set scored strictly higher on the same signal"
+        return False, note + "the retry set did not score strictly higher; kept the original"
+
     def _decide(self, query: str, first: list[NodeWithScore], before: Measurement, new: Reformulation,
                 second: list[NodeWithScore] | None, start: float) -> list[NodeWithScore]:
         record = {**self._base(before), "fired": True, "strategy": self.strategy.name,
@@ -97,20 +122,23 @@ class RetryRetriever(BaseRetriever):
                          reason=f"no reformulation: {new.reason}",
                          retry_ms=round((time.perf_counter() - start) * 1000, 2))
             return first
-        after = self.signal.measure(query, second, self.ctx, retrieved_for=new.query)
-        keep = after.value is not None and after.value > before.value
-        if keep:
-            reason = "the retry set scored strictly higher on the same signal"
-        elif after.value is None:
-            reason = f"no signal on the retry set ({after.reason}); kept the original"
+        ref, after = self.signal.compare(query, first, before, second, new.query, self.ctx)
+        compared = {self.signal.name: [_round(ref.value), _round(after.value)]}
+        if after.value is None or ref.value is None:
+            keep, reason = False, f"no signal on the retry set ({after.reason or ref.reason}); kept the original"
         else:
-            reason = "the retry set did not score strictly higher; kept the original"
+            keep, reason = self._keep(query, first, second, new.query, ref.value, after.value, compared)
         trace.record(PLUGIN, "decision", **record, attempted=True, score_after=_round(after.value),
-                     kept="retry" if keep else "original", reason=reason,
+                     compared=compared, kept="retry" if keep else "original", reason=reason,
                      retry_ms=round((time.perf_counter() - start) * 1000, 2))
         if not keep:
             return first
         return [rp_nodes.tag(n, PLUGIN, reformulated=new.query) for n in second]
+
+
+def _dominates(pairs: list[tuple[float, float]]) -> bool:
+    """(before, after) per signal: no worse on any, strictly better on at least one."""
+    return all(a >= b for b, a in pairs) and any(a > b for b, a in pairs)
 
 
 def _round(value: float | None) -> float | None:

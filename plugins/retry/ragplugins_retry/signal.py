@@ -34,3 +34,15 @@ class RetrySignal(BaseModel):
 
     def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
         raise NotImplementedError
+
+    def compare(self, query: str, original: list[NodeWithScore], before: Measurement, retry: list[NodeWithScore],
+                retry_query: str, ctx: Any) -> tuple[Measurement, Measurement]:
+        """Both sets judged against the user's ``query`` on one scale: (original, retry).
+
+        ``before`` is the gate's measurement of ``original``. A signal whose
+        value depends on statistics of the set it scores (term rarity, a
+        background) overrides this to score both sets with statistics of the
+        two pooled, so the retry set cannot look better only because its own
+        background differs.
+        """
+        return before, self.measure(query, retry, ctx, retrieved_for=retry_query)

@@ -86,6 +86,19 @@ def test_a_misspelt_signal_or_strategy_fails_when_the_pipeline_is_built(tiny_rag
     rag = rag_with(tiny_rag, bundled_embed_model, {"strategy": "rm3"})
     with pytest.raises(Exception, match=r"strategy = 'rm3': no such strategy; available: keywords, llm, prf"):
         rag.retriever()
+    rag = rag_with(tiny_rag, bundled_embed_model, {"confirm_signal": "contrast"})
+    with pytest.raises(Exception, match=r"confirm_signal = 'contrast': no such signal; available: dense_contrast"):
+        rag.retriever()
+
+
+def test_a_fired_retry_compares_both_sets_on_both_signals(tiny_rag, bundled_embed_model):
+    rag = rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.0})
+    decision = rag.search(QUESTION).trace.get("retry", "decision")
+    assert decision["fired"] and decision["attempted"]
+    assert set(decision["compared"]) == {"query_coverage", "dense_contrast"}
+    assert all(v is not None for pair in decision["compared"].values() for v in pair)
+    single = rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.0, "confirm_signal": None})
+    assert set(single.search(QUESTION).trace.get("retry", "decision")["compared"]) == {"query_coverage"}
 
 
 def test_bad_config_values_name_the_key(tiny_rag, bundled_embed_model):

@@ -112,3 +112,44 @@ def test_llm_prompt_is_exposed_through_the_prompt_mixin():
 
     r.update_prompts({"reformulate_prompt": PromptTemplate("Q: {query}")})
     assert r.strategy.prompt.template == "Q: {query}"
+
+
+class _Confirm(ScriptedSignal):
+    name = "confirm"
+
+
+def _confirmed(values, confirm_values):
+    r, inner = _retriever(values)
+    r.confirm = _Confirm(values=confirm_values, seen=[])
+    return r, inner
+
+
+def test_a_retry_that_one_signal_prefers_and_the_other_rejects_is_not_kept():
+    r, _ = _confirmed({"orig1": 0.2, "new1": 0.6}, {"orig1": 0.5, "new1": 0.4})
+    ids, decision, _ = _run(r)
+    assert ids == ["orig1", "orig2"] and decision["kept"] == "original"
+    assert decision["compared"] == {"scripted": [0.2, 0.6], "confirm": [0.5, 0.4]}
+    # The confirming signal also judges both sets against the user's question.
+    assert r.confirm.seen == [(Q, Q), (Q, REWRITE)]
+
+
+def test_a_retry_no_worse_on_both_and_better_on_one_is_kept():
+    for values, confirm in (({"orig1": 0.2, "new1": 0.2}, {"orig1": 0.5, "new1": 0.6}),
+                            ({"orig1": 0.2, "new1": 0.3}, {"orig1": 0.5, "new1": 0.5})):
+        r, _ = _confirmed(values, confirm)
+        ids, decision, _ = _run(r)
+        assert ids == ["new1", "new2"] and decision["kept"] == "retry", (values, confirm)
+
+
+def test_a_retry_equal_on_both_signals_is_not_kept():
+    r, _ = _confirmed({"orig1": 0.2, "new1": 0.2}, {"orig1": 0.5, "new1": 0.5})
+    ids, decision, _ = _run(r)
+    assert ids == ["orig1", "orig2"] and "equal on both" in decision["reason"]
+
+
+def test_without_the_confirming_signal_the_single_signal_rule_applies_and_the_trace_says_so():
+    for after, kept in ((0.6, "retry"), (0.2, "original")):
+        r, _ = _confirmed({"orig1": 0.2, "new1": after}, {})
+        _, decision, _ = _run(r)
+        assert decision["kept"] == kept and decision["reason"].startswith("confirm unavailable (scripted")
+        assert decision["compared"] == {"scripted": [0.2, after]}

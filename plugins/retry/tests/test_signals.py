@@ -73,3 +73,28 @@ def test_query_coverage_weights_rare_question_terms():
 def test_query_coverage_needs_content_words():
     m = QueryCoverageSignal().measure("What is it?", [node("a", "text")], None, retrieved_for="x")
     assert m.value is None and "no content words" in m.reason
+
+
+def test_query_coverage_compares_both_sets_with_pooled_term_weights():
+    # Alone, the retry set looks better: 'fee' is rare in it, so its top candidate covers a rare term.
+    # Pooled with the original (where 'fee' is everywhere), 'fee' weighs little and 'annual' much:
+    # the original's top candidate holds both terms, the retry's only 'fee'.
+    original = [node("o0", "The annual fee is payable quarterly.")] + [node(f"o{i}", "The fee schedule.")
+                                                                        for i in range(1, 6)]
+    retry = [node("n0", "A fee applies.")] + [node(f"n{i}", "Unrelated text.") for i in range(1, 6)]
+    signal, q = QueryCoverageSignal(top_n=1), "What is the annual fee?"
+    alone = signal.measure(q, retry, None, retrieved_for="annual fee")
+    before = signal.measure(q, original, None, retrieved_for=q)
+    ref, after = signal.compare(q, original, before, retry, "annual fee", None)
+    assert alone.value > after.value
+    assert ref.value == pytest.approx(1.0) and after.value < 0.5
+
+
+def test_dense_contrast_compares_the_retry_set_against_the_users_question():
+    ctx = SimpleNamespace(embed_query=lambda text: [1.0, 0.0] if text == "q" else [0.0, 1.0])
+    original = [node(f"o{i}", embedding=_unit(c)) for i, c in enumerate([0.9, 0.5, 0.45, 0.4, 0.35, 0.3])]
+    retry = [node(f"n{i}", embedding=_unit(c)) for i, c in enumerate([0.6, 0.5, 0.45, 0.4, 0.35, 0.3])]
+    signal = DenseContrastSignal()
+    before = signal.measure("q", original, ctx, retrieved_for="q")
+    ref, after = signal.compare("q", original, before, retry, "q rewritten", ctx)
+    assert ref is before and after.value == pytest.approx((0.6 - 0.3) / 0.7)
