@@ -85,8 +85,9 @@ def quality_tables(res: dict) -> str:
                 f"{_fmt(s['final.ndcg@10'], 4)} | {_fmt(s['final_len'], 1)} | "
                 f"{_fmt(s['latency_ms_p50'], 0)} / {_fmt(s['latency_ms_p90'], 0)} |")
     lines += ["", "| arm | recall@20 lost vs off (first / final) | nDCG@10 vs off: improved / regressed | "
-                  "boost applied | answer doc selected | first relevant moved up (mean ranks) | scoring ms |",
-              "|---|---|---|---|---|---|---|"]
+                  "boost applied | chunks added (mean) | answer doc selected | first relevant moved up (mean ranks) | "
+                  "scoring ms |",
+              "|---|---|---|---|---|---|---|---|"]
     for arm, lost in res["lost"].items():
         ch = res["ndcg_changes"][arm]
         ins = res["instrument"][arm]
@@ -95,7 +96,8 @@ def quality_tables(res: dict) -> str:
             lost_txt += f" ({', '.join(sorted(set(lost['first']) | set(lost['final'])))})"
         lines.append(
             f"| {arm} | {lost_txt} | {len(ch['improved'])} / {len(ch['regressed'])} | "
-            f"{_fmt(ins.get('overview.applied'), 2)} | {_fmt(ins.get('overview.answer_document_selected'), 2)} "
+            f"{_fmt(ins.get('overview.applied'), 2)} | {_fmt(ins.get('overview.chunks_added'), 2)} | "
+            f"{_fmt(ins.get('overview.answer_document_selected'), 2)} "
             f"(n={ins.get('overview.answer_document_selected.n', 0)}) | "
             f"{_fmt(ins.get('overview.first_relevant_moved'), 2)} "
             f"(n={ins.get('overview.first_relevant_moved.n', 0)}) | "

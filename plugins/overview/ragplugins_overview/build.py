@@ -22,7 +22,7 @@ from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.documents import DocumentText, documents_from_nodes
 from ragplugins_overview.extractive import ExtractiveOverviewWriter
 from ragplugins_overview.llm_writer import LLMOverviewWriter
-from ragplugins_overview.sidecar import Overviews, SidecarError, index_identity, location_for
+from ragplugins_overview.sidecar import Overviews, SidecarError, location_for
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     except SidecarError as exc:
         current, report.replaced_sidecar = None, str(exc)
     if current is not None:
-        problem = current.problem_for(ctx.embedder_id, index_identity(ctx))
+        problem = current.problem_for(ctx.embedder_id, location.index_id)
         if problem:
             current, report.replaced_sidecar = None, problem
     if report.replaced_sidecar:
@@ -93,7 +93,7 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     rows = [entries[d] for d in ids]
     matrix = np.vstack([r[3] for r in rows]).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
     location.write(Overviews(ids, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix,
-                             ctx.embedder_id, index_identity(ctx)))
+                             ctx.embedder_id, location.index_id))
     report.written = sorted(written)
     trace.record("overview", "index", written=len(report.written), kept=len(report.kept),
                  removed=len(report.removed), llm_failed=report.llm_failed, location=report.location)

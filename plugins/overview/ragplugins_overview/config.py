@@ -14,11 +14,12 @@ class OverviewConfig(BaseModel):
 
     mode: Literal["adaptive", "boost", "restrict"] = Field(
         "adaptive",
-        description="'adaptive': fuse the best documents into the candidate order (RRF, k=60) only for queries "
-                    "where their overviews stand out from the rest by a clear margin; 'boost': always fuse the "
-                    "top_documents best; 'restrict': when the margin is clear, also search inside those documents "
-                    "and merge with the unrestricted candidates, keeping the unrestricted ones whenever the "
-                    "restricted evidence is weaker.")
+        description="'adaptive': only for queries where some documents' overviews stand out from the rest by a "
+                    "clear margin, search inside those documents and fuse their best chunks with the candidates "
+                    "(RRF, k=60), dropping no candidate; 'boost': always fuse the top_documents best documents "
+                    "into the candidate order; 'restrict': when the margin is clear, search inside those documents "
+                    "and merge with the unrestricted candidates, cut to the same length, keeping the unrestricted "
+                    "ones whenever the restricted evidence is weaker.")
     top_documents: int = Field(5, ge=1, le=100,
                                description="At most this many documents are boosted or searched inside.")
     outlier_z: float = Field(

@@ -54,7 +54,8 @@ def ragplugins_eval_instrument(config: OverviewConfig, trace, row, first_stage, 
     selected = {d["doc_id"] for d in select.get("documents", [])}
     sources = set(getattr(row, "expected_sources", None) or [])
     out["answer_document_selected"] = bool(sources & selected) if sources and selected else None
-    step = trace.get("overview", "restrict") or trace.get("overview", "boost") or {}
+    steps = [s for s in (trace.get("overview", a) for a in ("restrict", "add", "boost")) if s]
+    step = next((s for s in steps if s.get("applied")), steps[0] if steps else {})
     before, after = step.get("before"), step.get("after")
     relevant = {n.node.node_id: is_relevant(n.node.get_content()) for n in first_stage}
     out["first_relevant_moved"] = None
@@ -62,10 +63,11 @@ def ragplugins_eval_instrument(config: OverviewConfig, trace, row, first_stage, 
         was, now = _first_relevant(before, relevant), _first_relevant(after, relevant)
         if was is not None and now is not None:
             out["first_relevant_moved"] = was - now  # positive: moved up
+    if config.mode in ("restrict", "adaptive"):
+        out["chunks_added"] = len(step.get("added", []))
+        out["search_ms"] = step.get("search_ms")
     if config.mode == "restrict":
         out["restrict_applied"] = bool(step.get("applied"))
-        out["restrict_added"] = len(step.get("added", []))
-        out["restrict_search_ms"] = step.get("search_ms")
     return out
 
 

@@ -99,6 +99,8 @@ class OverviewRetriever(BaseRetriever):
             return candidates
         if self.config.mode == "restrict":
             return self._restrict(query, candidates, documents)
+        if self.config.mode == "adaptive":
+            return self._add(query, candidates, documents)
         return self._boost(candidates, documents)
 
     def _boost(self, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
@@ -121,14 +123,67 @@ class OverviewRetriever(BaseRetriever):
         value = nodes.dense_cosine(nws)
         return value if value is not None else cosine(self.ctx.embed_query(query), nws.node.embedding)
 
+    def _search_inside(self, query: str, selected: list[str], k: int) -> tuple[list[NodeWithScore] | None, float]:
+        """The dense search inside the selected documents with the caller's filters, and its time in ms."""
+        current = trace.current()
+        start = time.perf_counter()
+        found = self.ctx.search_within_documents(query, selected, k,
+                                                 filters=current.filters if current is not None else None)
+        return found, round((time.perf_counter() - start) * 1000, 3)
+
+    @staticmethod
+    def _fuse(candidates: list[NodeWithScore], restricted: list[NodeWithScore], k: int) -> list[dict[str, Any]]:
+        """Both lists as RRF legs: chunks that are good in both lead, and the best unrestricted candidates
+        keep their place against the restricted ones of the same rank."""
+        fused: dict[str, dict[str, Any]] = {}
+        for leg, results in (("unrestricted", candidates), ("restricted", restricted)):
+            for rank, nws in enumerate(results, start=1):
+                entry = fused.setdefault(nws.node.node_id, {"nws": nws, "score": 0.0, "ranks": {}})
+                entry["score"] += 1.0 / (RRF_K + rank)
+                entry["ranks"][leg] = rank
+        return sorted(fused.values(), key=lambda e: (-e["score"], e["ranks"].get("unrestricted", k + 1),
+                                                     e["ranks"].get("restricted", k + 1)))
+
+    @staticmethod
+    def _as_results(entries: list[dict[str, Any]], added_by: str) -> list[NodeWithScore]:
+        out = []
+        for e in entries:
+            nws = e["nws"]
+            if "unrestricted" not in e["ranks"]:
+                nws = nodes.tag(nws, PLUGIN, added_by=added_by, restricted_rank=e["ranks"]["restricted"])
+            out.append(NodeWithScore(node=nws.node, score=e["score"]))
+        return out
+
+    def _add(self, query: str, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
+        """``adaptive``: the selected documents' best chunks join the candidates by RRF, so chunks the first
+        stage ranked too low (or missed) can come up; a new chunk is kept only when it earns a place in the
+        first ``k``, and no candidate is ever dropped (those it displaces follow, in their fused order)."""
+        selected = [d["doc_id"] for d in documents]
+        k = len(candidates) or self.ctx.config.core.top_k
+        restricted, search_ms = self._search_inside(query, selected, k)
+        if not restricted:
+            # The documents can still lead through the rank boost; a failed search only loses the additions.
+            reason = "the search inside the selected documents failed" if restricted is None else \
+                "nothing matched inside the selected documents"
+            if restricted is None:
+                warnings.warn("ragplugins overview: the search inside the selected documents failed; this query "
+                              "gets the document boost without their other chunks", stacklevel=2)
+            trace.record(PLUGIN, "add", applied=False, reason=reason + "; boosted the candidates instead",
+                         documents=selected, search_ms=search_ms)
+            return self._boost(candidates, documents)
+        fused = self._fuse(candidates, restricted, k)
+        kept = fused[:k] + [e for e in fused[k:] if "unrestricted" in e["ranks"]]
+        out = self._as_results(kept, "adaptive")
+        before, after = _ids(candidates), _ids(out)
+        trace.record(PLUGIN, "add", applied=True, reason="merged the selected documents' best chunks with the "
+                     "candidates", documents=selected, search_ms=search_ms, before=before, after=after,
+                     added=[i for i in after if i not in set(before)])
+        return out
+
     def _restrict(self, query: str, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
         selected = [d["doc_id"] for d in documents]
         k = len(candidates) or self.ctx.config.core.top_k
-        current = trace.current()
-        start = time.perf_counter()
-        restricted = self.ctx.search_within_documents(query, selected, k,
-                                                      filters=current.filters if current is not None else None)
-        search_ms = round((time.perf_counter() - start) * 1000, 3)
+        restricted, search_ms = self._search_inside(query, selected, k)
 
         def keep(reason: str, **data: Any) -> list[NodeWithScore]:
             trace.record(PLUGIN, "restrict", applied=False, reason=reason, documents=selected, search_ms=search_ms,
@@ -148,22 +203,7 @@ class OverviewRetriever(BaseRetriever):
         if inside is not None and outside is not None and outside > inside:
             return keep("a chunk outside the selected documents matches the query better; kept the unrestricted "
                         "candidates", inside_best=round(inside, 4), outside_best=round(outside, 4))
-        # Both lists as RRF legs: chunks that are good in both lead, and the best unrestricted
-        # candidates keep their place against the restricted ones of the same rank.
-        fused: dict[str, dict[str, Any]] = {}
-        for leg, results in (("unrestricted", candidates), ("restricted", restricted)):
-            for rank, nws in enumerate(results, start=1):
-                entry = fused.setdefault(nws.node.node_id, {"nws": nws, "score": 0.0, "ranks": {}})
-                entry["score"] += 1.0 / (RRF_K + rank)
-                entry["ranks"][leg] = rank
-        ordered = sorted(fused.values(), key=lambda e: (-e["score"], e["ranks"].get("unrestricted", k + 1),
-                                                         e["ranks"].get("restricted", k + 1)))[:k]
-        out = []
-        for e in ordered:
-            nws = e["nws"]
-            if "unrestricted" not in e["ranks"]:
-                nws = nodes.tag(nws, PLUGIN, added_by="restrict", restricted_rank=e["ranks"]["restricted"])
-            out.append(NodeWithScore(node=nws.node, score=e["score"]))
+        out = self._as_results(self._fuse(candidates, restricted, k)[:k], "restrict")
         before, after = _ids(candidates), _ids(out)
         trace.record(PLUGIN, "restrict", applied=True, reason="merged the restricted and unrestricted results",
                      documents=selected, search_ms=search_ms, before=before, after=after,

@@ -1,9 +1,10 @@
-"""Where overviews live: one ``.npz`` beside the index (or process memory for indexes without a persist_dir).
+"""Where overviews live: one ``.npz`` beside the embedded index, or the host's own store (``host_stores``).
 
-The file records the embedder's identity, the index it belongs to and that its rows are
-L2-normalised, so a sidecar that does not fit the index being queried is refused with one
-warning instead of producing wrong scores. Writes go to a temporary file that replaces the
-old one, so a reader sees the old sidecar or the new one, never half of one.
+Every location records the embedder's identity, the index it belongs to, the number of
+documents and that its rows are L2-normalised, so overviews that do not fit the index being
+queried are refused with one warning instead of producing wrong scores. Writes replace the
+old overviews in one step (a temporary file renamed over the old one here), so a reader sees
+the old overviews or the new ones, never half of them.
 """
 
 from __future__ import annotations
@@ -52,6 +53,31 @@ class Overviews:
     def empty(cls, embedder: str, index_id: str) -> "Overviews":
         return cls([], [], [], [], np.zeros((0, 0), dtype=np.float32), embedder, index_id)
 
+    def meta(self, **extra: Any) -> dict[str, Any]:
+        """What every location stores beside the rows, and :meth:`stored` checks on the way back."""
+        return {"format": FORMAT_VERSION, "embedder": self.embedder, "index_id": self.index_id,
+                "normalized": self.normalized, "count": len(self),
+                "dim": int(self.vectors.shape[1]) if len(self) else 0, **extra}
+
+    @classmethod
+    def stored(cls, meta: dict[str, Any], doc_ids: list, hashes: list, texts: list, sources: list,
+               vectors: np.ndarray) -> "Overviews":
+        """Overviews read back from a location, refused (SidecarError) unless they match their meta record."""
+        if meta.get("format") != FORMAT_VERSION:
+            raise SidecarError(f"it has format {meta.get('format')!r}, this plugin reads {FORMAT_VERSION}")
+        try:
+            overviews = cls(doc_ids=[str(x) for x in doc_ids], hashes=[str(x) for x in hashes],
+                            texts=[str(x) for x in texts], sources=[str(x) for x in sources],
+                            vectors=np.ascontiguousarray(vectors, dtype=np.float32),
+                            embedder=str(meta["embedder"]), index_id=str(meta["index_id"]),
+                            normalized=bool(meta.get("normalized")))
+        except KeyError as exc:
+            raise SidecarError(f"its meta record lacks {exc}") from exc
+        overviews.check()
+        if int(meta.get("count", -1)) != len(overviews):
+            raise SidecarError(f"it declares {meta.get('count')} documents but holds {len(overviews)}")
+        return overviews
+
     def __len__(self) -> int:
         return len(self.doc_ids)
 
@@ -99,6 +125,8 @@ class Location:
     """Where one index's overviews are read from and written to."""
 
     label: str
+    # The identity written with the overviews and required of them when read back.
+    index_id: str
 
     def read(self) -> Overviews | None:
         """The stored overviews; None when there are none; SidecarError when they are unusable."""
@@ -113,9 +141,10 @@ class Location:
 
 
 class FileLocation(Location):
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, index_id: str = ""):
         self.path = Path(path)
         self.label = str(self.path)
+        self.index_id = index_id
 
     def signature(self) -> Any:
         try:
@@ -130,28 +159,14 @@ class FileLocation(Location):
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
-                if meta.get("format") != FORMAT_VERSION:
-                    raise SidecarError(f"it has format {meta.get('format')!r}, this plugin reads {FORMAT_VERSION}")
-                overviews = Overviews(
-                    doc_ids=[str(x) for x in data["doc_ids"]], hashes=[str(x) for x in data["hashes"]],
-                    texts=[str(x) for x in data["texts"]], sources=[str(x) for x in data["sources"]],
-                    vectors=np.ascontiguousarray(data["vectors"], dtype=np.float32),
-                    embedder=str(meta["embedder"]), index_id=str(meta["index_id"]),
-                    normalized=bool(meta.get("normalized")))
-        except SidecarError:
-            raise
+                arrays = [data[k] for k in ("doc_ids", "hashes", "texts", "sources", "vectors")]
         except Exception as exc:  # noqa: BLE001 - truncated zip, missing array, bad JSON: all unreadable
             raise SidecarError(f"it cannot be read ({type(exc).__name__}: {exc})") from exc
-        overviews.check()
-        if int(meta.get("count", -1)) != len(overviews):
-            raise SidecarError(f"it declares {meta.get('count')} documents but holds {len(overviews)}")
-        return overviews
+        return Overviews.stored(meta, *arrays)
 
     def write(self, overviews: Overviews) -> None:
         overviews.check()
-        meta = {"format": FORMAT_VERSION, "embedder": overviews.embedder, "index_id": overviews.index_id,
-                "normalized": overviews.normalized, "count": len(overviews),
-                "dim": int(overviews.vectors.shape[1]) if len(overviews) else 0}
+        meta = overviews.meta()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
         try:
@@ -177,7 +192,7 @@ class MemoryLocation(Location):
     _writes = itertools.count(1)
 
     def __init__(self, key: str, owner: Any = None):
-        self.key = key
+        self.key = self.index_id = key
         self.label = f"memory ({key})"
         if owner is not None and key not in self._versions:
             # The key embeds id(store): forget it with the store so a new store never inherits it.
@@ -198,24 +213,22 @@ class MemoryLocation(Location):
     def write(self, overviews: Overviews) -> None:
         overviews.check()
         if self.key not in self._store:
-            warnings.warn(f"ragplugins overview: the index {self.key} has no persist_dir, so its overviews are "
-                          "kept in this process's memory only; after a restart, rebuild them with "
-                          "ragplugins_overview.rebuild(rag)", stacklevel=3)
+            warnings.warn(f"ragplugins overview: the index {self.key} has neither a persist_dir nor a store "
+                          "the overviews can be kept in, so they are kept in this process's memory only; after "
+                          "a restart, rebuild them with ragplugins_overview.rebuild(rag)", stacklevel=3)
         self._store[self.key] = overviews
         self._versions[self.key] = next(self._writes)
 
 
-def index_identity(ctx: Any) -> str:
-    """``ctx.index_id``: the stable id the core keeps in the index's manifest."""
-    return ctx.index_id
-
-
 def location_for(ctx: Any) -> Location:
-    """The sidecar of the index behind ``ctx``: a file per table under the index's sidecar directory."""
+    """The overviews of the index behind ``ctx``: a file per table under the embedded index's sidecar
+    directory (its identity is the id in the index's manifest), else the host's store (``host_stores``)."""
     directory = ctx.sidecar_dir("overview")
-    if directory is None:
-        return MemoryLocation(index_identity(ctx), owner=ctx.vector_store)
-    return FileLocation(Path(directory) / f"overviews.{ctx.config.core.table}.npz")
+    if directory is not None:
+        return FileLocation(Path(directory) / f"overviews.{ctx.config.core.table}.npz", ctx.index_id)
+    from ragplugins_overview.host_stores import host_location
+
+    return host_location(ctx) or MemoryLocation(ctx.index_id, owner=ctx.vector_store)
 
 
 class _Cache:
@@ -260,7 +273,7 @@ def usable(ctx: Any) -> tuple[Overviews | None, str | None]:
     if overviews is None and problem is None:
         problem = "it does not exist"
     if overviews is not None:
-        problem = overviews.problem_for(ctx.embedder_id, index_identity(ctx))
+        problem = overviews.problem_for(ctx.embedder_id, location.index_id)
     if problem is not None:
         cache.warn_once(location, problem)
         return None, problem

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.vector_stores import SimpleVectorStore
 
 import ragplugins
 import ragplugins_overview.plugin as plugin
@@ -59,9 +58,14 @@ def test_a_document_that_stands_out_is_boosted(indexed):
     select = on_result.trace.get("overview", "select")
     assert select["applied"] and select["documents"][0]["doc_id"] == "espresso_manual.md"
     assert on_result.first_stage[0].node.ref_doc_id == "espresso_manual.md"
-    assert sorted(n.node.node_id for n in on_result.first_stage) == sorted(n.node.node_id
-                                                                          for n in off_result.first_stage)
-    assert on_result.trace.get("overview", "boost")["before"] == [n.node.node_id for n in off_result.first_stage]
+    step = on_result.trace.get("overview", "add")
+    off_ids = [n.node.node_id for n in off_result.first_stage]
+    assert step["applied"] and step["before"] == off_ids
+    # Nothing dropped; anything added comes from the selected document (the search inside it, with its filters).
+    on_ids = [n.node.node_id for n in on_result.first_stage]
+    assert set(off_ids) <= set(on_ids) and set(on_ids) - set(off_ids) == set(step["added"])
+    assert all(n.node.ref_doc_id == "espresso_manual.md" for n in on_result.first_stage
+               if n.node.node_id in step["added"])
 
 
 def test_without_a_clear_margin_the_first_stage_is_exactly_the_plugin_off_one(indexed):
@@ -190,13 +194,6 @@ def test_another_indexs_sidecar_is_refused(own_index, indexed, bundled_embed_mod
     off = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, persist_dir=persist)
     with pytest.warns(UserWarning, match="belongs to another index"):
         assert _same_as_off(rag, off, ESPRESSO)
-
-
-def test_an_index_without_a_directory_keeps_its_overviews_in_memory(tiny_corpus, bundled_embed_model):
-    rag = make_rag([plugin], {"overview": {}}, embed_model=bundled_embed_model, vector_store=SimpleVectorStore())
-    with pytest.warns(UserWarning, match="kept in this process's memory"):
-        rag.index_paths([tiny_corpus])
-    assert rag.search(ESPRESSO).trace.get("overview", "select")["applied"]
 
 
 class _Reformulate(BaseRetriever):

@@ -83,8 +83,8 @@ QUERIES = {"fees": [1, 0.05, 0.05], "vague": [1, 1, 1], "other": [0, 0, 1]}
 CANDIDATES = [("n1", "b"), ("n2", "c"), ("n3", "a"), ("n4", "d"), ("n5", "a")]
 
 
-def _setup(restricted=None, **config):
-    ctx = FakeContext(QUERIES, restricted)
+def _setup(restricted=(), **config):
+    ctx = FakeContext(QUERIES, None if restricted is None else list(restricted))
     ctx.store_overviews(DOCS)
     inner = ListRetriever([chunk(n, d, embedding=DOCS[d]) for n, d in CANDIDATES])
     return ctx, OverviewRetriever(inner, ctx, OverviewConfig(**config))
@@ -101,9 +101,28 @@ def _ids(results):
     return [n.node.node_id for n in results]
 
 
-def test_adaptive_boosts_the_document_that_stands_out_and_drops_nothing():
-    _, retriever = _setup()
-    out, tr = _run(retriever, "fees")
+def test_adaptive_brings_in_the_best_chunks_of_the_document_that_stands_out_and_drops_no_candidate():
+    restricted = [chunk("n6", "a", DOCS["a"]), chunk("n5", "a", DOCS["a"]), chunk("n3", "a", DOCS["a"])]
+    ctx, retriever = _setup(restricted=restricted)
+    filters = MetadataFilters(filters=[MetadataFilter(key="year", value=2024)])
+    out, tr = _run(retriever, "fees", filters=filters)
+    assert ctx.searches == [{"query": "fees", "doc_ids": ["a"], "k": 5, "filters": filters}]
+    # RRF of the candidates and the search inside "a": n3 and n5 are in both; n6 (rank 1 inside) ties with
+    # the first candidate and follows it; n4 no longer makes the first 5 but is kept after them.
+    assert _ids(out) == ["n3", "n5", "n1", "n6", "n2", "n4"]
+    assert out[0].score == pytest.approx(2 / 63)
+    assert nodes.tags(out[3])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
+    step = tr.get("overview", "add")
+    assert step["applied"] and step["added"] == ["n6"] and step["before"] == ["n1", "n2", "n3", "n4", "n5"]
+
+
+@pytest.mark.parametrize("restricted", [None, []])
+def test_adaptive_without_chunks_from_inside_still_boosts_the_document(restricted):
+    _, retriever = _setup(restricted=restricted)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, tr = _run(retriever, "fees")
+    assert bool(caught) == (restricted is None) and not tr.get("overview", "add")["applied"]
     assert _ids(out) == ["n3", "n5", "n1", "n2", "n4"]
     select = tr.get("overview", "select")
     assert select["applied"] and [d["doc_id"] for d in select["documents"]] == ["a"]
