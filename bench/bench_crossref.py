@@ -149,10 +149,12 @@ def _timed(fn) -> float:
 # -- hop A/B -----------------------------------------------------------------------------------
 ARMS = [
     Arm("off", {"enable": []}),
-    Arm("on", {"enable": ["crossref"], "crossref": {"placement": "append"}}),
-    Arm("on_after_referrer", {"enable": ["crossref"], "crossref": {"placement": "after_referrer"}}),
+    Arm("on", {"enable": ["crossref"]}),   # default: placement = "after_referrer"
+    Arm("on_replace_tail", {"enable": ["crossref"], "crossref": {"placement": "replace_tail"}}),
+    Arm("on_append", {"enable": ["crossref"], "crossref": {"placement": "append"}}),
     Arm("control", {"enable": []}, budget_of="on"),
-    Arm("control_after", {"enable": []}, budget_of="on_after_referrer"),
+    Arm("control_replace", {"enable": []}, budget_of="on_replace_tail"),
+    Arm("control_append", {"enable": []}, budget_of="on_append"),
 ]
 
 
@@ -234,11 +236,13 @@ def main(argv=None) -> int:
         print(text)
         for name, run in runs.items():
             for k in KS:
-                for other in ("off", "control"):
+                for arm, other in (("on", "off"), ("on", "control"), ("on_replace_tail", "control_replace"),
+                                   ("on_append", "control_append")):
                     for metric in ("final.recall@10", "final.ndcg@10"):
-                        cmp = run.compare(other, "on", k, metric)
-                        print(f"{name} k={k} on vs {other} {metric}: +{len(cmp['improved'])} "
-                              f"-{len(cmp['regressed'])} ={len(cmp['unchanged'])} regressed={cmp['regressed']}")
+                        cmp = run.compare(other, arm, k, metric)
+                        print(f"{name} k={k} {arm} vs {other} {metric}: +{len(cmp['improved'])} "
+                              f"-{len(cmp['regressed'])} ={len(cmp['unchanged'])} improved={cmp['improved']} "
+                              f"regressed={cmp['regressed']}")
     return 0
 
 

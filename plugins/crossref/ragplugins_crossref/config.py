@@ -43,15 +43,23 @@ class CrossrefConfig(BaseModel):
 
     extract: bool = Field(True, description="Annotate chunks with their references at index time.")
     hop: bool = Field(True, description="At query time, follow references from the top candidates.")
-    max_hops: int = Field(1, ge=0, le=10, description="Documents the hop may pull chunks from per query.")
-    chunks_per_hop: int = Field(3, ge=1, le=20, description="Chunks pulled from each hopped-to document, at most.")
+    max_hops: int = Field(1, ge=0, le=10, description="References the hop may follow per query (best-matching first).")
+    chunks_per_hop: int = Field(
+        1, ge=1, le=20,
+        description="Chunks pulled from each pointed-at document, at most: the chunk the reference names (a "
+                    "section) or the document's best match first.")
     trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.")
     gate: float = Field(
-        0.8, ge=0.0, le=1.5,
-        description="Relevance gate: a hopped chunk's dense cosine with the query must reach gate x the best "
-                    "candidate's. 0.8 = within 20% of the best match; higher hops less often.")
-    placement: Literal["append", "after_referrer"] = Field(
-        "append", description="Where hopped chunks go: after the whole list, or right after the referring chunk.")
+        1.0, ge=0.0, le=2.0,
+        description="Trigger: the hop follows a reference only when the sentence making it matches the query at "
+                    "least gate x as well (dense cosine) as the best candidate does. 1.0 = the pointer describes "
+                    "the question better than any retrieved chunk answers it; lower hops more often.")
+    placement: Literal["after_referrer", "replace_tail", "append"] = Field(
+        "after_referrer",
+        description="Where hopped chunks go: after_referrer = right after the referring chunk (the list grows by "
+                    "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
+                    "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
+                    "wrong hop can displace a relevant chunk); append = after the whole list.")
     max_refs_per_chunk: int = Field(8, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,

@@ -1,21 +1,34 @@
-"""Query time: a node postprocessor that follows references from the top candidates.
+"""Query time: a node postprocessor that follows the reference the question is about.
 
-For the documents referenced by the top ``trigger_depth`` candidates and not
-already among the candidates, it searches each document against the query
-(the core's document-filtered dense search, keeping the caller's filters) and
-hops only where that document's best chunk clears a gate set by the current
-candidates: its cosine with the query must be at least ``gate`` times the best
-candidate's. A referenced document rarely looks as much like the question as
-the chunk that points at it (else it would have been retrieved), so the gate
-asks for "nearly as relevant as the best match", not "more relevant than the
-weakest candidate"; the ratio needs no tuning per embedder because cosine has a
-natural zero. Targets are ranked by two signals fused by reciprocal rank: how
-well the query matches the sentence that makes the reference ("retention
-bonuses are recommended per Schedule 3"; a question about a pointer usually
-paraphrases it) and how well it matches the target's best chunk. The best
-targets go first, up to ``max_hops``; each adds up to ``chunks_per_hop``
-chunks that clear the same gate. Which document to follow is decided by the query, not by
-the order references appear in the text (localGPT's 0-of-11 trap).
+A question that needs a hop talks about a claim some document makes by pointing
+elsewhere ("the NDA can be superseded by a later agreement: as of what date was
+it entered into?"). So the hop first finds that pointer: among the references
+made by the top ``trigger_depth`` candidates (to documents among the candidates
+or not), the one whose sentence is most like the question (soft-wrapped PDF
+lines joined, each mention of a document scored on its own; ties go to the
+higher-ranked referrer, then to a mention naming a section). Which document to
+follow is decided by the query, not by the order references appear in the text
+(localGPT's 0-of-11 trap), nor by how much the target looks like the question.
+
+Then it fires only on insufficient evidence, two checks and no fallback:
+
+- the pointer's sentence must match the query at least ``gate`` (1.0) times as
+  well as the best candidate chunk does: the question describes the pointer
+  better than anything retrieved answers it;
+- the pointer's lead chunk (the section the reference names, else the pointed-at
+  document's best match for the query, by the core's document-filtered dense
+  search keeping the caller's filters) must not be a candidate already. If it
+  is, the evidence is there and nothing is added.
+
+The earlier design skipped references to documents already retrieved and went
+to the best remaining one; on questions whose sources were already retrieved
+that hop could only land elsewhere, and it never reached an expected source.
+
+Placement: ``after_referrer`` (default) puts hopped chunks right after the chunk
+that pointed, dropping nothing, so the hop never loses a retrieved answer.
+``replace_tail`` keeps the list's length (no extra budget): the lowest-ranked
+candidates below the referrer make room, so a wrong hop can displace a relevant
+one. ``append`` adds the chunks after the whole list.
 """
 
 from __future__ import annotations
@@ -34,8 +47,14 @@ from ragplugins.store import cosine
 from ragplugins_crossref.resolve import REFS_KEY, load_refs
 
 PLUGIN = "crossref"
-RRF_K = 60
-_CONTEXT_CHARS = 200
+_CONTEXT_CHARS = 240
+_MAX_MENTIONS = 4
+# A line break ends a sentence when the line ends like one, stops well short of the wrap width, or
+# the next line opens a list item, a numbered clause or a heading; any other break is a soft wrap
+# (PDF text wraps mid-sentence, and the sentence is what says what a reference is for).
+_HARD_END = re.compile(r"[.;!?]\s*$")
+_SOFT_WRAP = 2 / 3   # of the longest line: a wrapped line runs (nearly) to the wrap width
+_LIST_START = re.compile(r"\s*(?:[-*\u2022]|\[[ xX]?\]|\(?[0-9A-Za-z]{1,4}[.)]\s|\d+(?:\.\d+)+|[A-Z]{2,}\b)")
 # Reference sentences recur across queries (hub chunks are retrieved again and again), and the
 # postprocessor is rebuilt per query: embeddings are cached per context (index + embedder).
 # Keyed by id(): contexts are unhashable dataclasses; an entry dies with its context.
@@ -57,31 +76,61 @@ def embed_sentences(ctx: Any, sentences: list[str]) -> dict[str, list[float]]:
     return {s: cache[s] for s in sentences}
 
 
-def reference_context(text: str, surface: str) -> str:
-    """The sentence or line of ``text`` that makes the reference written as ``surface``."""
+def _hard_breaks(text: str) -> list[int]:
+    """Offsets of the line breaks that end a sentence: after a line that ends like a sentence or
+    stops well short of the wrap width, or before a list item, numbered clause or heading."""
+    lines = text.split("\n")
+    width = max(len(line.rstrip()) for line in lines)
+    out, offset = [], 0
+    for line, nxt in zip(lines, lines[1:]):
+        offset += len(line)
+        short = len(line.rstrip()) < _SOFT_WRAP * width
+        if not nxt.strip() or short or _HARD_END.search(line) or _LIST_START.match(nxt):
+            out.append(offset)
+        offset += 1
+    return out
+
+
+def reference_contexts(text: str, surface: str, breaks: list[int] | None = None) -> list[str]:
+    """The sentences of ``text`` that make the reference written as ``surface``, one per mention
+    (a chunk may name the same document in several places; each says something else about it).
+    ``breaks``: ``_hard_breaks(text)`` when the caller already has them."""
     words = surface.split()
-    match = re.search(r"\s+".join(map(re.escape, words)), text) if words else None
-    if match is None:
-        return surface
-    start, end = match.start(), match.end()
-    left = max(text.rfind("\n", 0, start), text.rfind(". ", 0, start), start - _CONTEXT_CHARS)
-    rights = [i for i in (text.find("\n", end), text.find(". ", end)) if i >= 0]
-    right = min(rights + [end + _CONTEXT_CHARS])
-    return " ".join(text[left + 1:right].split())
+    if not words:
+        return []
+    breaks = _hard_breaks(text) if breaks is None else breaks
+    out: list[str] = []
+    for match in re.finditer(r"\s+".join(map(re.escape, words)), text):
+        start, end = match.start(), match.end()
+        left = max([text.rfind(". ", 0, start) + 1, start - _CONTEXT_CHARS] + [b for b in breaks if b < start])
+        rights = [i for i in (text.find(". ", end),) if i >= 0] + [b for b in breaks if b >= end]
+        right = min(rights + [end + _CONTEXT_CHARS, len(text)])
+        sentence = " ".join(text[max(left, 0):right].split())
+        if sentence and sentence not in out:
+            out.append(sentence)
+        if len(out) >= _MAX_MENTIONS:
+            break
+    return out or [surface]
 
 
 def hopped(nws: NodeWithScore) -> bool:
     return PLUGIN in rnodes.tags(nws)
 
 
-class CrossrefHop(BaseNodePostprocessor):
-    """Adds chunks of documents that the top candidates reference, when they are relevant to the query."""
+def tags_of(nws: NodeWithScore) -> dict[str, Any]:
+    return rnodes.tags(nws)[PLUGIN]
 
-    max_hops: int = Field(1, description="Documents to hop to, at most.")
-    chunks_per_hop: int = Field(3, description="Chunks pulled from each document, at most.")
+
+class CrossrefHop(BaseNodePostprocessor):
+    """Follows the reference the question is about, when the candidates lack what it points at."""
+
+    max_hops: int = Field(1, description="References (pointers) to follow, at most.")
+    chunks_per_hop: int = Field(1, description="Chunks pulled from each pointed-at document, at most.")
     trigger_depth: int = Field(3, description="References in this many top candidates count.")
-    gate: float = Field(0.8, description="A hopped chunk's cosine must reach gate x the best candidate's.")
-    placement: Literal["append", "after_referrer"] = Field("append", description="Where hopped chunks go.")
+    gate: float = Field(1.0, description="The pointer's sentence must match the query at least gate x as well "
+                                         "as the best candidate does (dense cosine).")
+    placement: Literal["after_referrer", "replace_tail", "append"] = Field(
+        "after_referrer", description="Where hopped chunks go.")
     _ctx: Any = PrivateAttr(default=None)
 
     def __init__(self, ctx: Any = None, **data: Any):
@@ -92,15 +141,29 @@ class CrossrefHop(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "ragplugins_crossref.CrossrefHop"
 
-    def _cosines(self, query_embedding: list[float], candidates: list[NodeWithScore]) -> list[float]:
-        out = []
-        for nws in candidates:
-            value = cosine(query_embedding, nws.node.embedding)
-            if value is None:
-                value = rnodes.dense_cosine(nws)
-            if value is not None:
-                out.append(value)
-        return out
+    def _cosine(self, query_embedding: list[float], nws: NodeWithScore) -> float | None:
+        value = cosine(query_embedding, nws.node.embedding)
+        return value if value is not None else rnodes.dense_cosine(nws)
+
+    def _pointers(self, nodes: list[NodeWithScore]) -> dict[str, dict[str, Any]]:
+        """Documents referenced by the top candidates (present among the candidates or not), each
+        with its mentions: sentence, referrer, section chunk."""
+        pointers: dict[str, dict[str, Any]] = {}
+        for rank, nws in enumerate([n for n in nodes if not hopped(n)][: self.trigger_depth]):
+            text = nws.node.get_content()
+            breaks = _hard_breaks(text)
+            for ref in load_refs(nws.node.metadata.get(REFS_KEY)):
+                target = ref.get("target")
+                if not target or target == nws.node.ref_doc_id:
+                    continue
+                sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks)
+                entry = pointers.setdefault(target, {"target": target, "mentions": []}) if sentences else None
+                for sentence in sentences:
+                    entry["mentions"].append({
+                        "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),
+                        "section_chunk": ref.get("chunk"), "from_chunk": nws.node.node_id,
+                        "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
+        return pointers
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
@@ -109,84 +172,106 @@ class CrossrefHop(BaseNodePostprocessor):
         query = query_bundle.query_str
         tr = trace.current()
         filters = tr.filters if tr is not None else None
-        represented = {n.node.ref_doc_id for n in nodes}
-        # Referenced documents not yet among the candidates, with the first reference that named each.
-        targets: dict[str, dict[str, Any]] = {}
-        for rank, nws in enumerate([n for n in nodes if not hopped(n)][: self.trigger_depth]):
-            for ref in load_refs(nws.node.metadata.get(REFS_KEY)):
-                target = ref.get("target")
-                if not target or target in represented:
-                    continue
-                sentence = reference_context(nws.node.get_content(), ref.get("text") or "")
-                if target in targets:
-                    if sentence not in targets[target]["contexts"]:
-                        targets[target]["contexts"].append(sentence)
-                    continue
-                targets[target] = {"target": target, "ref": ref.get("text") or ref.get("ref"),
-                                   "kind": ref.get("kind"), "section_chunk": ref.get("chunk"),
-                                   "from_chunk": nws.node.node_id, "from_doc": nws.node.ref_doc_id,
-                                   "from_rank": rank + 1, "contexts": [sentence]}
-        if not targets:
-            trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0)
+        pointers = self._pointers(nodes)
+        if not pointers:
+            trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0,
+                         reason="no resolved references in the top candidates")
             return nodes
         query_embedding = self._ctx.embed_query(query)
-        cosines = self._cosines(query_embedding, nodes)
+        cosines = [c for c in (self._cosine(query_embedding, n) for n in nodes) if c is not None]
         if not cosines:
-            trace.record(PLUGIN, "hop", fired=False, considered=list(targets.values()), chosen=[], chunks_added=0,
+            trace.record(PLUGIN, "hop", fired=False, considered=list(pointers.values()), chosen=[], chunks_added=0,
                          reason="no dense scores on the candidates")
             return nodes
         threshold = self.gate * max(cosines)
-        found: dict[str, list[tuple[float, NodeWithScore]]] = {}
-        sentence_vectors = embed_sentences(self._ctx, [c for info in targets.values() for c in info["contexts"]])
-        for target, info in targets.items():
-            results = self._ctx.search_within_documents(query, [target], self.chunks_per_hop, filters)
-            if results is None:
-                info["error"] = "search failed"
-                continue
-            scored = sorted(((cosine(query_embedding, r.node.embedding) or rnodes.dense_cosine(r) or 0.0, r)
-                             for r in results), key=lambda x: -x[0])
-            info["best"] = round(scored[0][0], 4) if scored else None
-            info["context"] = round(max(cosine(query_embedding, sentence_vectors[c]) or 0.0
-                                        for c in info["contexts"]), 4)
-            found[target] = [(s, r) for s, r in scored if s >= threshold]
-        chosen = self._rank(targets, found)[: self.max_hops]
-        added: list[NodeWithScore] = []
-        by_referrer: dict[str, list[NodeWithScore]] = {}
-        for target in chosen:
-            info = targets[target]
-            # A section reference names the chunk it means: that chunk goes first when it qualifies.
-            picks = sorted(found[target], key=lambda x: (x[1].node.node_id != info["section_chunk"], -x[0]))
-            for score, nws in picks[: self.chunks_per_hop]:
-                tagged = rnodes.tag(nws, PLUGIN, via_crossref=True, ref=info["ref"], kind=info["kind"],
-                                    from_chunk=info["from_chunk"], from_doc=info["from_doc"], target=target,
-                                    cosine=round(score, 4))
-                tagged.score = score
-                added.append(tagged)
-                by_referrer.setdefault(info["from_chunk"], []).append(tagged)
-        out = self._place(nodes, added, by_referrer)
-        trace.record(PLUGIN, "hop", fired=bool(added), considered=list(targets.values()),
-                     threshold=round(threshold, 4), chosen=chosen, chunks_added=len(added),
-                     added=[n.node.node_id for n in added], placement=self.placement)
+        ranked = self._rank(pointers, query_embedding)
+        present = {n.node.node_id for n in nodes}
+        hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
+        for pointer in ranked[: self.max_hops]:
+            picks = self._follow(pointer, query, query_embedding, filters, present, threshold)
+            present.update(nws.node.node_id for _, nws in picks)
+            hops.append((pointer, picks))
+        out, added, removed = self._place(nodes, hops)
+        trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, threshold=round(threshold, 4),
+                     chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)), chunks_added=len(added),
+                     added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
+                     placement=self.placement)
         return out
+
+    def _rank(self, pointers: dict[str, dict[str, Any]], query_embedding: list[float]) -> list[dict[str, Any]]:
+        """Referenced documents, the question's pointer first: by how well the best of their
+        reference sentences matches the query."""
+        vectors = embed_sentences(self._ctx, [m["sentence"] for p in pointers.values() for m in p["mentions"]])
+        for p in pointers.values():
+            for m in p["mentions"]:
+                m["match"] = round(cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
+            # The best-matching mention speaks for the document; on a tie the higher-ranked
+            # referrer, then a mention naming a section (it says which chunk is meant).
+            best = min(p["mentions"], key=lambda m: (-m["match"], m["from_rank"], m["section_chunk"] is None))
+            p.update({k: v for k, v in best.items() if k != "match"}, context=best["match"],
+                     mentions=len(p["mentions"]))
+        return sorted(pointers.values(), key=lambda p: (-p["context"], p["from_rank"]))
+
+    def _follow(self, pointer: dict[str, Any], query: str, query_embedding: list[float], filters: Any,
+                present: set[str], threshold: float) -> list[tuple[float, NodeWithScore]]:
+        """(cosine, chunk) to add for one pointer, lead chunk first: none when its sentence matches
+        the query less than ``threshold`` (the candidates answer it better than the pointer describes
+        it), when the lead chunk is already a candidate (the evidence is there), or the search fails."""
+        if pointer["context"] < threshold:
+            pointer["outcome"] = "under the gate"
+            return []
+        results = self._ctx.search_within_documents(query, [pointer["target"]], self.chunks_per_hop + len(present),
+                                                    filters)
+        if not results:
+            pointer["outcome"] = "search failed" if results is None else "nothing matched"
+            return []
+        scored = sorted(((self._cosine(query_embedding, r) or 0.0, r) for r in results), key=lambda x: -x[0])
+        # A section reference names the chunk it means: that chunk leads when the search found it.
+        scored.sort(key=lambda x: x[1].node.node_id != pointer["section_chunk"])
+        lead_score, lead = scored[0]
+        pointer["best"] = round(lead_score, 4)
+        if lead.node.node_id in present:
+            pointer["outcome"] = "covered"
+            return []
+        pointer["outcome"] = "followed"
+        rest = [(s, r) for s, r in scored[1:] if r.node.node_id not in present]
+        picks = [(lead_score, lead), *rest][: self.chunks_per_hop]
+        return [(score, self._tag(nws, pointer, score)) for score, nws in picks]
 
     @staticmethod
-    def _rank(targets: dict[str, dict[str, Any]], found: dict[str, list]) -> list[str]:
-        """Targets that cleared the gate, by reciprocal-rank fusion of the reference-sentence
-        match and the target's best-chunk match (scale-free; ties keep the best chunk first)."""
-        passing = [t for t in found if found[t]]
-        by_context = sorted(passing, key=lambda t: -targets[t]["context"])
-        by_chunk = sorted(passing, key=lambda t: -found[t][0][0])
-        fused = {t: 1 / (RRF_K + 1 + by_context.index(t)) + 1 / (RRF_K + 1 + by_chunk.index(t)) for t in passing}
-        for t in passing:
-            targets[t]["fused"] = round(fused[t], 6)
-        return sorted(passing, key=lambda t: (-fused[t], by_chunk.index(t)))
+    def _tag(nws: NodeWithScore, pointer: dict[str, Any], score: float) -> NodeWithScore:
+        tagged = rnodes.tag(nws, PLUGIN, via_crossref=True, ref=pointer["ref"], kind=pointer["kind"],
+                            from_chunk=pointer["from_chunk"], from_doc=pointer["from_doc"],
+                            target=pointer["target"], cosine=round(score, 4))
+        tagged.score = score
+        return tagged
 
-    def _place(self, nodes: list[NodeWithScore], added: list[NodeWithScore],
-               by_referrer: dict[str, list[NodeWithScore]]) -> list[NodeWithScore]:
-        if self.placement == "append":
-            return [*nodes, *added]
+    def _place(self, nodes: list[NodeWithScore],
+               hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]]
+               ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
+        """(final list, hopped chunks in it, candidates that made room for them)."""
+        position = {n.node.node_id: i for i, n in enumerate(nodes)}
+        removed: set[int] = set()
+        after: dict[int, list[NodeWithScore]] = {}
+        for pointer, picks in hops:
+            referrer = position[pointer["from_chunk"]]
+            for score, nws in picks:
+                if self.placement == "replace_tail":
+                    # Budget-neutral: a hopped chunk takes the place of the lowest-ranked candidate
+                    # below its referrer (never a referrer); without one it is dropped.
+                    referrers = {position[p["from_chunk"]] for p, _ in hops}
+                    room = [i for i in range(len(nodes) - 1, referrer, -1)
+                            if i not in removed and i not in referrers]
+                    if not room:
+                        pointer["outcome"] = "followed, no room below the referrer"
+                        continue
+                    removed.add(room[0])
+                after.setdefault(len(nodes) if self.placement == "append" else referrer, []).append(nws)
         out: list[NodeWithScore] = []
-        for nws in nodes:
-            out.append(nws)
-            out.extend(by_referrer.get(nws.node.node_id, []))
-        return out
+        for i, nws in enumerate(nodes):
+            if i not in removed:
+                out.append(nws)
+            out.extend(after.get(i, []))
+        out.extend(after.get(len(nodes), []))
+        added = [n for group in after.values() for n in group]
+        return out, added, [nodes[i] for i in sorted(removed)]

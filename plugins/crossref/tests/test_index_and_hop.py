@@ -30,8 +30,12 @@ class TestConformance(PluginConformance):
 
 @pytest.fixture(scope="module")
 def rag(deal_room, tmp_path_factory, bundled_embed_model):
-    rp = make_rag([plugin], {"top_k": 1, "fusion_depth": 1, "crossref": {}}, embed_model=bundled_embed_model,
-                  persist_dir=tmp_path_factory.mktemp("idx") / "on")
+    # top_k = 1: the referrer is the only candidate, so the hop must add (a budget-neutral hop has no
+    # candidate below the referrer to replace), and gate 0: the referring chunk ("Section 1 Prices ...
+    # Prices are fixed") matches a price question better than its bare reference sentence does.
+    # The trigger and the placements are tested on explicit lists in test_hop_trigger.py.
+    rp = make_rag([plugin], {"top_k": 1, "fusion_depth": 1, "crossref": {"placement": "append", "gate": 0.0}},
+                  embed_model=bundled_embed_model, persist_dir=tmp_path_factory.mktemp("idx") / "on")
     rp.index_paths([deal_room])
     return rp
 
@@ -115,9 +119,10 @@ def test_hop_follows_the_reference_the_query_needs(rag):
     assert result.final[: len(result.first_stage)] == result.first_stage
     decision = result.trace.get("crossref", "hop")
     assert decision["chosen"] == ["02_exhibit_b_pricing.md"]
-    considered = {c["target"]: c["best"] for c in decision["considered"]}
-    # Query-aware: the pricing exhibit outscored the other referenced documents.
-    assert considered["02_exhibit_b_pricing.md"] == max(v for v in considered.values() if v is not None)
+    considered = {c["target"]: c["context"] for c in decision["considered"]}
+    # Query-aware: the sentence pointing at the pricing exhibit matched the question best.
+    assert considered["02_exhibit_b_pricing.md"] == max(considered.values())
+    assert decision["considered"][0]["sentence"].startswith("Unit prices are set out in Exhibit B")
 
 
 def test_hop_respects_the_callers_filters(rag):
@@ -129,12 +134,14 @@ def test_hop_respects_the_callers_filters(rag):
 
 def test_gate_is_relative_to_the_best_candidate(rag):
     first = rag.search(PRICE_Q).first_stage
-    for gate, expect_hop in ((1.5, False), (0.0, True)):
-        hop = CrossrefHop(ctx=rag.context(), gate=gate)
+    for gate, expect_hop in ((1.9, False), (0.0, True)):
+        hop = CrossrefHop(ctx=rag.context(), gate=gate, placement="append")
         with trace.scope(PRICE_Q) as tr:
             out = hop.postprocess_nodes(list(first), query_bundle=QueryBundle(PRICE_Q))
         decision = tr.get("crossref", "hop")
         assert decision["considered"]                     # references were there either way
+        assert decision["considered"][0]["context"] < gate * max(rnodes.dense_cosine(n) or 0 for n in first) \
+            or expect_hop
         assert bool(decision["chosen"]) is expect_hop
         assert (len(out) > len(first)) is expect_hop
         best = max(rnodes.dense_cosine(n) or 0 for n in first)

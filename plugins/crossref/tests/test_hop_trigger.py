@@ -1,0 +1,109 @@
+"""The hop's trigger, target choice and placement, on explicit candidate lists over the deal room
+(so the first stage cannot hide a wrong decision)."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+import ragplugins_crossref.plugin as plugin
+from ragplugins import nodes as rnodes
+from ragplugins import trace
+from ragplugins.testing import make_rag
+from ragplugins_crossref.hop import CrossrefHop, reference_contexts
+
+NOTE, PRICING, LIABILITY, CANTEEN = ("07_board_note.md", "02_exhibit_b_pricing.md", "05_liability_memo.md",
+                                     "06_canteen_notice.md")
+# One chunk, four references, one per sentence; the liability memo is the third in text order.
+BOARD_NOTE = ("# Board Note\n\nThe board approved the purchase on 3 March. Unit prices follow Exhibit B - Pricing. "
+              "Security duties follow the Information Security Addendum. The cap on damages is analysed in the "
+              "Liability Memo. The Quality Plan sets the inspection routine.\n")
+# Names the referring document, paraphrases one of its sentences, never names the target.
+LIABILITY_Q = "The board note says the cap on damages was analysed separately. What is the cap per contract year?"
+PRICE_Q = "The board note says unit prices follow an exhibit. How much does one servo motor cost?"
+CANTEEN_Q = "When does the staff canteen close on Fridays?"
+
+
+@pytest.fixture(scope="module")
+def deal(deal_files, corpus_writer, tmp_path_factory, bundled_embed_model):
+    root = tmp_path_factory.mktemp("trigger")
+    rp = make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model, persist_dir=root / "idx")
+    rp.index_paths([corpus_writer(root / "corpus", {**deal_files, NOTE: BOARD_NOTE})])
+    ctx = rp.context()
+    chunks: dict[str, list] = {}
+    for node in ctx.all_nodes():
+        chunks.setdefault(node.ref_doc_id, []).append(node)
+    assert all(len(chunks[d]) == 1 for d in (NOTE, PRICING, LIABILITY, CANTEEN))   # the lists below are exact
+    return ctx, {d: c[0] for d, c in chunks.items()}
+
+
+def run(deal, query, docs, **params):
+    ctx, chunks = deal
+    candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in docs]
+    with trace.scope(query) as tr:
+        out = CrossrefHop(ctx=ctx, **params).postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
+    return candidates, out, tr.get("crossref", "hop")
+
+
+def docs_of(nodes):
+    return [n.node.ref_doc_id for n in nodes]
+
+
+def test_target_is_chosen_by_the_reference_sentence_not_text_order(deal):
+    candidates, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN], placement="replace_tail")
+    # Exhibit B comes first in the text; the liability sentence is the one the question paraphrases.
+    assert [c["target"] for c in decision["considered"]][:1] == [LIABILITY] and len(decision["considered"]) == 4
+    assert decision["considered"][0]["sentence"] == "The cap on damages is analysed in the Liability Memo"
+    assert decision["chosen"] == [LIABILITY] and decision["fired"] is True
+    # Budget-neutral: the hopped chunk follows its referrer and the lowest-ranked candidate makes room.
+    assert docs_of(out) == [NOTE, LIABILITY]
+    assert out[0] is candidates[0] and decision["removed"] == [candidates[1].node.node_id]
+    tag = rnodes.tags(out[1])["crossref"]
+    assert tag["via_crossref"] and tag["from_doc"] == NOTE and tag["target"] == LIABILITY
+    # The default placement drops nothing: the hopped chunk goes right after its referrer.
+    _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN])
+    assert docs_of(out) == [NOTE, LIABILITY, CANTEEN] and decision["removed"] == []
+
+
+def test_no_hop_when_the_pointed_at_evidence_is_already_a_candidate(deal):
+    # gate 0: only the coverage check can stop it. The earlier design went on to another referenced
+    # document here (the addendum, the memo or the plan), spending budget on a document nobody asked for.
+    candidates, out, decision = run(deal, PRICE_Q, [NOTE, PRICING, CANTEEN], gate=0.0)
+    assert out == candidates and decision["fired"] is False and decision["chosen"] == []
+    assert decision["considered"][0]["target"] == PRICING and decision["considered"][0]["outcome"] == "covered"
+    assert all("outcome" not in c for c in decision["considered"][1:])   # no fallback to other references
+
+
+def test_no_hop_when_the_candidates_answer_better_than_any_reference_sentence(deal):
+    _, out, decision = run(deal, CANTEEN_Q, [NOTE, CANTEEN])
+    assert decision["fired"] is False and decision["considered"][0]["outcome"] == "under the gate"
+    assert decision["considered"][0]["context"] < decision["threshold"]
+    _, out, decision = run(deal, CANTEEN_Q, [NOTE, CANTEEN], gate=0.0)
+    assert decision["fired"] is True   # the gate, not a missing reference, is what held it back
+
+
+def test_replace_tail_never_gives_up_the_referrer_or_anything_above_it(deal):
+    candidates, out, decision = run(deal, LIABILITY_Q, [CANTEEN, NOTE], placement="replace_tail")
+    assert out == candidates and decision["fired"] is False
+    assert decision["considered"][0]["outcome"] == "followed, no room below the referrer"
+    _, out, decision = run(deal, LIABILITY_Q, [CANTEEN, NOTE], placement="after_referrer")
+    assert docs_of(out) == [CANTEEN, NOTE, LIABILITY] and decision["removed"] == []
+    _, out, _ = run(deal, LIABILITY_Q, [NOTE, CANTEEN], placement="append")
+    assert docs_of(out) == [NOTE, CANTEEN, LIABILITY]
+
+
+def test_reference_sentences_join_soft_wrapped_lines_and_keep_list_items_apart():
+    text = ("3. TERM\n"
+            "This NDA shall remain in effect for three (3) years from the date first written above, or until\n"
+            "superseded by the confidentiality provisions in the Document: Acquisition Agreement\n"
+            "Article V.\n"
+            "- Financial information (as contained in Document: Due Diligence Report)\n"
+            "- Technical information. See the Acquisition Agreement for the IP licence.\n")
+    assert reference_contexts(text, "Acquisition Agreement") == [
+        "This NDA shall remain in effect for three (3) years from the date first written above, or until "
+        "superseded by the confidentiality provisions in the Document: Acquisition Agreement Article V.",
+        "See the Acquisition Agreement for the IP licence."]
+    assert reference_contexts(text, "Due Diligence Report") == [
+        "- Financial information (as contained in Document: Due Diligence Report)"]
+    assert reference_contexts(text, "Closing Checklist") == ["Closing Checklist"]   # not in the text
+    assert reference_contexts(text, " ") == []
