@@ -101,12 +101,17 @@ class RagRetriever(BaseRetriever):
     def class_name(cls) -> str:
         return "ragplugins.RagRetriever"
 
+    @staticmethod
+    def _fresh(query_bundle: QueryBundle) -> QueryBundle:
+        # A copy: LlamaIndex retrievers write the query embedding into the bundle they are given.
+        return QueryBundle(query_str=query_bundle.query_str, custom_embedding_strs=query_bundle.custom_embedding_strs,
+                           embedding=query_bundle.embedding)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         with trace.scope(query_bundle.query_str) as tr:
             tr.filters = self.filters
             with trace.timed("first_stage"):
-                nodes = self.inner.retrieve(QueryBundle(query_str=query_bundle.query_str,
-                                                        custom_embedding_strs=query_bundle.custom_embedding_strs))
+                nodes = self.inner.retrieve(self._fresh(query_bundle))
             tr.first_stage = [n.node.node_id for n in nodes]
             return nodes
 
@@ -114,8 +119,7 @@ class RagRetriever(BaseRetriever):
         with trace.scope(query_bundle.query_str) as tr:
             tr.filters = self.filters
             with trace.timed("first_stage"):
-                nodes = await self.inner.aretrieve(QueryBundle(
-                    query_str=query_bundle.query_str, custom_embedding_strs=query_bundle.custom_embedding_strs))
+                nodes = await self.inner.aretrieve(self._fresh(query_bundle))
             tr.first_stage = [n.node.node_id for n in nodes]
             return nodes
 

@@ -189,7 +189,13 @@ class HybridRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
-        embedding = self.embed_query(query)
+        embedding = query_bundle.embedding
+        if embedding is None:
+            # As LlamaIndex's VectorIndexRetriever does: the dense leg embeds custom_embedding_strs when a
+            # caller gives them (HyDE, or a retry that adds keywords but keeps the question's meaning),
+            # averaged when there are several; the BM25 leg always reads query_str.
+            vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
+            embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
         with trace.timed("dense"):
             dense = dense_search(self.index, query, embedding, depth, self.filters)

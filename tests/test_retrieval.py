@@ -138,3 +138,27 @@ def test_query_matching_nothing_is_empty_not_an_error(tiny_corpus, tmp_path, bun
     assert rag.search("annual fee", filters=nothing).final == []
     response = rag.query_engine(filters=nothing).query("annual fee")
     assert response.source_nodes == []
+
+
+def test_dense_leg_embeds_custom_embedding_strs_and_bm25_reads_the_query(tiny_corpus, tmp_path, bundled_embed_model):
+    """As LlamaIndex's VectorIndexRetriever: custom_embedding_strs (e.g. HyDE) steer the dense leg only."""
+    from llama_index.core.schema import QueryBundle
+
+    rag = make_rag([], {"retrieval": "dense", "top_k": 1}, embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    retriever = rag.retriever()
+    plain = retriever.retrieve(QueryBundle("annual fee payable quarterly"))
+    steered = retriever.retrieve(QueryBundle("annual fee payable quarterly",
+                                             custom_embedding_strs=["descale the boiler with citric acid"]))
+    assert plain[0].node.ref_doc_id == "master_agreement.md"
+    assert steered[0].node.ref_doc_id == "espresso_manual.md"
+    given = retriever.retrieve(QueryBundle("annual fee", embedding=bundled_embed_model.get_query_embedding(
+        "replace the gasket part code")))
+    assert given[0].node.ref_doc_id == "espresso_manual.md"
+    hybrid = make_rag([], {"top_k": 4}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx").retriever()
+    fused = hybrid.retrieve(QueryBundle("annual fee payable quarterly",
+                                        custom_embedding_strs=["descale the boiler with citric acid"]))
+    first = {leg: next(n.node.ref_doc_id for n in fused if annotation(n).get(leg) == 1)
+             for leg in ("dense_rank", "sparse_rank")}
+    assert first == {"dense_rank": "espresso_manual.md", "sparse_rank": "master_agreement.md"}
