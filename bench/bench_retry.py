@@ -5,10 +5,11 @@
    rule set before looking at any retry result (localGPT's: the largest grid threshold whose false-fire
    rate is at most 10%) and applied to the other corpus.
 2. Quality: off vs on at k = 20 on `mixed`, `docs`, `acq+docs`: nDCG@10, recall, fire rate, kept rate,
-   per-query improved / regressed lists. Extra arms: the `prf` strategy, the
-   `dense_contrast` signal at localGPT's 0.12, and the cross-applied thresholds.
-3. Added latency of the default arm: off and on timed back to back per query, min of 3 runs, with the
-   signal's stem cache cleared before every query (cold) and kept (warm).
+   per-query improved / regressed lists. Extra arms: the `prf` and `vocabulary` strategies (the latter
+   also forced to fire on all queries), the `dense_contrast` signal at localGPT's 0.12, and the
+   cross-applied thresholds.
+3. Added latency of the default arm and of the `vocabulary` arm: off and on timed back to back per query,
+   min of 3 runs, with the signal's stem cache cleared before every query (cold) and kept (warm).
 
     python bench/bench_retry.py                      # everything
     python bench/bench_retry.py --corpora docs       # one corpus
@@ -33,6 +34,8 @@ MAX_FALSE_FIRE = 0.10
 # fingerprint at once fail ("Table 'chunks' already exists").
 CACHE = Path.home() / ".cache" / "ragplugins" / "eval-retry"
 CALIBRATED = ("mixed", "docs")
+# Arms timed off/on back to back (see latency()).
+LATENCY_ARMS = {"on": {}, "vocabulary": {"strategy": "vocabulary"}}
 
 
 def cached_index(corpus: str, embed_model) -> Path:
@@ -77,11 +80,14 @@ def arms_for(corpus: str, chosen: dict[str, dict]) -> dict[str, dict]:
     arms = {"off": {"enable": []},
             "on": {"enable": ["retry"]},
             "prf": {"enable": ["retry"], "retry": {"strategy": "prf"}},
+            "vocabulary": {"enable": ["retry"], "retry": {"strategy": "vocabulary"}},
             # The issue's single-signal rule (what the default was before the confirming signal).
             "single-signal keep": {"enable": ["retry"], "retry": {"confirm_signal": None}},
             # The keep rule on every query, not only weak ones: a threshold of 1.0 fires on (nearly) all, so
             # improved / regressed say how well "keep the retry set" tracks nDCG beyond the few fired queries.
             "keep check (fire on all)": {"enable": ["retry"], "retry": {"threshold": 1.0}},
+            "vocabulary keep check (fire on all)": {"enable": ["retry"],
+                                                    "retry": {"strategy": "vocabulary", "threshold": 1.0}},
             "contrast@0.12": {"enable": ["retry"], "retry": {"signal": "dense_contrast"}}}
     other = {"mixed": "docs", "docs": "mixed"}.get(corpus)
     if other and other in chosen:
@@ -125,11 +131,14 @@ def quality(corpus: str, arms: dict[str, dict], embed_model) -> dict:
     return res
 
 
-def latency(corpus: str, embed_model, reps: int = 3) -> dict:
-    """Added latency of the default retry. Off and on are timed back to back per query (the machine is
-    shared, so the eval's wall-clock per arm is noisy); per query the minimum of ``reps`` runs, then the
-    mean over queries. "cold" clears the signal's per-chunk stem cache before every query (nothing
-    reused across queries), "warm" keeps it (candidates seen before cost nothing)."""
+def latency(corpus: str, embed_model, reps: int = 3, arm_name: str = "on",
+            retry: dict | None = None) -> dict:
+    """Added latency of the retry configured as ``retry`` (unset: the default config). Off and on are timed
+    back to back per query (the machine is shared, so the eval's wall-clock per arm is noisy); per query the
+    minimum of ``reps`` runs, then the mean over queries. "cold" clears the signal's per-chunk stem cache
+    before every query (nothing reused across queries), "warm" keeps it (candidates seen before cost
+    nothing). The `vocabulary` strategy's vocabulary is built during the warm-up queries in both modes: it
+    is read once per index version, not per query."""
     import time
 
     from ragplugins.app import load
@@ -139,7 +148,8 @@ def latency(corpus: str, embed_model, reps: int = 3) -> dict:
     _, gold = bench_corpus(corpus)
     persist = str(cached_index(corpus, embed_model))
     rags = {"off": load({"enable": [], "persist_dir": persist}, embed_model=embed_model),
-            "on": load({"enable": ["retry"], "persist_dir": persist}, embed_model=embed_model)}
+            "on": load({"enable": ["retry"], "retry": retry or {}, "persist_dir": persist},
+                       embed_model=embed_model)}
     for rp in rags.values():
         for g in gold[:3]:
             rp.search(g.query)
@@ -158,7 +168,7 @@ def latency(corpus: str, embed_model, reps: int = 3) -> dict:
                 if arm != "off" and result.trace.get("retry", "decision", {}).get("fired"):
                     fired.add(g.id)
     mean = {arm: statistics.fmean(v.values()) for arm, v in best.items()}
-    out = {"corpus": corpus, "n": len(gold), "reps": reps, "mean_ms": mean, "fired": len(fired)}
+    out = {"corpus": corpus, "arm": arm_name, "n": len(gold), "reps": reps, "mean_ms": mean, "fired": len(fired)}
     for arm in ("cold", "warm"):
         extra_fired = [best[arm][i] - best["off"][i] for i in fired]
         extra_quiet = [best[arm][i] - best["off"][i] for i in best[arm] if i not in fired]
@@ -169,12 +179,13 @@ def latency(corpus: str, embed_model, reps: int = 3) -> dict:
 
 
 def latency_md(lats: list[dict]) -> str:
-    lines = ["| corpus | queries | fired | mean ms off | cache | mean ms on | added | extra ms when fired | "
-             "extra ms when not fired |", "|" + "---|" * 9]
+    lines = ["| arm | corpus | queries | fired | mean ms off | cache | mean ms on | added | extra ms when fired | "
+             "extra ms when not fired |", "|" + "---|" * 10]
     for lat in lats:
         for arm in ("cold", "warm"):
             e = lat[arm]
-            lines.append(f"| `{lat['corpus']}` | {lat['n']} | {lat['fired']} | {lat['mean_ms']['off']:.1f} | {arm} | "
+            lines.append(f"| {lat['arm']} | `{lat['corpus']}` | {lat['n']} | {lat['fired']} | "
+                         f"{lat['mean_ms']['off']:.1f} | {arm} | "
                          f"{lat['mean_ms'][arm]:.1f} | {e['added']:+.1%} | {_f(e['extra_ms_fired'], 1)} | "
                          f"{_f(e['extra_ms_not_fired'], 1)} |")
     return "\n".join(lines) + "\n"
@@ -264,13 +275,14 @@ def main() -> None:
     cals = {c: calibrate(c, embed_model) for c in CALIBRATED if c in args.corpora}
     chosen = {c: cal["chosen"] for c, cal in cals.items()}
     results = {c: quality(c, arms_for(c, chosen), embed_model) for c in args.corpora}
-    lats = [latency(c, embed_model) for c in args.corpora]
+    lats = [latency(c, embed_model, arm_name=name, retry=retry) for name, retry in LATENCY_ARMS.items()
+            for c in args.corpora]
     (OUT / "summary.json").write_text(json.dumps({"calibration": cals, "quality": results, "latency": lats},
                                                  indent=1, default=str))
     md = ["## Calibration", ""] + [calibration_md(c) for c in cals.values()]
     md += ["## Off vs on", ""] + [quality_md(r) for r in results.values()]
-    md += ["## Added latency (default arm, off/on back to back, min of 3 runs per query)", "", latency_md(lats)]
-    md += ["## Where it fired", ""] + [fired_md(r) for r in results.values()]
+    md += ["## Added latency (default and vocabulary arms, off/on back to back, min of 3 runs per query)", "", latency_md(lats)]
+    md += ["## Where it fired", ""] + [fired_md(r, arm) for arm in LATENCY_ARMS for r in results.values()]
     (OUT / "summary.md").write_text("\n".join(md))
     print("\n".join(md))
 

@@ -11,7 +11,8 @@ from ragplugins_retry.rerank_probability import RerankProbabilitySignal  # noqa:
 from ragplugins_retry.retriever import RetryRetriever  # noqa: E402
 from ragplugins_retry.signal import Measurement, RetrySignal  # noqa: E402
 from ragplugins_retry.strategy import Reformulation, RetryStrategy  # noqa: E402
+from ragplugins_retry.vocabulary_strategy import VocabularyStrategy  # noqa: E402
 
 __all__ = ["DenseContrastSignal", "KeywordsStrategy", "LLMStrategy", "Measurement",
            "PseudoRelevanceFeedbackStrategy", "QueryCoverageSignal", "Reformulation", "RerankProbabilitySignal",
-           "RetryRetriever", "RetrySignal", "RetryStrategy"]
+           "RetryRetriever", "RetrySignal", "RetryStrategy", "VocabularyStrategy"]

@@ -31,11 +31,16 @@ class RetryConfig(BaseModel):
         "keywords",
         description="How the query is reformulated: 'keywords' (drop stopwords and question scaffolding; "
                     "deterministic), 'prf' (pseudo-relevance feedback: append terms that distinguish the "
-                    "top candidates; deterministic), 'llm' (the host's LLM rewrites it), or a strategy "
-                    "another plugin registers.")
+                    "top candidates; deterministic), 'vocabulary' (append to the question the corpus's own "
+                    "spelling of question words the top candidates lack: identifiers, acronyms; else as "
+                    "'keywords'; deterministic), 'llm' (the host's LLM rewrites it), or a strategy another "
+                    "plugin registers.")
     prf_feedback_docs: int = Field(3, ge=1, le=50,
                                    description="'prf': how many top candidates the expansion terms come from.")
     prf_terms: int = Field(5, ge=1, le=50, description="'prf': how many expansion terms are appended.")
+    vocabulary_terms: int = Field(3, ge=1, le=20,
+                                  description="'vocabulary': at most this many corpus terms are added (at most "
+                                              "one per question word).")
     llm_prompt: str | None = Field(
         None,
         description="'llm': the reformulation prompt (a template with a {query} placeholder that must "

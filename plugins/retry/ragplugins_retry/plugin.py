@@ -16,6 +16,7 @@ from ragplugins_retry.rerank_probability import RerankProbabilitySignal
 from ragplugins_retry.retriever import PLUGIN, RetryRetriever
 from ragplugins_retry.signal import RetrySignal
 from ragplugins_retry.strategy import RetryStrategy
+from ragplugins_retry.vocabulary_strategy import VocabularyStrategy
 
 @ragplugins.hookimpl
 def ragplugins_addhooks(pluginmanager):
@@ -38,7 +39,8 @@ def ragplugins_retry_signals(config: RetryConfig):
 def ragplugins_retry_strategies(config: RetryConfig):
     llm = LLMStrategy() if config.llm_prompt is None else LLMStrategy(prompt=_template(config.llm_prompt))
     return [KeywordsStrategy(), llm,
-            PseudoRelevanceFeedbackStrategy(feedback_docs=config.prf_feedback_docs, terms=config.prf_terms)]
+            PseudoRelevanceFeedbackStrategy(feedback_docs=config.prf_feedback_docs, terms=config.prf_terms),
+            VocabularyStrategy(terms=config.vocabulary_terms)]
 
 
 def _template(prompt: str):

@@ -58,8 +58,7 @@ class RetryRetriever(BaseRetriever):
         start = time.perf_counter()
         with trace.timed("retry"):
             new = self.strategy.reformulate(query, first, self.ctx)
-            # A fresh bundle: LlamaIndex caches the query embedding on the bundle it is given.
-            second = self.inner.retrieve(QueryBundle(query_str=new.query)) if new.query else None
+            second = self.inner.retrieve(new.bundle()) if new.query else None
         return self._decide(query, first, before, new, second, start)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -71,7 +70,7 @@ class RetryRetriever(BaseRetriever):
         start = time.perf_counter()
         with trace.timed("retry"):
             new = await self.strategy.areformulate(query, first, self.ctx)
-            second = await self.inner.aretrieve(QueryBundle(query_str=new.query)) if new.query else None
+            second = await self.inner.aretrieve(new.bundle()) if new.query else None
         return self._decide(query, first, before, new, second, start)
 
     # -- the decision --------------------------------------------------
@@ -116,7 +115,8 @@ class RetryRetriever(BaseRetriever):
     def _decide(self, query: str, first: list[NodeWithScore], before: Measurement, new: Reformulation,
                 second: list[NodeWithScore] | None, start: float) -> list[NodeWithScore]:
         record = {**self._base(before), "fired": True, "strategy": self.strategy.name,
-                  "reformulated": new.query, "strategy_details": new.details}
+                  "reformulated": new.query, "strategy_details": new.details,
+                  **({"embedded": new.embed} if new.embed else {})}
         if second is None:
             trace.record(PLUGIN, "decision", **record, attempted=False, kept="original",
                          reason=f"no reformulation: {new.reason}",

@@ -11,11 +11,23 @@ from llama_index.core.schema import NodeWithScore
 
 @dataclass
 class Reformulation:
-    """A reformulated query, or ``query`` None with the ``reason`` no retry is made."""
+    """A reformulated query, or ``query`` None with the ``reason`` no retry is made.
+
+    ``embed``: the text the dense leg should embed instead of ``query`` (passed as the
+    bundle's ``custom_embedding_strs``, which LlamaIndex's vector retrievers honour);
+    None: ``query`` itself.
+    """
 
     query: str | None
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    embed: str | None = None
+
+    def bundle(self) -> Any:
+        from llama_index.core.schema import QueryBundle
+
+        # A fresh bundle: LlamaIndex caches the query embedding on the bundle it is given.
+        return QueryBundle(query_str=self.query, custom_embedding_strs=[self.embed] if self.embed else None)
 
 
 def same_query(a: str, b: str) -> bool:

@@ -84,7 +84,8 @@ def test_a_misspelt_signal_or_strategy_fails_when_the_pipeline_is_built(tiny_rag
     with pytest.raises(Exception, match=r"signal = 'dense_contarst': no such signal; available: dense_contrast"):
         rag.retriever()
     rag = rag_with(tiny_rag, bundled_embed_model, {"strategy": "rm3"})
-    with pytest.raises(Exception, match=r"strategy = 'rm3': no such strategy; available: keywords, llm, prf"):
+    with pytest.raises(Exception,
+                       match=r"strategy = 'rm3': no such strategy; available: keywords, llm, prf, vocabulary"):
         rag.retriever()
     rag = rag_with(tiny_rag, bundled_embed_model, {"confirm_signal": "contrast"})
     with pytest.raises(Exception, match=r"confirm_signal = 'contrast': no such signal; available: dense_contrast"):

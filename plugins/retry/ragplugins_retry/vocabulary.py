@@ -1,0 +1,148 @@
+"""The corpus vocabulary the `vocabulary` strategy expands from, built once per index version.
+
+Per lower-cased token: its chunk postings (so document frequency and co-occurrence
+with the question's other words come from the same table), its most frequent
+surface form; identifier parts ("lru_cache" -> lru, cache; "getQueryEmbedding" ->
+get, query, embedding) indexed by stem; upper-case acronyms ("ANN") and, for
+each acronym, the word sequences with its initials that stand in a chunk that
+also contains the acronym (a definition such as "approximate nearest
+neighbour (ANN)").
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragplugins_retry import text
+
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]*[A-Z][A-Z0-9]*s?")
+# Acronyms are short: longer capitalised words are names or shouting, not abbreviations.
+MAX_ACRONYM = 6
+
+
+def parts(word: str) -> list[str]:
+    """Identifier parts of a word, lower-cased: split on ``_ . -`` and camelCase boundaries."""
+    out = []
+    for piece in re.split(r"[_.\-]+", word):
+        out += [p.lower() for p in (_CAMEL.findall(piece) or [piece]) if p]
+    return out
+
+
+def is_acronym(word: str) -> bool:
+    return 2 <= len(word.rstrip("s")) <= MAX_ACRONYM and bool(_ACRONYM.fullmatch(word))
+
+
+def initials(words: list[str]) -> str:
+    return "".join(w[0] for w in words).lower()
+
+
+@dataclass
+class Vocabulary:
+    n_chunks: int = 0
+    postings: dict[str, frozenset[int]] = field(default_factory=dict)   # lower token -> chunk indices
+    stem_postings: dict[str, frozenset[int]] = field(default_factory=dict)  # stem -> chunk indices
+    surface: dict[str, str] = field(default_factory=dict)               # lower token -> commonest surface
+    by_part: dict[str, set[str]] = field(default_factory=dict)          # part stem -> compound lower tokens
+    acronyms: set[str] = field(default_factory=set)                     # lower tokens written as acronyms
+    expansions: dict[str, Counter] = field(default_factory=dict)        # acronym -> defining phrases
+
+    def df(self, token: str) -> int:
+        return len(self.postings.get(token.lower(), ()))
+
+    def informative(self, token: str) -> bool:
+        """In at least one chunk and in fewer than half of them: where BM25's idf is positive."""
+        return 0 < self.df(token) < self.n_chunks / 2
+
+
+def build(texts: list[str]) -> Vocabulary:
+    postings: dict[str, set[int]] = defaultdict(set)
+    stem_postings: dict[str, set[int]] = defaultdict(set)
+    surfaces: dict[str, Counter] = defaultdict(Counter)
+    chunk_words = []
+    stemmer = text._stemmer()
+    for i, chunk in enumerate(texts):
+        words = text.words(chunk)
+        chunk_words.append(words)
+        for w in words:
+            postings[w.lower()].add(i)
+            surfaces[w.lower()][w] += 1
+        # Not text.stem_set: a corpus would flush the candidates' stem cache the signal relies on.
+        for s in stemmer.stemWords(list({w.lower() for w in words})):
+            stem_postings[s].add(i)
+    vocab = Vocabulary(n_chunks=len(texts), postings={t: frozenset(p) for t, p in postings.items()},
+                       stem_postings={s: frozenset(p) for s, p in stem_postings.items()},
+                       surface={t: c.most_common(1)[0][0] for t, c in surfaces.items()})
+    for token in vocab.postings:
+        split = parts(vocab.surface[token])  # the surface form keeps camelCase boundaries
+        if len(split) > 1:
+            for s in set(stemmer.stemWords(split)):
+                vocab.by_part.setdefault(s, set()).add(token)
+        if is_acronym(vocab.surface[token]):
+            vocab.acronyms.add(token)
+    for i, words in enumerate(chunk_words):
+        present = {w.lower() for w in words} & vocab.acronyms
+        if not present:
+            continue
+        flat = [p for w in words for p in re.split(r"[_.\-]+", w) if p]
+        lower = [p.lower() for p in flat]
+        for start in range(len(flat)):
+            for n in range(2, MAX_ACRONYM + 1):
+                phrase = flat[start:start + n]
+                if len(phrase) < n or not all(p.isalpha() for p in phrase):
+                    break
+                key = initials(phrase)
+                # A definition stands next to its acronym: "reciprocal rank fusion (RRF)", "RRF (reciprocal
+                # rank fusion)". Initials that merely match elsewhere are chance ("UI" / "uploads index").
+                beside = {lower[start - 1] if start else "", lower[start + n] if start + n < len(lower) else ""}
+                if key in present and key in beside and text.is_content(phrase[0]) and text.is_content(phrase[-1]):
+                    vocab.expansions.setdefault(key, Counter())[" ".join(lower[start:start + n])] += 1
+    return vocab
+
+
+def _texts(ctx: Any) -> list[str]:
+    store = ctx.vector_store
+    rows = getattr(store, "document_rows", None)
+    if rows is not None:  # LanceDB: read the text column only, not the vectors
+        return [r["text"] or "" for r in rows({"text": store.text_key})]
+    return [n.get_content() for n in ctx.all_nodes()]
+
+
+def _version(ctx: Any) -> Any:
+    """Changes whenever the index is written: LanceDB's table version, else the node count."""
+    table = getattr(ctx.vector_store, "_table", None)
+    version = getattr(table, "version", None) if table is not None else None
+    if version is not None:
+        return ("table", version)
+    struct = getattr(ctx.index, "index_struct", None)
+    return ("nodes", len(getattr(struct, "nodes_dict", None) or {}), len(ctx.index.docstore.docs))
+
+
+class VocabularyCache:
+    """One vocabulary per index, rebuilt when the index's version changes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._built: dict[str, tuple[Any, Vocabulary]] = {}
+
+    def get(self, ctx: Any) -> Vocabulary:
+        key, version = ctx.index_id, _version(ctx)
+        with self._lock:
+            cached = self._built.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        vocab = build(_texts(ctx))
+        with self._lock:
+            self._built[key] = (version, vocab)
+        return vocab
+
+    def clear(self) -> None:
+        with self._lock:
+            self._built.clear()
+
+
+cache = VocabularyCache()

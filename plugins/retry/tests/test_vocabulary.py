@@ -1,0 +1,145 @@
+"""The `vocabulary` strategy: which corpus terms it adds, which it must never add, from which index."""
+
+import ragplugins_retry.plugin as plugin
+from ragplugins.testing import make_rag
+from ragplugins_retry import VocabularyStrategy, vocabulary
+
+from retry_testkit import node
+
+CORPUS = [
+    "Query embeddings are memoised per retriever with functools lru_cache (maxsize 512) so repeated "
+    "queries are not embedded again.",
+    "The index is built with IVF-PQ, an ANN index: a vector query probes a few partitions instead of "
+    "scanning every row.",
+    "Results of the two legs are fused with reciprocal rank fusion (RRF); the constant is 60.",
+    "Set data_dir in the config. The UI shows the uploads; the data_dir holds the index files.",
+    "The data_dir is created on first start. Logs go to stdout.",
+    "Chunks overlap by 64 tokens; data_dir keeps them.",
+    "Deployment notes: run the server behind a proxy and mount data_dir.",
+    "The cache_warmer script is unrelated to everything else here.",
+    "Hybrid search merges both legs by reciprocal rank fusion. The index_builder writes the index to data_dir.",
+]
+
+
+def expand(query, nodes=(), corpus=CORPUS, terms=3):
+    added, why = VocabularyStrategy(terms=terms).expansions(query, vocabulary.build(corpus), list(nodes))
+    return [a["term"] for a in added], why
+
+
+def test_adds_the_identifier_the_corpus_uses_for_a_question_word():
+    added, _ = expand("How large is the cache for embedded queries?")
+    assert added == ["lru_cache"]  # cache_warmer also has the part, but never meets the rest of the question
+
+
+def test_adds_the_acronym_of_consecutive_question_words_and_expands_a_question_acronym():
+    assert expand("Does it build an approximate-nearest-neighbour index?")[0] == ["ANN"]
+    assert expand("How are the legs fused with RRF?")[0] == ["reciprocal rank fusion"]
+    assert expand("How is RRF combined?")[0] == []  # "combined" is not a corpus word: nothing to co-occur with
+
+
+def test_adds_only_spellings_the_corpus_prefers_to_the_question_s():
+    # "index" is a plain corpus word in more chunks than index_builder: nothing is mismatched.
+    assert expand("Who writes the index for hybrid search?")[0] == []
+    # Written out in one chunk, "RRF" in one: the corpus does not prefer the acronym.
+    assert expand("How does reciprocal rank fusion merge the legs?")[0] == []
+
+
+def test_a_two_letter_acronym_needs_the_corpus_definition():
+    # "UI" is a corpus token and "uploads index" has its initials, but nothing in the corpus defines it so.
+    assert "UI" not in expand("Where are the uploads index files?")[0]
+
+
+def test_never_adds_a_stopword_like_token_or_a_question_word():
+    # data_dir has the part "data" but sits in half the chunks: BM25 gives it no weight.
+    added, why = expand("Where is the data kept?")
+    assert added == [] and "no corpus token" in why
+    # lru_cache only respells words already asked (without this rule it would be added: it meets the question).
+    assert expand("How large is the lru cache for embedded queries?")[0] == []
+
+
+def test_only_words_the_top_candidates_lack_are_respelt():
+    top = [node("t", "The cache of embedded queries has a size limit.")]
+    added, why = expand("How large is the cache for embedded queries?", nodes=top)
+    assert added == [] and "top candidates lack" in why
+
+
+def test_reformulation_keeps_every_word_number_and_identifier_of_the_question(tmp_path, bundled_embed_model):
+    rag = _indexed(tmp_path / "a", bundled_embed_model, CORPUS)
+    q = "Is the cache in v1.2 bounded at 512 embedded queries?"
+    out = VocabularyStrategy().reformulate(q, [], rag.context(rag.index()))
+    assert out.query == q + " lru_cache"
+    assert out.details["added"][0]["via"] == "identifier with the part 'cache'"
+    again = VocabularyStrategy().reformulate(q, [], rag.context(rag.index()))
+    assert again.query == out.query
+
+
+def test_reads_the_vocabulary_of_its_own_index_and_rebuilds_it_when_the_index_changes(tmp_path,
+                                                                                        bundled_embed_model):
+    vocabulary.cache.clear()
+    q = "How large is the cache for embedded queries?"
+    other = ["The cache_ttl of embedded queries is one hour.", "Deployment notes only.",
+             "Nothing else here.", "Logs go to stdout."]
+    a = _indexed(tmp_path / "a", bundled_embed_model, CORPUS)
+    b = _indexed(tmp_path / "b", bundled_embed_model, other)
+    assert VocabularyStrategy().reformulate(q, [], a.context(a.index())).details["added"][0]["term"] == "lru_cache"
+    assert VocabularyStrategy().reformulate(q, [], b.context(b.index())).details["added"][0]["term"] == "cache_ttl"
+    (tmp_path / "a" / "corpus" / "x.md").write_text("Embedded queries also hit the qcache_entries table "
+                                                    "for the cache.\n")
+    a.index_paths([tmp_path / "a" / "corpus"])
+    assert vocabulary.cache.get(a.context(a.index())).df("qcache_entries") == 1
+
+
+def test_without_a_mismatch_it_is_the_keywords_reduction(tmp_path, bundled_embed_model):
+    out = VocabularyStrategy().reformulate("What is the annual fee?", [], None)
+    assert out.query == "annual fee" and out.details["no_expansion"] == "no index to read a vocabulary from"
+    rag = _indexed(tmp_path / "a", bundled_embed_model, CORPUS)
+    out = VocabularyStrategy().reformulate("Where do the logs go?", [], rag.context(rag.index()))
+    assert out.query == "logs go" and "no corpus token" in out.details["no_expansion"]
+    assert VocabularyStrategy().reformulate("logs go", [], rag.context(rag.index())).query is None
+
+
+def test_selected_by_config():
+    from ragplugins_retry.config import RetryConfig
+
+    _, strategy, _ = plugin.resolve(RetryConfig(strategy="vocabulary", vocabulary_terms=1))
+    assert isinstance(strategy, VocabularyStrategy) and strategy.terms == 1
+
+
+def _indexed(root, embed_model, texts):
+    corpus = root / "corpus"
+    corpus.mkdir(parents=True)
+    for i, t in enumerate(texts):
+        (corpus / f"d{i}.md").write_text(t + "\n")
+    rag = make_rag([plugin], {"enable": []}, embed_model=embed_model, persist_dir=root / "idx")
+    rag.index_paths([corpus])
+    return rag
+
+
+def test_the_dense_leg_keeps_the_question_and_only_the_expanded_text_goes_lexical(tmp_path, bundled_embed_model):
+    from llama_index.core.base.base_retriever import BaseRetriever
+
+    from ragplugins import trace
+    from ragplugins_retry import RetryRetriever
+    from retry_testkit import ScriptedSignal
+
+    class Recording(BaseRetriever):
+        def __init__(self):
+            super().__init__()
+            self.bundles = []
+
+        def _retrieve(self, bundle):
+            self.bundles.append(bundle)
+            return [node("weak" if len(self.bundles) == 1 else "strong")]
+
+    rag = _indexed(tmp_path / "a", bundled_embed_model, CORPUS)
+    inner = Recording()
+    q = "How large is the cache for embedded queries?"
+    retriever = RetryRetriever(inner, rag.context(rag.index()), signal=ScriptedSignal(values={"weak": 0.1,
+                                                                                                 "strong": 0.9}),
+                               strategy=VocabularyStrategy(), threshold=0.5)
+    with trace.scope(q) as t:
+        out = retriever.retrieve(q)
+    assert [n.node.node_id for n in out] == ["strong"]
+    assert inner.bundles[1].query_str == q + " lru_cache"
+    assert inner.bundles[1].embedding_strs == [q]
+    assert t.get("retry", "decision")["embedded"] == q
