@@ -49,6 +49,10 @@ from ragplugins_crossref.resolve import REFS_KEY, load_refs
 PLUGIN = "crossref"
 _CONTEXT_CHARS = 240
 _MAX_MENTIONS = 4
+_LEAD_LINES = 6       # lines an item may sit below its lead-in (siblings, wrapped lines)
+_CLAUSE_SEPARATORS = (",", ";", "(", " - ")
+# A list item read with its numbered lead-in: "4.1 Buyer's obligation ... subject to: (b) ...".
+_CLAUSE_ID = re.compile(r"(\d+(?:\.\d+)*)\s[^:]{0,200}:\s\(?([a-z0-9]{1,3})\)")
 # A line break ends a sentence when the line ends like one, stops well short of the wrap width, or
 # the next line opens a list item, a numbered clause or a heading; any other break is a soft wrap
 # (PDF text wraps mid-sentence, and the sentence is what says what a reference is for).
@@ -91,26 +95,113 @@ def _hard_breaks(text: str) -> list[int]:
     return out
 
 
-def reference_contexts(text: str, surface: str, breaks: list[int] | None = None) -> list[str]:
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _heading(line: str) -> bool:
+    return any(c.isalpha() for c in line) and line == line.upper()
+
+
+def _lead_in(text: str, start: int) -> str:
+    """The line introducing the list item that starts at ``start`` ("4.1 Buyer's obligation to close
+    is subject to:" above "(b) Completion of due diligence per ..."): an item says what it is for only
+    together with its lead-in. The nearest line above ending with a colon, passing over sibling items
+    and their wrapped lines; none once a line ends a sentence, a heading or blank line comes, or
+    _LEAD_LINES pass."""
+    line_start = _line_start(text, start)
+    if text[line_start:start].strip() or not _LIST_START.match(text[line_start:]):
+        return ""
+    end = line_start - 1
+    for _ in range(_LEAD_LINES):
+        if end <= 0:
+            break
+        begin = _line_start(text, end)
+        line = text[begin:end].strip()
+        if not line or _HARD_END.search(line) or _heading(line):
+            break
+        if line.endswith(":"):
+            return line
+        end = begin - 1
+    return ""
+
+
+def _items(text: str, end: int) -> str:
+    """The list items after a lead-in that ends at ``end`` ("Per Document: X:" then "- item" lines):
+    the lead-in's content is in them. Up to _CONTEXT_CHARS characters of item lines."""
+    out: list[str] = []
+    pos = text.find("\n", end)
+    while pos >= 0 and sum(map(len, out)) < _CONTEXT_CHARS:
+        nxt = text.find("\n", pos + 1)
+        line = text[pos + 1: nxt if nxt >= 0 else len(text)]
+        if not line.strip() or not _LIST_START.match(line) or _heading(line.strip()):
+            break
+        out.append(line.strip())
+        pos = nxt
+    return " ".join(out)
+
+
+def _clause_bound(gap: str) -> int:
+    """Where the clause of one reference ends and the next reference's begins, inside the text
+    between them: after the last clause separator, else right after the first reference."""
+    cut = max(gap.rfind(sep) for sep in _CLAUSE_SEPARATORS)
+    return cut + 1 if cut >= 0 else 0
+
+
+def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
+                       others: list[tuple[int, int]] | None = None) -> list[str]:
     """The sentences of ``text`` that make the reference written as ``surface``, one per mention
     (a chunk may name the same document in several places; each says something else about it).
-    ``breaks``: ``_hard_breaks(text)`` when the caller already has them."""
-    words = surface.split()
-    if not words:
+    ``breaks``: ``_hard_breaks(text)`` when the caller already has them. ``others``: spans of
+    references to other documents; a sentence naming several documents is cut between them at a
+    clause boundary, so each document gets the clause about it, not the same sentence (which
+    left the choice to rank order). A list item is read with its lead-in line, a lead-in line
+    with its items."""
+    if not surface.split():
         return []
     breaks = _hard_breaks(text) if breaks is None else breaks
     out: list[str] = []
-    for match in re.finditer(r"\s+".join(map(re.escape, words)), text):
-        start, end = match.start(), match.end()
+    for start, end in mention_spans(text, surface):
         left = max([text.rfind(". ", 0, start) + 1, start - _CONTEXT_CHARS] + [b for b in breaks if b < start])
         rights = [i for i in (text.find(". ", end),) if i >= 0] + [b for b in breaks if b >= end]
         right = min(rights + [end + _CONTEXT_CHARS, len(text)])
-        sentence = " ".join(text[max(left, 0):right].split())
+        left = max(left, 0)
+        for o_start, o_end in others or ():
+            if left <= o_start and o_end <= start:
+                left = max(left, o_end + _clause_bound(text[o_end:start]))
+            elif end <= o_start and o_end <= right:
+                right = min(right, end + max(_clause_bound(text[end:o_start]) - 1, 0))
+        span = text[left:right]
+        sentence = " ".join(span.split())
+        lead = _lead_in(text, left + len(span) - len(span.lstrip()))
+        if lead:
+            sentence = f"{lead} {sentence}"
+        elif sentence.endswith(":"):
+            sentence = " ".join(f"{sentence} {_items(text, right)}".split())
         if sentence and sentence not in out:
             out.append(sentence)
         if len(out) >= _MAX_MENTIONS:
             break
     return out or [surface]
+
+
+def cited_clause(sentence: str, query: str) -> bool:
+    """Whether the question cites, by its number, the list item a reference sentence comes from:
+    "Section 4.1(b)" names item "(b)" under the lead-in "4.1 ... subject to:". A citation says
+    which pointer the question is about more surely than any similarity does."""
+    match = _CLAUSE_ID.match(sentence)
+    if not match:
+        return False
+    clause = f"{match.group(1)}({match.group(2)})".lower()
+    return clause in re.sub(r"\s+", "", query).lower()
+
+
+def mention_spans(text: str, surface: str) -> list[tuple[int, int]]:
+    """Where ``text`` writes ``surface``, across any whitespace (PDF lines wrap inside names)."""
+    words = surface.split()
+    if not words:
+        return []
+    return [m.span() for m in re.finditer(r"\s+".join(map(re.escape, words)), text)]
 
 
 def hopped(nws: NodeWithScore) -> bool:
@@ -152,11 +243,13 @@ class CrossrefHop(BaseNodePostprocessor):
         for rank, nws in enumerate([n for n in nodes if not hopped(n)][: self.trigger_depth]):
             text = nws.node.get_content()
             breaks = _hard_breaks(text)
-            for ref in load_refs(nws.node.metadata.get(REFS_KEY)):
+            refs = [r for r in load_refs(nws.node.metadata.get(REFS_KEY))
+                    if r.get("target") and r.get("target") != nws.node.ref_doc_id]
+            spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in refs}
+            for ref in refs:
                 target = ref.get("target")
-                if not target or target == nws.node.ref_doc_id:
-                    continue
-                sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks)
+                others = [span for r in refs if r.get("target") != target for span in spans[id(r)]]
+                sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks, others)
                 entry = pointers.setdefault(target, {"target": target, "mentions": []}) if sentences else None
                 for sentence in sentences:
                     entry["mentions"].append({
@@ -184,7 +277,7 @@ class CrossrefHop(BaseNodePostprocessor):
                          reason="no dense scores on the candidates")
             return nodes
         threshold = self.gate * max(cosines)
-        ranked = self._rank(pointers, query_embedding)
+        ranked = self._rank(pointers, query_embedding, query)
         present = {n.node.node_id for n in nodes}
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
         for pointer in ranked[: self.max_hops]:
@@ -198,19 +291,23 @@ class CrossrefHop(BaseNodePostprocessor):
                      placement=self.placement)
         return out
 
-    def _rank(self, pointers: dict[str, dict[str, Any]], query_embedding: list[float]) -> list[dict[str, Any]]:
+    def _rank(self, pointers: dict[str, dict[str, Any]], query_embedding: list[float],
+              query: str) -> list[dict[str, Any]]:
         """Referenced documents, the question's pointer first: by how well the best of their
         reference sentences matches the query."""
         vectors = embed_sentences(self._ctx, [m["sentence"] for p in pointers.values() for m in p["mentions"]])
         for p in pointers.values():
             for m in p["mentions"]:
                 m["match"] = round(cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
-            # The best-matching mention speaks for the document; on a tie the higher-ranked
-            # referrer, then a mention naming a section (it says which chunk is meant).
-            best = min(p["mentions"], key=lambda m: (-m["match"], m["from_rank"], m["section_chunk"] is None))
+                m["cited"] = cited_clause(m["sentence"], query)
+            # A mention in the clause the question cites by number speaks for the document, else
+            # the best-matching one; on a tie the higher-ranked referrer, then a mention naming a
+            # section (it says which chunk is meant).
+            best = min(p["mentions"], key=lambda m: (not m["cited"], -m["match"], m["from_rank"],
+                                                     m["section_chunk"] is None))
             p.update({k: v for k, v in best.items() if k != "match"}, context=best["match"],
                      mentions=len(p["mentions"]))
-        return sorted(pointers.values(), key=lambda p: (-p["context"], p["from_rank"]))
+        return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["context"], p["from_rank"]))
 
     def _follow(self, pointer: dict[str, Any], query: str, query_embedding: list[float], filters: Any,
                 present: set[str], threshold: float) -> list[tuple[float, NodeWithScore]]:

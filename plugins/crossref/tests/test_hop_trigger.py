@@ -10,7 +10,7 @@ import ragplugins_crossref.plugin as plugin
 from ragplugins import nodes as rnodes
 from ragplugins import trace
 from ragplugins.testing import make_rag
-from ragplugins_crossref.hop import CrossrefHop, reference_contexts
+from ragplugins_crossref.hop import CrossrefHop, cited_clause, mention_spans, reference_contexts
 
 NOTE, PRICING, LIABILITY, CANTEEN = ("07_board_note.md", "02_exhibit_b_pricing.md", "05_liability_memo.md",
                                      "06_canteen_notice.md")
@@ -107,3 +107,34 @@ def test_reference_sentences_join_soft_wrapped_lines_and_keep_list_items_apart()
         "- Financial information (as contained in Document: Due Diligence Report)"]
     assert reference_contexts(text, "Closing Checklist") == ["Closing Checklist"]   # not in the text
     assert reference_contexts(text, " ") == []
+
+
+def test_list_items_read_with_their_lead_in_and_lead_ins_with_their_items():
+    text = ("ARTICLE IV - CONDITIONS\n"
+            "4.1 Buyer's obligation to close is subject to:\n"
+            "(a) Receipt of approval as documented in Document: Approval Letter\n"
+            "(b) Completion of review per Document: Review Report\n"
+            "III. FUNDS\n"
+            "Per Document: Adjustments Memo:\n"
+            "[ ] Cash payment: $10\n"
+            "[ ] Escrow deposit: $2\n"
+            "TOTALS\n")
+    assert reference_contexts(text, "Review Report") == [
+        "4.1 Buyer's obligation to close is subject to: (b) Completion of review per Document: Review Report"]
+    assert reference_contexts(text, "Adjustments Memo") == [
+        "Per Document: Adjustments Memo: [ ] Cash payment: $10 [ ] Escrow deposit: $2"]   # heading ends the items
+    sentence = reference_contexts(text, "Review Report")[0]
+    assert cited_clause(sentence, "Section 4.1(b) makes closing subject to a review")
+    assert not cited_clause(sentence, "Section 4.1(a) makes closing subject to approval")
+    assert not cited_clause("(b) Completion of review per Document: Review Report", "Section 4.1(b)")
+
+
+def test_a_sentence_naming_two_documents_gives_each_its_own_clause():
+    text = ("Per the Document: Closing Checklist, you may now proceed with the closing scheduled for March 1, "
+            "subject to satisfaction of other conditions in the Document: Acquisition Agreement.\n")
+    checklist, agreement = mention_spans(text, "Closing Checklist"), mention_spans(text, "Acquisition Agreement")
+    assert reference_contexts(text, "Closing Checklist", others=agreement) == [
+        "Per the Document: Closing Checklist, you may now proceed with the closing scheduled for March 1"]
+    assert reference_contexts(text, "Acquisition Agreement", others=checklist) == [
+        "subject to satisfaction of other conditions in the Document: Acquisition Agreement."]
+    assert reference_contexts(text, "Closing Checklist") == [" ".join(text.split())]   # no others: whole sentence
