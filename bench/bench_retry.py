@@ -5,10 +5,10 @@
    rule set before looking at any retry result (localGPT's: the largest grid threshold whose false-fire
    rate is at most 10%) and applied to the other corpus.
 2. Quality: off vs on at k = 20 on `mixed`, `docs`, `acq+docs`: nDCG@10, recall, fire rate, kept rate,
-   per-query improved / regressed lists. Extra arms: the `prf` and `vocabulary` strategies (the latter
-   also forced to fire on all queries), the `dense_contrast` signal at localGPT's 0.12, and the
-   cross-applied thresholds.
-3. Added latency of the default arm and of the `vocabulary` arm: off and on timed back to back per query,
+   per-query improved / regressed lists. The default is the `vocabulary` strategy; extra arms: the
+   `keywords` and `prf` strategies, the default and `keywords` forced to fire on all queries, the
+   `dense_contrast` signal at localGPT's 0.12, and the cross-applied thresholds.
+3. Added latency of the default arm and of the `keywords` arm: off and on timed back to back per query,
    min of 3 runs, with the signal's stem cache cleared before every query (cold) and kept (warm).
 
     python bench/bench_retry.py                      # everything
@@ -35,7 +35,7 @@ MAX_FALSE_FIRE = 0.10
 CACHE = Path.home() / ".cache" / "ragplugins" / "eval-retry"
 CALIBRATED = ("mixed", "docs")
 # Arms timed off/on back to back (see latency()).
-LATENCY_ARMS = {"on": {}, "vocabulary": {"strategy": "vocabulary"}}
+LATENCY_ARMS = {"on": {}, "keywords": {"strategy": "keywords"}}
 
 
 def cached_index(corpus: str, embed_model) -> Path:
@@ -80,14 +80,14 @@ def arms_for(corpus: str, chosen: dict[str, dict]) -> dict[str, dict]:
     arms = {"off": {"enable": []},
             "on": {"enable": ["retry"]},
             "prf": {"enable": ["retry"], "retry": {"strategy": "prf"}},
-            "vocabulary": {"enable": ["retry"], "retry": {"strategy": "vocabulary"}},
+            "keywords": {"enable": ["retry"], "retry": {"strategy": "keywords"}},
             # The issue's single-signal rule (what the default was before the confirming signal).
             "single-signal keep": {"enable": ["retry"], "retry": {"confirm_signal": None}},
             # The keep rule on every query, not only weak ones: a threshold of 1.0 fires on (nearly) all, so
             # improved / regressed say how well "keep the retry set" tracks nDCG beyond the few fired queries.
             "keep check (fire on all)": {"enable": ["retry"], "retry": {"threshold": 1.0}},
-            "vocabulary keep check (fire on all)": {"enable": ["retry"],
-                                                    "retry": {"strategy": "vocabulary", "threshold": 1.0}},
+            "keywords keep check (fire on all)": {"enable": ["retry"],
+                                                  "retry": {"strategy": "keywords", "threshold": 1.0}},
             "contrast@0.12": {"enable": ["retry"], "retry": {"signal": "dense_contrast"}}}
     other = {"mixed": "docs", "docs": "mixed"}.get(corpus)
     if other and other in chosen:
@@ -281,7 +281,7 @@ def main() -> None:
                                                  indent=1, default=str))
     md = ["## Calibration", ""] + [calibration_md(c) for c in cals.values()]
     md += ["## Off vs on", ""] + [quality_md(r) for r in results.values()]
-    md += ["## Added latency (default and vocabulary arms, off/on back to back, min of 3 runs per query)", "", latency_md(lats)]
+    md += ["## Added latency (default and keywords arms, off/on back to back, min of 3 runs per query)", "", latency_md(lats)]
     md += ["## Where it fired", ""] + [fired_md(r, arm) for arm in LATENCY_ARMS for r in results.values()]
     (OUT / "summary.md").write_text("\n".join(md))
     print("\n".join(md))

@@ -28,12 +28,12 @@ class RetryConfig(BaseModel):
                     "cannot be computed (no vectors): the retry set is kept only when `signal` is strictly "
                     "higher.")
     strategy: str = Field(
-        "keywords",
-        description="How the query is reformulated: 'keywords' (drop stopwords and question scaffolding; "
-                    "deterministic), 'prf' (pseudo-relevance feedback: append terms that distinguish the "
-                    "top candidates; deterministic), 'vocabulary' (append to the question the corpus's own "
+        "vocabulary",
+        description="How the query is reformulated: 'vocabulary' (append to the question the corpus's own "
                     "spelling of question words the top candidates lack: identifiers, acronyms; else as "
-                    "'keywords'; deterministic), 'llm' (the host's LLM rewrites it), or a strategy another "
+                    "'keywords'; deterministic), 'keywords' (drop stopwords and question scaffolding; "
+                    "deterministic), 'prf' (pseudo-relevance feedback: append terms that distinguish the "
+                    "top candidates; deterministic), 'llm' (the host's LLM rewrites it), or a strategy another "
                     "plugin registers.")
     prf_feedback_docs: int = Field(3, ge=1, le=50,
                                    description="'prf': how many top candidates the expansion terms come from.")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import Any, ClassVar
 
@@ -138,7 +139,7 @@ def _linked(query: str, vocab: vocabulary.Vocabulary):
         if vocabulary.is_acronym(word):
             for phrase, _ in vocab.expansions.get(word.lower(), Counter()).most_common(1):
                 yield phrase, f"the corpus's expansion of {word!r}", frozenset(_stems([word]))
-    flat = [p for w in words for p in vocabulary.re.split(r"[_.\-]+", w) if p.isalpha()]
+    flat = [p for w in words for p in re.split(r"[_.\-]+", w) if p.isalpha()]
     for seq in (flat, [p for p in flat if text.is_content(p)]):
         for start in range(len(seq)):
             for n in range(2, vocabulary.MAX_ACRONYM + 1):
