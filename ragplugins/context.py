@@ -23,6 +23,8 @@ from ragplugins.store import RagLanceDBVectorStore
 
 DOC_HASH_KEY = "ragplugins_doc_hash"
 CHUNK_INDEX_KEY = "ragplugins_chunk_index"
+# Bounds RagContext.embed_texts' cache (about 30 MB of 384-dim vectors); it starts over when full.
+TEXT_CACHE_LIMIT = 20_000
 
 
 @dataclass
@@ -50,6 +52,7 @@ class RagContext:
 
     def __post_init__(self) -> None:
         self._embed_cache = functools.lru_cache(maxsize=512)(self._embed_uncached)
+        self._text_vectors: dict[str, list[float]] = {}
 
     # -- models --------------------------------------------------------
     @property
@@ -62,6 +65,16 @@ class RagContext:
     def embed_query(self, text: str) -> list[float]:
         """The query embedding, cached: hop, overview and retry reuse it."""
         return list(self._embed_cache(text))
+
+    def embed_texts(self, texts: Sequence[str]) -> dict[str, list[float]]:
+        """Document-side embeddings of ``texts``, batched and cached on this context: query-time
+        plugins score the same stored passages (reference sentences, overviews) query after query."""
+        missing = sorted({t for t in texts if t not in self._text_vectors})
+        if missing:
+            if len(self._text_vectors) + len(missing) > TEXT_CACHE_LIMIT:
+                self._text_vectors.clear()
+            self._text_vectors.update(zip(missing, self.embed_model.get_text_embedding_batch(missing)))
+        return {t: self._text_vectors[t] for t in texts}
 
     # -- the store -----------------------------------------------------
     @property

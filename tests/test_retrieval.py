@@ -162,3 +162,22 @@ def test_dense_leg_embeds_custom_embedding_strs_and_bm25_reads_the_query(tiny_co
     first = {leg: next(n.node.ref_doc_id for n in fused if annotation(n).get(leg) == 1)
              for leg in ("dense_rank", "sparse_rank")}
     assert first == {"dense_rank": "espresso_manual.md", "sparse_rank": "master_agreement.md"}
+
+
+def test_context_embeds_passages_once_in_batches(tmp_path):
+    """ctx.embed_texts: document-side vectors, one batch per call for what is new, cached after."""
+    from llama_index.core.embeddings import MockEmbedding
+
+    class Counting(MockEmbedding):
+        batches: list = []
+
+        def _get_text_embeddings(self, texts):
+            self.batches.append(list(texts))
+            return [[float(len(t))] * self.embed_dim for t in texts]
+
+    embed = Counting(embed_dim=4)
+    ctx = make_rag([], embed_model=embed, persist_dir=tmp_path / "idx").context()
+    first = ctx.embed_texts(["see Exhibit A", "the fee", "see Exhibit A"])
+    again = ctx.embed_texts(["the fee", "a new sentence"])
+    assert embed.batches == [["see Exhibit A", "the fee"], ["a new sentence"]]
+    assert first["see Exhibit A"] == [13.0] * 4 and again["the fee"] == first["the fee"] == [7.0] * 4

@@ -34,7 +34,6 @@ one. ``append`` adds the chunks after the whole list.
 from __future__ import annotations
 
 import re
-import weakref
 from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -59,25 +58,6 @@ _CLAUSE_ID = re.compile(r"(\d+(?:\.\d+)*)\s[^:]{0,200}:\s\(?([a-z0-9]{1,3})\)")
 _HARD_END = re.compile(r"[.;!?]\s*$")
 _SOFT_WRAP = 2 / 3   # of the longest line: a wrapped line runs (nearly) to the wrap width
 _LIST_START = re.compile(r"\s*(?:[-*\u2022]|\[[ xX]?\]|\(?[0-9A-Za-z]{1,4}[.)]\s|\d+(?:\.\d+)+|[A-Z]{2,}\b)")
-# Reference sentences recur across queries (hub chunks are retrieved again and again), and the
-# postprocessor is rebuilt per query: embeddings are cached per context (index + embedder).
-# Keyed by id(): contexts are unhashable dataclasses; an entry dies with its context.
-_EMBEDDED: dict[int, dict[str, list[float]]] = {}
-_CACHE_LIMIT = 20_000
-
-
-def embed_sentences(ctx: Any, sentences: list[str]) -> dict[str, list[float]]:
-    key = id(ctx)
-    if key not in _EMBEDDED:
-        _EMBEDDED[key] = {}
-        weakref.finalize(ctx, _EMBEDDED.pop, key, None)
-    cache = _EMBEDDED[key]
-    missing = sorted({s for s in sentences if s not in cache})
-    if missing:
-        if len(cache) + len(missing) > _CACHE_LIMIT:
-            cache.clear()
-        cache.update(zip(missing, ctx.embed_model.get_text_embedding_batch(missing)))
-    return {s: cache[s] for s in sentences}
 
 
 def _hard_breaks(text: str) -> list[int]:
@@ -295,7 +275,9 @@ class CrossrefHop(BaseNodePostprocessor):
               query: str) -> list[dict[str, Any]]:
         """Referenced documents, the question's pointer first: by how well the best of their
         reference sentences matches the query."""
-        vectors = embed_sentences(self._ctx, [m["sentence"] for p in pointers.values() for m in p["mentions"]])
+        # Reference sentences recur across queries (hub chunks are retrieved again and again): the
+        # context caches their embeddings.
+        vectors = self._ctx.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]])
         for p in pointers.values():
             for m in p["mentions"]:
                 m["match"] = round(cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
