@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from ragplugins import search
+from ragplugins import index_cache, search
 from ragplugins.config import Config
 from ragplugins.embeddings import embedder_identity
 from ragplugins.store import RagLanceDBVectorStore
@@ -25,6 +25,7 @@ DOC_HASH_KEY = "ragplugins_doc_hash"
 CHUNK_INDEX_KEY = "ragplugins_chunk_index"
 # Bounds RagContext.embed_texts' cache (about 30 MB of 384-dim vectors); it starts over when full.
 TEXT_CACHE_LIMIT = 20_000
+T = TypeVar("T")
 
 
 @dataclass
@@ -103,6 +104,12 @@ class RagContext:
         if isinstance(store, RagLanceDBVectorStore):
             return f"lancedb:{Path(str(store.uri)).resolve()}:{store._table_name}"
         return f"{type(store).__name__}:{id(store)}"
+
+    def cached(self, name: str, build: Callable[["RagContext"], T]) -> T:
+        """A value derived from this index's contents (a vocabulary, a table of names), made by
+        ``build(ctx)`` once and kept until the index is written; ``name`` is unique per plugin
+        ("<plugin>.<what>"). See ragplugins.index_cache for when an entry goes stale."""
+        return index_cache.cache.get(self._require_index().vector_store, name, lambda: build(self))
 
     def search_within_documents(self, query: str, doc_ids: Sequence[str], k: int,
                                 filters: MetadataFilters | None = None) -> list[NodeWithScore] | None:

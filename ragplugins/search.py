@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
 from typing import Any, Callable, Sequence
 
 from llama_index.core import VectorStoreIndex
@@ -27,7 +25,7 @@ from llama_index.core.vector_stores.types import (
 )
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
-from ragplugins import trace
+from ragplugins import index_cache, trace
 from ragplugins.nodes import annotate
 from ragplugins.store import RagLanceDBVectorStore, cosine
 
@@ -73,61 +71,23 @@ def all_nodes(index: VectorStoreIndex) -> list[BaseNode]:
         raise RuntimeError(f"cannot list the nodes of {type(index.vector_store).__name__}: {exc}") from exc
 
 
-class _BM25Cache:
-    """One bm25s index per (store, generation); writes through ragplugins bump the generation."""
+def _bm25_model(index: VectorStoreIndex) -> tuple:
+    import bm25s
+    import Stemmer
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        # Keyed by id(): stores are unhashable pydantic models; entries die with the store.
-        self._generation: dict[int, int] = {}
-        self._built: dict[int, tuple] = {}
-
-    def _watch(self, store: Any) -> int:
-        key = id(store)
-        if key not in self._generation:
-            self._generation[key] = 0
-            weakref.finalize(store, self._forget, key)
-        return key
-
-    def _forget(self, key: int) -> None:
-        with self._lock:
-            self._generation.pop(key, None)
-            self._built.pop(key, None)
-
-    def invalidate(self, store: Any) -> None:
-        with self._lock:
-            key = self._watch(store)
-            self._generation[key] += 1
-
-    def get(self, index: VectorStoreIndex) -> tuple:
-        import bm25s
-        import Stemmer
-
-        store = index.vector_store
-        with self._lock:
-            key = self._watch(store)
-            gen = self._generation[key]
-            cached = self._built.get(key)
-            if cached and cached[0] == gen:
-                return cached[1:]
-        nodes = all_nodes(index)
-        stemmer = Stemmer.Stemmer("english")
-        model = bm25s.BM25()
-        if nodes:
-            tokens = bm25s.tokenize([n.get_content() for n in nodes], stopwords="en", stemmer=stemmer,
-                                    show_progress=False)
-            model.index(tokens, show_progress=False)
-        with self._lock:
-            self._built[key] = (gen, model, nodes, stemmer)
-        return model, nodes, stemmer
-
-
-_bm25 = _BM25Cache()
+    nodes = all_nodes(index)
+    stemmer = Stemmer.Stemmer("english")
+    model = bm25s.BM25()
+    if nodes:
+        tokens = bm25s.tokenize([n.get_content() for n in nodes], stopwords="en", stemmer=stemmer,
+                                show_progress=False)
+        model.index(tokens, show_progress=False)
+    return model, nodes, stemmer
 
 
 def invalidate(index: VectorStoreIndex) -> None:
-    """Tell the sparse leg that ``index`` changed."""
-    _bm25.invalidate(index.vector_store)
+    """Tell the sparse leg and every plugin's index-derived values that ``index`` changed."""
+    index_cache.cache.invalidate(index.vector_store)
 
 
 def sparse_search(index: VectorStoreIndex, query: str, k: int,
@@ -139,7 +99,8 @@ def sparse_search(index: VectorStoreIndex, query: str, k: int,
     import bm25s
     import numpy as np
 
-    model, nodes, stemmer = _bm25.get(index)
+    model, nodes, stemmer = index_cache.cache.get(index.vector_store, "ragplugins.bm25",
+                                                  lambda: _bm25_model(index))
     if not nodes:
         return []
     qtokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False,

@@ -275,6 +275,10 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             nodes.append(node)
         return nodes
 
+    def table_version(self) -> int:
+        """Bumped by every write to the table, whoever made it (ragplugins.index_cache reads it)."""
+        return self._table.version if self._table is not None else 0
+
     def refresh_fts(self) -> None:
         """Rebuild the full-text index after writes (it persists on disk)."""
         if self._table is not None and self._table.count_rows() > 0:

@@ -181,3 +181,33 @@ def test_context_embeds_passages_once_in_batches(tmp_path):
     again = ctx.embed_texts(["the fee", "a new sentence"])
     assert embed.batches == [["see Exhibit A", "the fee"], ["a new sentence"]]
     assert first["see Exhibit A"] == [13.0] * 4 and again["the fee"] == first["the fee"] == [7.0] * 4
+
+
+def test_context_keeps_index_derived_values_until_the_index_is_written(tiny_corpus, tmp_path,
+                                                                       bundled_embed_model):
+    """ctx.cached: built once per index state; a write through ragplugins, or straight through the
+    LlamaIndex index into the embedded LanceDB table, makes it build again."""
+    from llama_index.core.schema import TextNode
+
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    builds = []
+
+    def count_chunks(ctx):
+        builds.append(1)
+        return len(ctx.all_nodes())
+
+    ctx = rag.context()
+    first = ctx.cached("tests.chunks", count_chunks)
+    assert ctx.cached("tests.chunks", count_chunks) == first and len(builds) == 1
+    assert rag.context().cached("tests.chunks", count_chunks) == first and len(builds) == 1   # per index, not per ctx
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "note.md").write_text("# Note\n\nThe boiler is descaled monthly.\n")
+    rag.index_paths([extra])
+    after_ingest = rag.context().cached("tests.chunks", count_chunks)
+    assert after_ingest > first and len(builds) == 2
+    node = TextNode(text="Written by the host, not by ragplugins.")
+    node.embedding = bundled_embed_model.get_text_embedding(node.text)
+    rag.index().insert_nodes([node])
+    assert rag.context().cached("tests.chunks", count_chunks) == after_ingest + 1 and len(builds) == 3

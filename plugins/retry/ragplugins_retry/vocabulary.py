@@ -1,4 +1,4 @@
-"""The corpus vocabulary the `vocabulary` strategy expands from, built once per index version.
+"""The corpus vocabulary the `vocabulary` strategy expands from, built once per index state.
 
 Per lower-cased token: its chunk postings (so document frequency and co-occurrence
 with the question's other words come from the same table), its most frequent
@@ -12,7 +12,6 @@ neighbour (ANN)").
 from __future__ import annotations
 
 import re
-import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,37 +111,6 @@ def _texts(ctx: Any) -> list[str]:
     return [n.get_content() for n in ctx.all_nodes()]
 
 
-def _version(ctx: Any) -> Any:
-    """Changes whenever the index is written: LanceDB's table version, else the node count."""
-    table = getattr(ctx.vector_store, "_table", None)
-    version = getattr(table, "version", None) if table is not None else None
-    if version is not None:
-        return ("table", version)
-    struct = getattr(ctx.index, "index_struct", None)
-    return ("nodes", len(getattr(struct, "nodes_dict", None) or {}), len(ctx.index.docstore.docs))
-
-
-class VocabularyCache:
-    """One vocabulary per index, rebuilt when the index's version changes."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._built: dict[str, tuple[Any, Vocabulary]] = {}
-
-    def get(self, ctx: Any) -> Vocabulary:
-        key, version = ctx.index_id, _version(ctx)
-        with self._lock:
-            cached = self._built.get(key)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        vocab = build(_texts(ctx))
-        with self._lock:
-            self._built[key] = (version, vocab)
-        return vocab
-
-    def clear(self) -> None:
-        with self._lock:
-            self._built.clear()
-
-
-cache = VocabularyCache()
+def vocabulary_of(ctx: Any) -> Vocabulary:
+    """The vocabulary of ``ctx``'s index, built on first use and kept until the index is written."""
+    return ctx.cached("retry.vocabulary", lambda c: build(_texts(c)))

@@ -37,7 +37,7 @@ class VocabularyStrategy(RetryStrategy):
     entity, number, constraint). When nothing is found the retry is the
     ``keywords`` reduction, so the strategy differs from the default only
     where it finds a mismatch. Deterministic, LLM-free; the vocabulary is read
-    once per index version (``vocabulary.cache``).
+    once per index state (``RagContext.cached``).
     """
 
     name: ClassVar[str] = "vocabulary"
@@ -52,7 +52,7 @@ class VocabularyStrategy(RetryStrategy):
             added, why = [], "no index to read a vocabulary from"
         else:
             try:
-                vocab = vocabulary.cache.get(ctx)
+                vocab = vocabulary.vocabulary_of(ctx)
             except Exception as exc:  # noqa: BLE001 - a store that cannot list its text: reduction only
                 vocab, why = None, f"the vocabulary could not be read ({type(exc).__name__}: {exc})"
             added, why = self.expansions(query, vocab, nodes) if vocab is not None else ([], why)

@@ -75,7 +75,6 @@ def test_reformulation_keeps_every_word_number_and_identifier_of_the_question(tm
 
 def test_reads_the_vocabulary_of_its_own_index_and_rebuilds_it_when_the_index_changes(tmp_path,
                                                                                         bundled_embed_model):
-    vocabulary.cache.clear()
     q = "How large is the cache for embedded queries?"
     other = ["The cache_ttl of embedded queries is one hour.", "Deployment notes only.",
              "Nothing else here.", "Logs go to stdout."]
@@ -86,7 +85,7 @@ def test_reads_the_vocabulary_of_its_own_index_and_rebuilds_it_when_the_index_ch
     (tmp_path / "a" / "corpus" / "x.md").write_text("Embedded queries also hit the qcache_entries table "
                                                     "for the cache.\n")
     a.index_paths([tmp_path / "a" / "corpus"])
-    assert vocabulary.cache.get(a.context(a.index())).df("qcache_entries") == 1
+    assert vocabulary.vocabulary_of(a.context(a.index())).df("qcache_entries") == 1
 
 
 def test_without_a_mismatch_it_is_the_keywords_reduction(tmp_path, bundled_embed_model):

@@ -1,0 +1,67 @@
+"""Values derived from an index's contents, built once and kept until the index is written.
+
+The sparse leg's BM25 model, the retry plugin's corpus vocabulary and the crossref
+plugin's table of document names are all read off every stored chunk: too slow to
+rebuild per query, wrong to keep after a write. One cache serves them all, keyed by
+the vector store and a name. An entry is stale when the store's stamp changed:
+
+- every write through ragplugins bumps the store's generation (``invalidate``);
+- the embedded LanceDB store also reports its table version, so a host that writes
+  through the LlamaIndex index directly (``index.insert_nodes``) resets it too. Other
+  stores written behind ragplugins' back need ``invalidate(index.vector_store)``.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+
+class IndexCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # Keyed by id(): stores are unhashable pydantic models; entries die with the store.
+        self._generation: dict[int, int] = {}
+        self._built: dict[int, dict[str, tuple[Any, Any]]] = {}
+
+    def _watch(self, store: Any) -> int:
+        key = id(store)
+        if key not in self._generation:
+            self._generation[key] = 0
+            weakref.finalize(store, self._forget, key)
+        return key
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            self._generation.pop(key, None)
+            self._built.pop(key, None)
+
+    def invalidate(self, store: Any) -> None:
+        """Drop everything derived from ``store``'s contents."""
+        with self._lock:
+            key = self._watch(store)
+            self._generation[key] += 1
+
+    def _stamp(self, store: Any, key: int) -> tuple:
+        version = getattr(store, "table_version", None)
+        return self._generation[key], version() if callable(version) else None
+
+    def get(self, store: Any, name: str, build: Callable[[], T]) -> T:
+        """The value called ``name`` for ``store``'s current contents; ``build()`` makes it when missing
+        or stale. Two threads may build the same value at once; the later one is kept."""
+        with self._lock:
+            key = self._watch(store)
+            stamp = self._stamp(store, key)
+            cached = self._built.get(key, {}).get(name)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        value = build()
+        with self._lock:
+            self._built.setdefault(key, {})[name] = (stamp, value)
+        return value
+
+
+cache = IndexCache()
