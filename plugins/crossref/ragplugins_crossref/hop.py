@@ -10,6 +10,18 @@ higher-ranked referrer, then to a mention naming a section). Which document to
 follow is decided by the query, not by the order references appear in the text
 (localGPT's 0-of-11 trap), nor by how much the target looks like the question.
 
+A question that names documents (by title, heading, file name or alias, in any
+case: questions are typed) is about them, so only references those documents
+make count: "the due diligence report's summary refers to another document"
+means the report's reference, not a reference into the report from elsewhere.
+When no top candidate comes from a named document, nothing is followed. A name
+that is ordinary words in a question ("data loading") can only make the hop
+more cautious, never send it elsewhere.
+
+Pointers whose sentences match equally (one sentence naming a label that two
+documents restate) are told apart by their targets: the document whose best
+chunk matches the question better goes first.
+
 Then it fires only on insufficient evidence, two checks and no fallback:
 
 - the pointer's sentence must match the query at least ``gate`` (1.0) times as
@@ -33,6 +45,7 @@ one. ``append`` adds the chunks after the whole list.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -43,7 +56,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ragplugins import nodes as rnodes
 from ragplugins import trace
 from ragplugins.store import cosine
-from ragplugins_crossref.resolve import REFS_KEY, load_refs
+from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
+from ragplugins_crossref.transform import stored_profiles
 
 PLUGIN = "crossref"
 _CONTEXT_CHARS = 240
@@ -202,6 +216,8 @@ class CrossrefHop(BaseNodePostprocessor):
                                          "as the best candidate does (dense cosine).")
     placement: Literal["after_referrer", "replace_tail", "append"] = Field(
         "after_referrer", description="Where hopped chunks go.")
+    aliases: dict[str, list[str]] = Field(default_factory=dict,
+                                          description="Extra document names, by doc id or file name.")
     _ctx: Any = PrivateAttr(default=None)
 
     def __init__(self, ctx: Any = None, **data: Any):
@@ -216,11 +232,22 @@ class CrossrefHop(BaseNodePostprocessor):
         value = cosine(query_embedding, nws.node.embedding)
         return value if value is not None else rnodes.dense_cosine(nws)
 
-    def _pointers(self, nodes: list[NodeWithScore]) -> dict[str, dict[str, Any]]:
+    def named_documents(self, query: str) -> set[str]:
+        """The indexed documents the question calls by name (title, heading, file name, alias; in any
+        case, as questions are typed)."""
+        aliases = json.dumps(self.aliases, sort_keys=True)   # configs may differ in aliases, not in documents
+        names = self._ctx.cached(f"crossref.names:{aliases}",
+                                 lambda ctx: Registry(stored_profiles(ctx), aliases=self.aliases).names)
+        return {doc for mention in names.find(query, as_written=False) for doc in mention.doc_ids}
+
+    def _pointers(self, nodes: list[NodeWithScore], named: set[str]) -> dict[str, dict[str, Any]]:
         """Documents referenced by the top candidates (present among the candidates or not), each
-        with its mentions: sentence, referrer, section chunk."""
+        with its mentions: sentence, referrer, section chunk. When the question names documents,
+        only references they make count."""
         pointers: dict[str, dict[str, Any]] = {}
         for rank, nws in enumerate([n for n in nodes if not hopped(n)][: self.trigger_depth]):
+            if named and nws.node.ref_doc_id not in named:
+                continue
             text = nws.node.get_content()
             breaks = _hard_breaks(text)
             refs = [r for r in load_refs(nws.node.metadata.get(REFS_KEY))
@@ -245,10 +272,12 @@ class CrossrefHop(BaseNodePostprocessor):
         query = query_bundle.query_str
         tr = trace.current()
         filters = tr.filters if tr is not None else None
-        pointers = self._pointers(nodes)
+        named = self.named_documents(query)
+        pointers = self._pointers(nodes, named)
         if not pointers:
-            trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0,
-                         reason="no resolved references in the top candidates")
+            trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0, named=sorted(named),
+                         reason="no resolved references in the top candidates"
+                                + (" from the documents the question names" if named else ""))
             return nodes
         query_embedding = self._ctx.embed_query(query)
         cosines = [c for c in (self._cosine(query_embedding, n) for n in nodes) if c is not None]
@@ -257,15 +286,25 @@ class CrossrefHop(BaseNodePostprocessor):
                          reason="no dense scores on the candidates")
             return nodes
         threshold = self.gate * max(cosines)
-        ranked = self._rank(pointers, query_embedding, query)
         present = {n.node.node_id for n in nodes}
+        depth = len(present) + self.max_hops * self.chunks_per_hop
+        searched: dict[str, list[tuple[float, NodeWithScore]] | None] = {}
+
+        def search(pointer: dict[str, Any]) -> list[tuple[float, NodeWithScore]] | None:
+            if pointer["target"] not in searched:
+                searched[pointer["target"]] = self._search(pointer, query, query_embedding, filters, depth)
+            return searched[pointer["target"]]
+
+        ranked = self._rank(pointers, query_embedding, query)
+        ranked = self._break_ties(ranked, threshold, search)
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
         for pointer in ranked[: self.max_hops]:
-            picks = self._follow(pointer, query, query_embedding, filters, present, threshold)
+            picks = self._follow(pointer, search, present, threshold)
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
         out, added, removed = self._place(nodes, hops)
-        trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, threshold=round(threshold, 4),
+        trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, named=sorted(named),
+                     threshold=round(threshold, 4),
                      chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)), chunks_added=len(added),
                      added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
                      placement=self.placement)
@@ -291,24 +330,49 @@ class CrossrefHop(BaseNodePostprocessor):
                      mentions=len(p["mentions"]))
         return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["context"], p["from_rank"]))
 
-    def _follow(self, pointer: dict[str, Any], query: str, query_embedding: list[float], filters: Any,
-                present: set[str], threshold: float) -> list[tuple[float, NodeWithScore]]:
+    def _break_ties(self, ranked: list[dict[str, Any]], threshold: float,
+                    search: Any) -> list[dict[str, Any]]:
+        """Pointers whose sentences match the question equally (one sentence naming a label that two
+        documents restate) are told apart by their targets: the one whose best chunk matches the
+        question better goes first."""
+        out: list[dict[str, Any]] = []
+        rest = list(ranked)
+        while rest and len(out) < self.max_hops:
+            lead = rest[0]
+            tied = [p for p in rest if (p["cited"], p["context"]) == (lead["cited"], lead["context"])]
+            if len(tied) > 1 and lead["context"] >= threshold:
+                for p in tied:
+                    search(p)
+                tied.sort(key=lambda p: -p["best"] if p.get("best") is not None else 1.0)
+            out.extend(tied)
+            rest = [p for p in rest if not any(p is t for t in tied)]
+        return out + rest
+
+    def _search(self, pointer: dict[str, Any], query: str, query_embedding: list[float], filters: Any,
+                depth: int) -> list[tuple[float, NodeWithScore]] | None:
+        """(cosine, chunk) of the pointed-at document for the query, lead chunk first (the section the
+        reference names when the search found it); None when the search failed."""
+        results = self._ctx.search_within_documents(query, [pointer["target"]], depth, filters)
+        if not results:
+            pointer["outcome"] = "search failed" if results is None else "nothing matched"
+            return None if results is None else []
+        scored = sorted(((self._cosine(query_embedding, r) or 0.0, r) for r in results), key=lambda x: -x[0])
+        scored.sort(key=lambda x: x[1].node.node_id != pointer["section_chunk"])
+        pointer["best"] = round(scored[0][0], 4)
+        return scored
+
+    def _follow(self, pointer: dict[str, Any], search: Any, present: set[str],
+                threshold: float) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) to add for one pointer, lead chunk first: none when its sentence matches
         the query less than ``threshold`` (the candidates answer it better than the pointer describes
         it), when the lead chunk is already a candidate (the evidence is there), or the search fails."""
         if pointer["context"] < threshold:
             pointer["outcome"] = "under the gate"
             return []
-        results = self._ctx.search_within_documents(query, [pointer["target"]], self.chunks_per_hop + len(present),
-                                                    filters)
-        if not results:
-            pointer["outcome"] = "search failed" if results is None else "nothing matched"
+        scored = search(pointer)
+        if not scored:
             return []
-        scored = sorted(((self._cosine(query_embedding, r) or 0.0, r) for r in results), key=lambda x: -x[0])
-        # A section reference names the chunk it means: that chunk leads when the search found it.
-        scored.sort(key=lambda x: x[1].node.node_id != pointer["section_chunk"])
         lead_score, lead = scored[0]
-        pointer["best"] = round(lead_score, 4)
         if lead.node.node_id in present:
             pointer["outcome"] = "covered"
             return []

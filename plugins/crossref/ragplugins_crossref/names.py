@@ -110,8 +110,9 @@ class NameIndex:
     def lookup(self, name: str) -> set[str]:
         return set(self.by_tokens.get(tokens(name), ()))
 
-    def find(self, text: str) -> list[Mention]:
-        """Longest name at each position, left to right, written as a name, words separated by spaces."""
+    def find(self, text: str, as_written: bool = True) -> list[Mention]:
+        """Longest name at each position, left to right, words separated by spaces; written as a name
+        unless ``as_written`` is False (a question is typed, not typeset: "the due diligence report")."""
         if not self.by_tokens:
             return []
         toks = list(TOKEN.finditer(text))
@@ -128,7 +129,7 @@ class NameIndex:
                     continue
                 span = toks[i:i + n]
                 gaps_ok = all(_GAP.fullmatch(text[a.end():b.start()]) for a, b in zip(span, span[1:]))
-                if gaps_ok and written_as_name([m.group() for m in span]):
+                if gaps_ok and (not as_written or written_as_name([m.group() for m in span])):
                     hit = (n, Mention(span[0].start(), span[-1].end(), text[span[0].start():span[-1].end()],
                                       frozenset(docs)))
                     break

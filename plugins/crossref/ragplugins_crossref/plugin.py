@@ -65,7 +65,8 @@ def ragplugins_node_postprocessors(config: CrossrefConfig, ctx):
     if not config.hop or config.max_hops < 1:
         return []
     hop = CrossrefHop(ctx=ctx, max_hops=config.max_hops, chunks_per_hop=config.chunks_per_hop,
-                      trigger_depth=config.trigger_depth, gate=config.gate, placement=config.placement)
+                      trigger_depth=config.trigger_depth, gate=config.gate, placement=config.placement,
+                      aliases=config.aliases)
     return [ragplugins.Contribution(hop, stage="expand")]
 
 

@@ -39,6 +39,22 @@ def run_annotation(docs: dict[str, list[BaseNode]], metadata: dict[str, dict], f
     return annotate(texts, metadata, families, stored=stored, aliases=aliases, max_refs=max_refs)
 
 
+def stored_profiles(ctx: Any, exclude: set[str] = frozenset()) -> dict[str, Profile]:
+    """Profiles of the documents already indexed (a bare one for documents indexed without us)."""
+    if ctx is None or ctx.index is None:
+        return {}
+    out = {}
+    for doc_id, info in ctx.list_documents().items():
+        if doc_id in exclude:
+            continue
+        prof = Profile.from_json(doc_id, info.metadata.get(DOC_KEY))
+        if prof is None:
+            name = str(info.metadata.get("file_name") or info.metadata.get("file_path") or doc_id)
+            prof = Profile(doc_id=doc_id, file_name=name.replace("\\", "/").rsplit("/", 1)[-1])
+        out[doc_id] = prof
+    return out
+
+
 def exclude_keys(node: BaseNode) -> None:
     """Keep our keys out of the embedding and LLM text even in a pipeline without ragplugins."""
     for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
@@ -75,25 +91,9 @@ class CrossrefExtractor(TransformComponent):
     def families(self) -> tuple[ReferenceFamily, ...]:
         return self._families
 
-    def stored_profiles(self, exclude: set[str]) -> dict[str, Profile]:
-        """Profiles of the documents already indexed (a bare one for documents indexed without us)."""
-        ctx = self._ctx
-        if ctx is None or ctx.index is None:
-            return {}
-        out = {}
-        for doc_id, info in ctx.list_documents().items():
-            if doc_id in exclude:
-                continue
-            prof = Profile.from_json(doc_id, info.metadata.get(DOC_KEY))
-            if prof is None:
-                name = str(info.metadata.get("file_name") or info.metadata.get("file_path") or doc_id)
-                prof = Profile(doc_id=doc_id, file_name=name.replace("\\", "/").rsplit("/", 1)[-1])
-            out[doc_id] = prof
-        return out
-
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         docs, metadata = group_by_document(nodes)
-        ann = run_annotation(docs, metadata, self._families, self.stored_profiles(set(docs)), self.aliases,
+        ann = run_annotation(docs, metadata, self._families, stored_profiles(self._ctx, set(docs)), self.aliases,
                              self.max_refs_per_chunk)
         for doc_id, chunks in docs.items():
             for node in chunks:

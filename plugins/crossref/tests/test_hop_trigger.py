@@ -82,6 +82,43 @@ def test_no_hop_when_the_candidates_answer_better_than_any_reference_sentence(de
     assert decision["fired"] is True   # the gate, not a missing reference, is what held it back
 
 
+def test_a_question_that_names_a_document_follows_only_references_that_document_makes(deal):
+    ctx, _ = deal
+    hop = CrossrefHop(ctx=ctx)
+    assert hop.named_documents(LIABILITY_Q) == {NOTE}                        # typed in lower case
+    assert hop.named_documents("What does the Liability Memo say?") == {LIABILITY}
+    assert hop.named_documents("the board approved a note") == set()          # the words, not the name
+    assert CrossrefHop(ctx=ctx, aliases={NOTE: ["BN"]}).named_documents("What does BN say?") == {NOTE}
+    # The memo's own reference (to the Master Agreement, about the same liability cap) is not the
+    # pointer a question about the board note means.
+    _, _, decision = run(deal, LIABILITY_Q, [LIABILITY, NOTE], gate=0.0)
+    assert decision["named"] == [NOTE] and decision["considered"]
+    assert {c["from_doc"] for c in decision["considered"]} == {NOTE}
+    unnamed = LIABILITY_Q.replace("The board note says", "Someone said")
+    _, _, decision = run(deal, unnamed, [LIABILITY, NOTE], gate=0.0)
+    assert decision["named"] == [] and {c["from_doc"] for c in decision["considered"]} == {LIABILITY, NOTE}
+    # Named, but none of the top candidates comes from it: no pointer, no hop.
+    candidates, out, decision = run(deal, LIABILITY_Q, [LIABILITY, CANTEEN], gate=0.0)
+    assert out == candidates and decision["fired"] is False and "names" in decision["reason"]
+
+
+def test_equally_matching_pointers_are_told_apart_by_their_targets(deal):
+    ctx, _ = deal
+    best = {PRICING: 0.2, LIABILITY: 0.6, CANTEEN: 0.9}
+
+    def search(pointer):
+        pointer["best"] = best[pointer["target"]]
+
+    ranked = [{"target": PRICING, "cited": False, "context": 0.7},      # one sentence, two targets
+              {"target": LIABILITY, "cited": False, "context": 0.7},
+              {"target": CANTEEN, "cited": False, "context": 0.5}]
+    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.6, search)
+    assert [p["target"] for p in order] == [LIABILITY, PRICING, CANTEEN]
+    # Under the gate nothing is searched: the order stays.
+    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.8, search)
+    assert [p["target"] for p in order] == [PRICING, LIABILITY, CANTEEN] and "best" not in order[0]
+
+
 def test_replace_tail_never_gives_up_the_referrer_or_anything_above_it(deal):
     candidates, out, decision = run(deal, LIABILITY_Q, [CANTEEN, NOTE], placement="replace_tail")
     assert out == candidates and decision["fired"] is False
