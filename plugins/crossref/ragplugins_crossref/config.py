@@ -63,6 +63,7 @@ class CrossrefConfig(BaseModel):
     max_refs_per_chunk: int = Field(8, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="Extra names for documents, keyed by document id or file name, e.g. {'07_nda.pdf' = ['NDA']}.")
+        description="Extra names for documents, keyed by document id or file name, e.g. {'07_nda.pdf' = ['NDA']}: "
+                    "references and questions that use them point at that document.")
     families: list[FamilySpec] = Field(
         default_factory=list, description="Extra reference families (regexes), added to the built-in table.")
