@@ -103,6 +103,14 @@ class RagContext:
         store = self.vector_store
         if isinstance(store, RagLanceDBVectorStore):
             return f"lancedb:{Path(str(store.uri)).resolve()}:{store._table_name}"
+        # Host-given stores: a name that outlives this process, so what a plugin keeps for the index is
+        # recognised after a restart. A collection in a database (Qdrant, Chroma, Milvus, ...) has its
+        # name; any other index has the id LlamaIndex persists with its StorageContext.
+        collection = getattr(store, "collection_name", None)
+        if isinstance(collection, str) and collection:
+            return f"{type(store).__name__}:{collection}"
+        if self.index is not None:
+            return f"{type(store).__name__}:{self.index.index_struct.index_id}"
         return f"{type(store).__name__}:{id(store)}"
 
     def cached(self, name: str, build: Callable[["RagContext"], T]) -> T:

@@ -211,3 +211,22 @@ def test_context_keeps_index_derived_values_until_the_index_is_written(tiny_corp
     node.embedding = bundled_embed_model.get_text_embedding(node.text)
     rag.index().insert_nodes([node])
     assert rag.context().cached("tests.chunks", count_chunks) == after_ingest + 1 and len(builds) == 3
+
+
+def test_index_id_of_a_host_store_outlives_the_process(tiny_corpus, tmp_path, bundled_embed_model):
+    """What plugins keep per index is keyed by ctx.index_id: for a host's index it must name the same
+    index after persist + load_index_from_storage, and tell two indexes apart."""
+    from llama_index.core import load_index_from_storage
+
+    rag = make_rag([], embed_model=bundled_embed_model, vector_store=SimpleVectorStore())
+    index, _ = rag.index_paths([tiny_corpus])
+    index.storage_context.persist(persist_dir=str(tmp_path / "storage"))
+    reloaded = load_index_from_storage(StorageContext.from_defaults(persist_dir=str(tmp_path / "storage")),
+                                       embed_model=bundled_embed_model)
+    again = make_rag([], embed_model=bundled_embed_model, vector_store=reloaded.vector_store)
+    assert again.context(reloaded).index_id == rag.context(index).index_id
+    other = make_rag([], embed_model=bundled_embed_model, vector_store=SimpleVectorStore())
+    assert other.context(other.index_paths([tiny_corpus])[0]).index_id != rag.context(index).index_id
+    assert make_rag([], embed_model=bundled_embed_model, vector_store=_qdrant()).context(
+        VectorStoreIndex.from_vector_store(_qdrant(), embed_model=bundled_embed_model)).index_id \
+        == "QdrantVectorStore:chunks"

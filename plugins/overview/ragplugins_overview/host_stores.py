@@ -11,9 +11,8 @@
 Both write a new generation of rows first and switch a small meta record to it last, then drop
 the old generation, so a reader sees the old overviews or the new ones, never a mixture. The
 meta record's generation is also the cheap per-query signature that says when to re-read.
-The identity recorded with the overviews must survive a restart, so it is not the core's
-``ctx.index_id`` for these stores (which names the store object of this process): it is the
-chunk collection's name for Qdrant and the persisted index struct's id for a StorageContext.
+The identity recorded with the overviews is the core's ``ctx.index_id``, which survives a restart:
+the chunk collection's name for Qdrant, the persisted index struct's id for a StorageContext.
 """
 
 from __future__ import annotations
@@ -92,9 +91,9 @@ class QdrantLocation(Location):
 
     META_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "ragplugins-overview/meta"))
 
-    def __init__(self, client: Any, collection_name: str):
+    def __init__(self, client: Any, collection_name: str, index_id: str):
         self.client, self.collection = client, f"{collection_name}{QDRANT_SUFFIX}"
-        self.index_id = f"QdrantVectorStore:{collection_name}"
+        self.index_id = index_id
         self.label = f"the Qdrant collection '{self.collection}'"
 
     def _meta(self) -> dict | None:
@@ -174,11 +173,11 @@ def host_location(ctx: Any) -> Location | None:
         return None
     store = index.vector_store
     if type(store).__name__ == "QdrantVectorStore" and getattr(store, "client", None) is not None:
-        return QdrantLocation(store.client, store.collection_name)
+        return QdrantLocation(store.client, store.collection_name, ctx.index_id)
     kvstore = getattr(index.storage_context.docstore, "_kvstore", None)
     if kvstore is None or not hasattr(kvstore, "put"):
         return None
     from llama_index.core.storage.kvstore.simple_kvstore import SimpleKVStore
 
     volatile = isinstance(kvstore, SimpleKVStore) and bool(store.stores_text)
-    return StorageContextLocation(kvstore, f"{type(store).__name__}:{index.index_struct.index_id}", volatile)
+    return StorageContextLocation(kvstore, ctx.index_id, volatile)

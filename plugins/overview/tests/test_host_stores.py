@@ -118,7 +118,7 @@ def test_qdrant_overviews_live_in_a_sibling_collection_and_survive_a_restart(cor
     rag = make_rag([plugin], {"overview": {}}, embed_model=bundled_embed_model, vector_store=store)
     rag.index_paths([corpus])
     rag.delete_documents(["termination_policy.md"])
-    sibling = QdrantLocation(client, "chunks")
+    sibling = QdrantLocation(client, "chunks", "QdrantVectorStore:chunks")
     # One point per document of the current generation plus the meta point; the deleted document's is gone.
     assert client.count(sibling.collection).count == 3 + 1
     assert sibling.read().doc_ids == ["espresso_manual.md", "exhibit_a.md", "master_agreement.md"]
@@ -130,9 +130,9 @@ def test_qdrant_overviews_live_in_a_sibling_collection_and_survive_a_restart(cor
     assert select["applied"] and select["documents"][0]["doc_id"] == "espresso_manual.md" and not warned
 
     # Overviews of another embedder: one warning, and the first stage is the plugin-off one.
-    stale = QdrantLocation(client, "chunks").read()
+    stale = QdrantLocation(client, "chunks", "QdrantVectorStore:chunks").read()
     stale.embedder = "another-embedder:384"
-    QdrantLocation(client, "chunks").write(stale)
+    QdrantLocation(client, "chunks", "QdrantVectorStore:chunks").write(stale)
     off = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, vector_store=store)
     result, select, warned = _select(again)
     assert not select["applied"] and "embedded with 'another-embedder:384'" in select["reason"]
