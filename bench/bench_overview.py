@@ -7,6 +7,7 @@ Cost: overview scoring per query at 1k, 10k and 100k documents (synthetic unit v
     python bench/bench_overview.py                       # everything
     python bench/bench_overview.py --corpora acq+docs    # one corpus
     python bench/bench_overview.py --skip-quality        # scoring cost only
+    python bench/bench_overview.py --skip-quality --skip-scaling --pointer   # out-of-sample questions
 
 The bench data is read from $RAGPLUGINS_BENCH or /work/shared/bench (never copied here).
 Results go to bench/results/overview/.
@@ -32,7 +33,10 @@ ARMS = {
     "boost": {"enable": ["overview"], "overview": {"mode": "boost"}},
     "adaptive": {"enable": ["overview"], "overview": {"mode": "adaptive"}},
     "restrict": {"enable": ["overview"], "overview": {"mode": "restrict"}},
+    # Opt-in: also act when the overviews' best document holds the first stage's runner-up.
+    "adaptive_runner_up": {"enable": ["overview"], "overview": {"mode": "adaptive", "runner_up_depth": 2}},
 }
+POINTER_GOLD = HERE / "goldsets" / "acq_pointer_only.jsonl"
 
 
 def _fmt(value, digits=3) -> str:
@@ -70,6 +74,38 @@ def quality(corpus: str, cache_dir: str | None) -> dict:
         s = run.summary(arm, K)
         result["instrument"][arm] = {k: v for k, v in s.items() if k.startswith("overview.")}
     return result
+
+
+def pointer_check(cache_dir: str | None) -> list[dict]:
+    """Every arm on the crossref plugin's pointer-only questions (bench/goldsets), which were never used
+    to design the overview plugin: an out-of-sample check of its decision rules, on acq and acq+docs."""
+    from ragplugins.eval import Arm, bench_corpus, load_gold, run_eval
+
+    rows = load_gold([POINTER_GOLD])
+    out = []
+    for corpus in ("acq", "acq+docs"):
+        paths, _ = bench_corpus(corpus)
+        run = run_eval(paths, rows, [Arm(name, cfg) for name, cfg in ARMS.items()], ks=[K], cache_dir=cache_dir,
+                       progress=False)
+        for arm in ARMS:
+            s = run.summary(arm, K)
+            changes = run.compare("off", arm, K, metric="first.ndcg@10") if arm != "off" else None
+            out.append({"corpus": corpus, "arm": arm, "n": s["n"], "ndcg@10": s["first.ndcg@10"],
+                        "recall@20": s["first.recall@20"], "lost": _lost(run, arm, "first") if arm != "off" else [],
+                        "improved": changes["improved"] if changes else [],
+                        "regressed": changes["regressed"] if changes else []})
+    return out
+
+
+def pointer_table(rows: list[dict]) -> str:
+    lines = ["| corpus | arm | n | first nDCG@10 | recall@20 | recall@20 lost | nDCG@10 vs off: improved / regressed |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        moved = "-" if r["arm"] == "off" else f"{len(r['improved'])} / {len(r['regressed'])} " \
+            f"({', '.join(r['regressed']) or 'none'} regressed)"
+        lines.append(f"| {r['corpus']} | {r['arm']} | {r['n']} | {r['ndcg@10']:.4f} | {r['recall@20']:.3f} | "
+                     f"{len(r['lost'])} | {moved} |")
+    return "\n".join(lines)
 
 
 def quality_tables(res: dict) -> str:
@@ -141,6 +177,7 @@ def sensitivity(corpus: str, cache_dir: str | None) -> dict:
     off = [score(c, row) for row, c in cases]
     settings = [("boost", {"mode": "boost", "top_documents": n}) for n in (1, 3, 5)]
     settings += [("adaptive", {"outlier_z": z, "min_gap": g}) for z in (2.5, 3.0, 3.5, 4.0) for g in (0.5, 1.0, 1.5)]
+    settings += [("adaptive", {"runner_up_depth": d}) for d in (2, 3, 4, 5)]
     out = {"corpus": corpus, "n": len(gold), "off": statistics.fmean(off), "rows": []}
     for name, cfg in settings:
         wrapper = OverviewRetriever(Fixed([]), ctx, OverviewConfig(**cfg))
@@ -161,8 +198,8 @@ def sensitivity_table(results: list[dict]) -> str:
     lines = ["| setting | " + " | ".join(f"`{c}` delta nDCG@10 (+improved / -regressed)" for c in corpora) + " |",
              "|---|" + "---|" * len(corpora)]
     for i, row in enumerate(results[0]["rows"]):
-        label = (f"boost, top_documents={row['top_documents']}" if row["mode"] == "boost"
-                 else f"adaptive, outlier_z={row['outlier_z']}, min_gap={row['min_gap']}")
+        label = ", ".join([row["mode"]] + [f"{k}={v}" for k, v in row.items()
+                                           if k not in ("mode", "delta", "improved", "regressed", "control_delta")])
         cells = []
         for res in results:
             r = res["rows"][i]
@@ -275,6 +312,8 @@ def main() -> None:
                         help="Also time searches per arm with the query embedding cached.")
     parser.add_argument("--sensitivity", action="store_true",
                         help="Also vary the decision rule's constants (on the plugin-off candidates).")
+    parser.add_argument("--pointer", action="store_true",
+                        help="Also run every arm on the pointer-only questions (out of sample for this plugin).")
     parser.add_argument("--cache-dir", default=None, help="Index cache (default: the eval's).")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -299,6 +338,11 @@ def main() -> None:
         report["overhead"] = results
         md.append("### Search time per arm, query embedding cached (k = 20)\n\n" + overhead_table(results) + "\n")
         print(overhead_table(results), flush=True)
+    if args.pointer:
+        rows = pointer_check(args.cache_dir)
+        report["pointer"] = rows
+        md.append("### Out of sample: the pointer-only questions (k = 20)\n\n" + pointer_table(rows) + "\n")
+        print(pointer_table(rows), flush=True)
     if not args.skip_scaling:
         rows = scaling()
         report["scaling"] = rows
@@ -306,7 +350,7 @@ def main() -> None:
         md.append("### Overview scoring cost\n\n" + scaling_table(rows) + "\n")
         print(scaling_table(rows))
     parts = ([] if args.skip_quality else ["quality"]) + (["sensitivity"] if args.sensitivity else []) \
-        + (["overhead"] if args.overhead else [])
+        + (["overhead"] if args.overhead else []) + (["pointer"] if args.pointer else [])
     if parts:
         parts += [c.replace("+", "_plus_") for c in args.corpora]
     suffix = "_".join(parts + ([] if args.skip_scaling else ["scaling"]))

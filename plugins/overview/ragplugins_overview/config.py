@@ -32,6 +32,12 @@ class OverviewConfig(BaseModel):
         description="'adaptive' and 'restrict' also require those documents to be separated from the next one by "
                     "at least this many robust standard deviations (the largest gap among the best "
                     "top_documents + 1 scores).")
+    runner_up_depth: int = Field(
+        1, ge=1, le=100,
+        description="Opt-in (1 = off): 'adaptive' and 'restrict' also steer towards the overviews' best document when "
+                    "it holds one of the first stage's runners-up (ranks 2 to runner_up_depth) and another document "
+                    "holds rank 1. It gained on the bench corpora it was found on and lost on questions that describe "
+                    "one document to ask about another (docs/benchmarks.md): measure it on your own questions.")
     overview: Literal["extractive", "llm"] = Field(
         "extractive",
         description="How overviews are written at index time: 'extractive' (no model beyond the embedder: title, "

@@ -62,7 +62,8 @@ class OverviewRetriever(BaseRetriever):
             return None, None, f"no usable overviews: {exc}"
         return overviews, ranking, ""
 
-    def select(self, ranking: DocumentRanking) -> tuple[list[tuple[int, float, float]], str, float | None]:
+    def select(self, ranking: DocumentRanking, doc_ids: list[str],
+               candidates: list[NodeWithScore]) -> tuple[list[tuple[int, float, float]], str, float | None]:
         """The documents to steer towards, why, and the margin (largest gap, robust SDs) it was based on."""
         cfg = self.config
         if cfg.mode == "boost":
@@ -72,6 +73,14 @@ class OverviewRetriever(BaseRetriever):
         if chosen:
             return chosen, (f"{len(chosen)} document(s) stand out by a clear margin: z >= {cfg.outlier_z}, "
                             f"gap {gap:.2f} >= {cfg.min_gap}"), gap
+        # Two independent rankings agree: the first stage holds the overviews' best document among its
+        # runners-up, just below a chunk of another document. The overview, which judges whole documents,
+        # decides the first place between them.
+        best = ranking.top(1)
+        lead = [n.node.ref_doc_id for n in candidates[: cfg.runner_up_depth]]
+        if best and len(lead) > 1 and lead[0] != doc_ids[best[0][0]] and doc_ids[best[0][0]] in lead[1:]:
+            return best, (f"the overviews' best document holds first-stage rank "
+                          f"{lead.index(doc_ids[best[0][0]]) + 1}, below another document's chunk"), gap
         if ranking.spread <= 0:
             return [], "no document stands out: the overview scores have no spread", gap
         best_z = ranking.z(ranking.scores[0]) if ranking.scores else 0.0
@@ -86,7 +95,7 @@ class OverviewRetriever(BaseRetriever):
         if ranking is None:
             trace.record(PLUGIN, "select", query=query, mode=self.config.mode, applied=False, reason=why_not)
             return candidates
-        chosen, reason, gap = self.select(ranking)
+        chosen, reason, gap = self.select(ranking, overviews.doc_ids, candidates)
         documents = [{"doc_id": overviews.doc_ids[p], "score": round(s, 4), "z": round(z, 2)} for p, s, z in chosen]
         best = ranking.top(1)[0]
         trace.record(PLUGIN, "select", query=query, mode=self.config.mode, documents=documents,

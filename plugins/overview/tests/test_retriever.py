@@ -143,6 +143,27 @@ def test_adaptive_leaves_the_candidates_alone_without_a_clear_margin():
     assert tr.get("overview", "boost") is None
 
 
+def test_adaptive_lets_the_overviews_decide_between_a_runner_up_and_the_first_candidate():
+    # "other" matches c best, but not by a clear margin; the first stage put b first and c second.
+    restricted = [chunk("n2", "c", DOCS["c"]), chunk("n7", "c", DOCS["c"])]
+    ctx, retriever = _setup(restricted=restricted, runner_up_depth=2)
+    out, tr = _run(retriever, "other")
+    select = tr.get("overview", "select")
+    assert select["applied"] and [d["doc_id"] for d in select["documents"]] == ["c"]
+    assert "holds first-stage rank 2" in select["reason"] and ctx.searches[0]["doc_ids"] == ["c"]
+    assert _ids(out) == ["n2", "n1", "n7", "n3", "n4", "n5"]          # c's chunk leads; nothing dropped
+    # Off by default (runner_up_depth = 1); nothing to decide when c already holds the first place.
+    _, retriever = _setup(restricted=restricted)
+    out, tr = _run(retriever, "other")
+    assert _ids(out) == ["n1", "n2", "n3", "n4", "n5"] and not tr.get("overview", "select")["applied"]
+    ctx = FakeContext(QUERIES, restricted)
+    ctx.store_overviews(DOCS)
+    first = OverviewRetriever(ListRetriever([chunk("n2", "c", DOCS["c"]), chunk("n1", "b", DOCS["b"])]), ctx,
+                              OverviewConfig(runner_up_depth=2))
+    out, tr = _run(first, "other")
+    assert _ids(out) == ["n2", "n1"] and not tr.get("overview", "select")["applied"] and ctx.searches == []
+
+
 def test_boost_always_fuses_the_top_documents():
     _, retriever = _setup(mode="boost", top_documents=2)
     out, tr = _run(retriever, "vague")
