@@ -73,14 +73,16 @@ class OverviewRetriever(BaseRetriever):
         if chosen:
             return chosen, (f"{len(chosen)} document(s) stand out by a clear margin: z >= {cfg.outlier_z}, "
                             f"gap {gap:.2f} >= {cfg.min_gap}"), gap
-        # Two independent rankings agree: the first stage holds the overviews' best document among its
-        # runners-up, just below a chunk of another document. The overview, which judges whole documents,
-        # decides the first place between them.
+        # Opt-in (runner_up_depth > 1): the first stage holds the overviews' best document among its
+        # runners-up, just below another document's chunk; the overview, which judges whole documents,
+        # decides the first place between them. Off by default: it misleads on questions that describe
+        # one document to ask about another (the described one ranks first by its overview).
         best = ranking.top(1)
         lead = [n.node.ref_doc_id for n in candidates[: cfg.runner_up_depth]]
-        if best and len(lead) > 1 and lead[0] != doc_ids[best[0][0]] and doc_ids[best[0][0]] in lead[1:]:
-            return best, (f"the overviews' best document holds first-stage rank "
-                          f"{lead.index(doc_ids[best[0][0]]) + 1}, below another document's chunk"), gap
+        top_doc = doc_ids[best[0][0]] if best else None
+        if len(lead) > 1 and lead[0] != top_doc and top_doc in lead[1:]:
+            return best, (f"the overviews' best document holds first-stage rank {lead.index(top_doc) + 1}, "
+                          "below another document's chunk"), gap
         if ranking.spread <= 0:
             return [], "no document stands out: the overview scores have no spread", gap
         best_z = ranking.z(ranking.scores[0]) if ranking.scores else 0.0
