@@ -235,6 +235,8 @@ class CrossrefHop(BaseNodePostprocessor):
     def named_documents(self, query: str) -> set[str]:
         """The indexed documents the question calls by name (title, heading, file name, alias; in any
         case, as questions are typed)."""
+        if getattr(self._ctx, "index", None) is None:
+            return set()
         aliases = json.dumps(self.aliases, sort_keys=True)   # configs may differ in aliases, not in documents
         names = self._ctx.cached(f"crossref.names:{aliases}",
                                  lambda ctx: Registry(stored_profiles(ctx), aliases=self.aliases).names)
