@@ -7,7 +7,7 @@ and LLM text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from llama_index.core.schema import NodeWithScore
 
@@ -48,6 +48,15 @@ def dense_cosine(nws: NodeWithScore) -> float | None:
     """The dense cosine the core's first stage measured for this node, if any."""
     value = annotation(nws).get("dense_cosine")
     return float(value) if value is not None else None
+
+
+def query_cosine(nws: NodeWithScore, query_embedding: Sequence[float]) -> float | None:
+    """The cosine between a query and a node: from the node's vector when the store returned it, else
+    the dense cosine the first stage measured (valid only if it ran for this same query)."""
+    from ragplugins.store import cosine  # the store module pulls in LanceDB; keep this one light
+
+    value = cosine(query_embedding, nws.node.embedding)
+    return value if value is not None else dense_cosine(nws)
 
 
 def doc_id(nws: NodeWithScore) -> str | None:

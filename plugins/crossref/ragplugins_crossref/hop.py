@@ -228,10 +228,6 @@ class CrossrefHop(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "ragplugins_crossref.CrossrefHop"
 
-    def _cosine(self, query_embedding: list[float], nws: NodeWithScore) -> float | None:
-        value = cosine(query_embedding, nws.node.embedding)
-        return value if value is not None else rnodes.dense_cosine(nws)
-
     def named_documents(self, query: str) -> set[str]:
         """The indexed documents the question calls by name (title, heading, file name, alias; in any
         case, as questions are typed)."""
@@ -282,7 +278,7 @@ class CrossrefHop(BaseNodePostprocessor):
                                 + (" from the documents the question names" if named else ""))
             return nodes
         query_embedding = self._ctx.embed_query(query)
-        cosines = [c for c in (self._cosine(query_embedding, n) for n in nodes) if c is not None]
+        cosines = [c for c in (rnodes.query_cosine(n, query_embedding) for n in nodes) if c is not None]
         if not cosines:
             trace.record(PLUGIN, "hop", fired=False, considered=list(pointers.values()), chosen=[], chunks_added=0,
                          reason="no dense scores on the candidates")
@@ -358,7 +354,7 @@ class CrossrefHop(BaseNodePostprocessor):
         if not results:
             pointer["outcome"] = "search failed" if results is None else "nothing matched"
             return None if results is None else []
-        scored = sorted(((self._cosine(query_embedding, r) or 0.0, r) for r in results), key=lambda x: -x[0])
+        scored = sorted(((rnodes.query_cosine(r, query_embedding) or 0.0, r) for r in results), key=lambda x: -x[0])
         scored.sort(key=lambda x: x[1].node.node_id != pointer["section_chunk"])
         pointer["best"] = round(scored[0][0], 4)
         return scored

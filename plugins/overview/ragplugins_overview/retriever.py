@@ -17,7 +17,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import nodes, trace
 from ragplugins.search import RRF_K
-from ragplugins.store import cosine
 from ragplugins_overview import sidecar
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.scoring import DocumentRanking
@@ -130,10 +129,6 @@ class OverviewRetriever(BaseRetriever):
                      boosted=sum(1 for _, _, n in fused if PLUGIN in nodes.tags(n)))
         return out
 
-    def _cosine(self, query: str, nws: NodeWithScore) -> float | None:
-        value = nodes.dense_cosine(nws)
-        return value if value is not None else cosine(self.ctx.embed_query(query), nws.node.embedding)
-
     def _search_inside(self, query: str, selected: list[str], k: int) -> tuple[list[NodeWithScore] | None, float]:
         """The dense search inside the selected documents with the caller's filters, and its time in ms."""
         current = trace.current()
@@ -208,9 +203,13 @@ class OverviewRetriever(BaseRetriever):
         if not restricted:
             return keep("nothing matched inside the selected documents; kept the unrestricted candidates")
         chosen = set(selected)
-        inside = max((c for c in (self._cosine(query, n) for n in restricted) if c is not None), default=None)
-        outside = max((c for c in (self._cosine(query, n) for n in candidates if n.node.ref_doc_id not in chosen)
-                       if c is not None), default=None)
+        embedding = self.ctx.embed_query(query)
+
+        def best(results: list[NodeWithScore]) -> float | None:
+            return max((c for c in (nodes.query_cosine(n, embedding) for n in results) if c is not None), default=None)
+
+        inside = best(restricted)
+        outside = best([n for n in candidates if n.node.ref_doc_id not in chosen])
         if inside is not None and outside is not None and outside > inside:
             return keep("a chunk outside the selected documents matches the query better; kept the unrestricted "
                         "candidates", inside_best=round(inside, 4), outside_best=round(outside, 4))

@@ -188,14 +188,14 @@ class MemoryLocation(Location):
 
     _store: dict[str, Overviews] = {}
     _versions: dict[str, int] = {}
-    # Process-wide, so a new store that reuses a dead store's id() never matches a cached read of it.
+    # Process-wide, so a new store under a forgotten key never matches a cached read of the old one.
     _writes = itertools.count(1)
 
     def __init__(self, key: str, owner: Any = None):
         self.key = self.index_id = key
         self.label = f"memory ({key})"
         if owner is not None and key not in self._versions:
-            # The key embeds id(store): forget it with the store so a new store never inherits it.
+            # Kept only as long as the store lives: the overviews are of that store's chunks.
             weakref.finalize(owner, self._forget, key)
         self._versions.setdefault(key, 0)
 
