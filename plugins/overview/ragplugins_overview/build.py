@@ -26,6 +26,8 @@ from ragplugins_overview.sidecar import Overviews, SidecarError, location_for
 
 logger = logging.getLogger(__name__)
 
+LLM_FAILED = "extractive (llm failed)"
+
 
 @dataclass
 class UpdateReport:
@@ -34,6 +36,8 @@ class UpdateReport:
     removed: list[str] = field(default_factory=list)
     llm_failed: list[str] = field(default_factory=list)
     replaced_sidecar: str | None = None
+    # What changed in OverviewConfig.writer_settings() since the stored overviews were written.
+    settings_changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     location: str = ""
 
 
@@ -70,14 +74,24 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     if report.replaced_sidecar:
         warnings.warn(f"ragplugins overview: replacing the sidecar {location.label} ({report.replaced_sidecar}); "
                       "every overview is rebuilt", stacklevel=2)
+    settings = config.writer_settings()
+    if current is not None and current.writer and current.writer != settings:
+        report.settings_changed = {k: (current.writer.get(k), settings.get(k))
+                                   for k in sorted(set(current.writer) | set(settings))
+                                   if current.writer.get(k) != settings.get(k)}
+        logger.info("overview: the writer settings changed (%s); every overview is rewritten",
+                    report.settings_changed)
     indexed = ctx.list_documents()
     batch = documents_from_nodes(nodes)
-    old = {} if current is None or rebuild else current.entries()
-    # The batch's documents were just (re)written; the others are kept while their content hash matches.
+    stored = {} if current is None else current.entries()
+    old = {} if rebuild or report.settings_changed else stored
+    # The batch's documents were just (re)written; the others are kept while their content hash matches,
+    # except LLM overviews that failed last time, which are tried again.
     keep = {d: e for d, e in old.items()
-            if d in indexed and d not in batch and indexed[d].doc_hash and e[0] == indexed[d].doc_hash}
+            if d in indexed and d not in batch and indexed[d].doc_hash and e[0] == indexed[d].doc_hash
+            and not (config.overview == "llm" and e[2] == LLM_FAILED)}
     report.kept = sorted(keep)
-    report.removed = sorted(set(old) - set(indexed))
+    report.removed = sorted(set(stored) - set(indexed))
     todo = sorted(set(indexed) - set(keep))
     if not todo and not report.removed and current is not None:
         return report
@@ -93,10 +107,11 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     rows = [entries[d] for d in ids]
     matrix = np.vstack([r[3] for r in rows]).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
     location.write(Overviews(ids, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix,
-                             ctx.embedder_id, location.index_id))
+                             ctx.embedder_id, location.index_id, writer=settings))
     report.written = sorted(written)
     trace.record("overview", "index", written=len(report.written), kept=len(report.kept),
-                 removed=len(report.removed), llm_failed=report.llm_failed, location=report.location)
+                 removed=len(report.removed), llm_failed=report.llm_failed,
+                 settings_changed=sorted(report.settings_changed), location=report.location)
     logger.info("overview: %d written, %d kept, %d removed (%s)", len(report.written), len(report.kept),
                 len(report.removed), report.location)
     return report
@@ -127,7 +142,7 @@ def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], corp
             report.llm_failed.append(doc_id)
             warnings.warn(f"ragplugins overview: the LLM overview of '{doc_id}' failed ({type(exc).__name__}: "
                           f"{exc}); using the extractive overview for it", stacklevel=3)
-            texts[doc_id] = (fallback, "extractive (llm failed)")
+            texts[doc_id] = (fallback, LLM_FAILED)
     order = list(texts)
     embeddings = np.asarray(ctx.embed_model.get_text_embedding_batch([texts[d][0] for d in order]),
                             dtype=np.float32)

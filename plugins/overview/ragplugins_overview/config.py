@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragplugins.config import check_prompt_template
+
+# Raised when the extractive writer changes what it writes, so stored overviews are rewritten.
+EXTRACTIVE_VERSION = 1
 
 
 class OverviewConfig(BaseModel):
@@ -51,6 +54,15 @@ class OverviewConfig(BaseModel):
                             description="Characters from the start of a document the LLM sees.")
     key_terms: int = Field(10, ge=0, le=50,
                            description="Distinctive terms in an extractive overview (0 = none).")
+
+    def writer_settings(self) -> dict[str, Any]:
+        """The settings an overview's text depends on. Stored with the overviews: when they differ from the
+        stored ones, the next write to the index rewrites every overview instead of mixing two kinds."""
+        settings: dict[str, Any] = {"overview": self.overview, "key_terms": self.key_terms,
+                                    "extractive_version": EXTRACTIVE_VERSION}
+        if self.overview == "llm":
+            settings |= {"llm_prompt": self.llm_prompt, "head_chars": self.head_chars}
+        return settings
 
     @field_validator("llm_prompt")
     @classmethod

@@ -54,6 +54,16 @@ class OverviewRetriever(BaseRetriever):
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
             return None, None, "no document has an overview yet"
+        wanted = self.config.writer_settings()
+        if overviews.writer and overviews.writer != wanted:
+            # Still this index's overviews, so still sound to score against; only their wording is outdated.
+            changed = ", ".join(f"{k} = {overviews.writer.get(k)!r} -> {wanted.get(k)!r}"
+                                for k in sorted(set(wanted) | set(overviews.writer))
+                                if overviews.writer.get(k) != wanted.get(k))
+            location = sidecar.location_for(self.ctx)
+            sidecar.cache.notice_once(location, f"the overviews in {location.label} were written with other "
+                                                f"settings ({changed}); they are used as they are until the next "
+                                                f"write to the index or `ragplugins overview rebuild` rewrites them")
         try:
             ranking = overviews.scorer.rank(self.ctx.embed_query(query), self.config.top_documents + 1)
         except ValueError as exc:  # a query embedding of another size: never score it

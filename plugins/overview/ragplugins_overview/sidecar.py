@@ -47,6 +47,8 @@ class Overviews:
     embedder: str
     index_id: str
     normalized: bool = True
+    # OverviewConfig.writer_settings() of the writer that wrote them ({} for sidecars older than the record).
+    writer: dict[str, Any] = field(default_factory=dict)
     _scorer: OverviewScorer | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -56,7 +58,7 @@ class Overviews:
     def meta(self, **extra: Any) -> dict[str, Any]:
         """What every location stores beside the rows, and :meth:`stored` checks on the way back."""
         return {"format": FORMAT_VERSION, "embedder": self.embedder, "index_id": self.index_id,
-                "normalized": self.normalized, "count": len(self),
+                "normalized": self.normalized, "count": len(self), "writer": self.writer,
                 "dim": int(self.vectors.shape[1]) if len(self) else 0, **extra}
 
     @classmethod
@@ -70,7 +72,7 @@ class Overviews:
                             texts=[str(x) for x in texts], sources=[str(x) for x in sources],
                             vectors=np.ascontiguousarray(vectors, dtype=np.float32),
                             embedder=str(meta["embedder"]), index_id=str(meta["index_id"]),
-                            normalized=bool(meta.get("normalized")))
+                            normalized=bool(meta.get("normalized")), writer=dict(meta.get("writer") or {}))
         except KeyError as exc:
             raise SidecarError(f"its meta record lacks {exc}") from exc
         overviews.check()
@@ -254,13 +256,17 @@ class _Cache:
         return overviews, problem
 
     def warn_once(self, location: Location, problem: str) -> None:
-        key = (location.label, location.signature(), problem)
+        self.notice_once(location, f"the overview sidecar {location.label} is not used: {problem}. Retrieval "
+                                   f"continues without overviews; to fix it, {FIX}.")
+
+    def notice_once(self, location: Location, message: str) -> None:
+        """Warn with ``message`` once per state of the stored overviews."""
+        key = (location.label, location.signature(), message)
         with self._lock:
             if key in self._warned:
                 return
             self._warned.add(key)
-        warnings.warn(f"ragplugins overview: the overview sidecar {location.label} is not used: {problem}. "
-                      f"Retrieval continues without overviews; to fix it, {FIX}.", stacklevel=3)
+        warnings.warn(f"ragplugins overview: {message}", stacklevel=4)
 
 
 cache = _Cache()

@@ -146,6 +146,49 @@ def test_a_failing_llm_falls_back_to_the_extractive_overview_for_that_document(o
     assert sources["espresso_manual.md"] == "extractive (llm failed)" and sources["exhibit_a.md"] == "llm"
 
 
+def test_changed_writer_settings_warn_once_then_rewrite_every_overview_at_the_next_write(own_index):
+    make, corpus, persist = own_index
+    make().index_paths([corpus])
+    before = _sidecar(persist).read()
+    assert before.writer["key_terms"] == 10 and any("Key terms:" in t for t in before.texts)
+    rag = make({"key_terms": 0})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = rag.search(ESPRESSO)
+        rag.search(FEE)
+    messages = [str(w.message) for w in caught if "ragplugins overview" in str(w.message)]
+    assert len(messages) == 1 and "key_terms = 10 -> 0" in messages[0] and "overview rebuild" in messages[0]
+    assert first.trace.get("overview", "select") is not None  # still scored: the overviews are this index's
+    (corpus / "exhibit_a.md").write_text("# Exhibit A - Payment Schedule\n\nPayments are due monthly.\n",
+                                         encoding="utf-8")
+    rag.index_paths([corpus])
+    after = _sidecar(persist).read()
+    unchanged_with_terms = [d for d, t in zip(before.doc_ids, before.texts)
+                            if "Key terms:" in t and d != "exhibit_a.md"]
+    texts = dict(zip(after.doc_ids, after.texts))
+    assert after.writer["key_terms"] == 0 and len(after) == 4 and unchanged_with_terms
+    assert not any("Key terms:" in texts[d] for d in unchanged_with_terms)  # rewritten though unchanged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rag.search(ESPRESSO)
+
+
+def test_llm_overviews_that_failed_are_tried_again_at_the_next_write(own_index):
+    make, corpus, persist = own_index
+
+    def flaky(prompt):
+        if "Espresso" in prompt:
+            raise RuntimeError("model overloaded")
+        return "A legal document."
+    with pytest.warns(UserWarning, match="model overloaded"):
+        make({"overview": "llm"}, llm=FakeLLM(prompts=[], responder=flaky)).index_paths([corpus])
+    llm = FakeLLM(prompts=[], responder=lambda p: "A coffee machine manual.")
+    (corpus / "new.md").write_text("# Coffee grinder\n\nBurr grinder settings for espresso.\n", encoding="utf-8")
+    make({"overview": "llm"}, llm=llm).index_paths([corpus])
+    sources = dict(zip(*[getattr(_sidecar(persist).read(), a) for a in ("doc_ids", "sources")]))
+    assert sources["espresso_manual.md"] == "llm" and len(llm.prompts) == 2  # the failed one and the new one
+
+
 def test_llm_mode_without_an_llm_is_refused_before_anything_is_written(own_index):
     make, corpus, persist = own_index
     rag = make({"overview": "llm"})
