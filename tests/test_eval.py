@@ -102,3 +102,25 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     assert "| dense | 4 |" in result.output and "coverage gate: 1 rows" in result.output
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     assert data["arms"] == ["off", "dense"] and len(data["rows"]) == 8
+
+
+def test_cache_is_keyed_by_the_llm_when_an_index_time_plugin_is_on(tiny_corpus, bundled_embed_model):
+    from llama_index.core.llms import LLMMetadata
+
+    from ragplugins import load
+    from ragplugins.eval.runner import index_fingerprint
+    from ragplugins.testing import FakeLLM
+
+    class OtherModel(FakeLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="other-model", is_chat_model=False)
+
+    def fingerprint(enable, llm=None):
+        return index_fingerprint(load({"enable": enable}, embed_model=bundled_embed_model, llm=llm), [tiny_corpus])
+
+    with_overviews = {fingerprint(["overview"]), fingerprint(["overview"], FakeLLM()),
+                      fingerprint(["overview"], OtherModel())}
+    assert len(with_overviews) == 3
+    # Without an index-time plugin the LLM writes nothing into the index: one index serves every model.
+    assert fingerprint([]) == fingerprint([], FakeLLM()) == fingerprint([], OtherModel())

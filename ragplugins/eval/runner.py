@@ -94,7 +94,19 @@ def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
     payload = {"files": _files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
                "chunking": [core.splitter, core.chunk_size, core.chunk_overlap, core.max_file_mb],
                "plugins": plugins, "core_code": _code_hash(ragplugins)}
+    if rp.llm is not None and plugins:
+        # Index-time plugins may write with the LLM (overviews): another model is another index.
+        payload["llm"] = llm_identity(rp.llm)
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def llm_identity(llm: Any) -> str:
+    """Class and model name of a LlamaIndex LLM (what decides the text it writes)."""
+    try:
+        model = str(llm.metadata.model_name)
+    except Exception:  # noqa: BLE001 - an LLM without metadata is still identified by its class
+        model = ""
+    return f"{type(llm).__module__}.{type(llm).__qualname__}:{model}"
 
 
 def _merge(base: dict, override: dict) -> dict:
