@@ -254,6 +254,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
     from ragplugins.config import read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
+    from ragplugins.eval.runner import merge_config
 
     if bench_name:
         corpus_paths, gold = bench_corpus(bench_name, bench_dir)
@@ -272,14 +273,15 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
         name, _, path = spec.partition("=")
         cfg = read_config_source(path)[0] if path else ({"enable": []} if name == "off" else {})
         for target in ("*", name):
-            from ragplugins.eval.runner import _merge
-
-            cfg = _merge(cfg, overrides.get(target, {}))
+            cfg = merge_config(cfg, overrides.get(target, {}))
         arms.append(Arm(name, cfg))
     if budget_of:
         arms.append(Arm(f"{budget_of}-budget-control", {"enable": []}, budget_of=budget_of))
+    # One LLM for every arm, as in the app: the config file's [ragplugins] llm (or a --set *:llm=...).
+    llm_spec = merge_config(base, overrides.get("*", {})).get("llm")
     run = run_eval(corpus_paths, gold, arms, ks=ks or (20,), base_config=base, cache_dir=cache_dir,
-                   force_reindex=force_reindex, registry=registry())
+                   llm=_import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
+                   registry=registry())
     out = run.write(out_dir)
     from ragplugins.eval.report import table
 

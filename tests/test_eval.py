@@ -124,3 +124,23 @@ def test_cache_is_keyed_by_the_llm_when_an_index_time_plugin_is_on(tiny_corpus, 
     assert len(with_overviews) == 3
     # Without an index-time plugin the LLM writes nothing into the index: one index serves every model.
     assert fingerprint([]) == fingerprint([], FakeLLM()) == fingerprint([], OtherModel())
+
+
+def test_eval_cli_gives_the_configured_llm_to_llm_backed_arms(tiny_corpus, gold_file, tmp_path, monkeypatch):
+    (tmp_path / "my_llms.py").write_text(
+        "from ragplugins.testing import FakeLLM\nMADE = []\n"
+        "def make():\n    MADE.append(FakeLLM(prompts=[], responder=lambda p: 'A short overview.'))\n"
+        "    return MADE[-1]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragplugins.toml").write_text('[ragplugins]\nllm = "my_llms:make"\n')
+    result = CliRunner().invoke(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                                            "--arm", "llm_overviews", "--set", 'llm_overviews:enable=["overview"]',
+                                            "--set", 'llm_overviews:overview.overview="llm"', "--k", "3",
+                                            "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    import my_llms
+
+    # One overview per document of the tiny corpus, written by that LLM.
+    assert len(my_llms.MADE) == 1 and len(my_llms.MADE[0].prompts) == 4

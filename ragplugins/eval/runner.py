@@ -109,11 +109,12 @@ def llm_identity(llm: Any) -> str:
     return f"{type(llm).__module__}.{type(llm).__qualname__}:{model}"
 
 
-def _merge(base: dict, override: dict) -> dict:
+def merge_config(base: dict, override: dict) -> dict:
+    """``override`` laid over ``base``, tables merged key by key (an arm's config over the base config)."""
     out = copy.deepcopy(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge_config(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
     return out
@@ -249,7 +250,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     with Progress(disable=not progress, transient=True) as bar:
         task = bar.add_task("eval", total=len(arms) * len(ks) * len(gold))
         for arm in order:
-            cfg = _merge(base_config or {}, arm.config)
+            cfg = merge_config(base_config or {}, arm.config)
             cfg.pop("persist_dir", None)
             probe = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
             fp = index_fingerprint(probe, paths)
