@@ -43,7 +43,11 @@ class CoreSettings(BaseModel):
     splitter: Literal["auto", "sentence", "markdown"] = Field(
         "auto", description="Chunking: 'auto' splits Markdown files at headings first, then every document "
                             "with SentenceSplitter; 'sentence' only SentenceSplitter; 'markdown' treats all as Markdown.")
-    chunk_size: int = Field(512, ge=32, le=8192, description="Chunk size in tokens.")
+    chunk_size: int = Field(
+        512, ge=32, le=8192,
+        description="Chunk size in tokens. The bundled MiniLM embeds only the first 256 word pieces of a chunk "
+                    "(the BM25 leg reads all of it); 256 measured better on some bench corpora and worse on "
+                    "others (docs/benchmarks.md), so measure yours with `ragplugins eval`.")
     chunk_overlap: int = Field(50, ge=0, le=4096, description="Overlap between chunks in tokens.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
