@@ -29,6 +29,12 @@ def _sidecar(persist_dir):
     return FileLocation(persist_dir / "sidecars" / "overview" / "overviews.chunks.npz")
 
 
+def _sources(persist_dir):
+    """doc id -> how its overview was written."""
+    overviews = _sidecar(persist_dir).read()
+    return dict(zip(overviews.doc_ids, overviews.sources))
+
+
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory, bundled_embed_model):
     root = tmp_path_factory.mktemp("overview")
@@ -131,7 +137,7 @@ def test_llm_overviews_call_the_hosts_llm_once_per_new_or_changed_document(own_i
     assert len(llm.prompts) == 5 and "Descale monthly." in llm.prompts[-1]
 
 
-def test_a_failing_llm_falls_back_to_the_extractive_overview_for_that_document(own_index):
+def test_a_failing_llm_falls_back_to_the_extractive_overview_for_that_document_until_the_next_write(own_index):
     make, corpus, persist = own_index
 
     def responder(prompt):
@@ -142,8 +148,12 @@ def test_a_failing_llm_falls_back_to_the_extractive_overview_for_that_document(o
                                                                                            responder=responder))
     with pytest.warns(UserWarning, match="espresso_manual.md.*model overloaded"):
         rag.index_paths([corpus])
-    sources = dict(zip(*[getattr(_sidecar(persist).read(), a) for a in ("doc_ids", "sources")]))
-    assert sources["espresso_manual.md"] == "extractive (llm failed)" and sources["exhibit_a.md"] == "llm"
+    assert _sources(persist)["espresso_manual.md"] == "extractive (llm failed)"
+    assert _sources(persist)["exhibit_a.md"] == "llm"
+    llm = FakeLLM(prompts=[], responder=lambda p: "A coffee machine manual.")
+    (corpus / "new.md").write_text("# Coffee grinder\n\nBurr grinder settings for espresso.\n", encoding="utf-8")
+    make({"overview": "llm", "llm_prompt": "Describe {title}: {text}"}, llm=llm).index_paths([corpus])
+    assert _sources(persist)["espresso_manual.md"] == "llm" and len(llm.prompts) == 2  # the failed one, the new one
 
 
 def test_changed_writer_settings_warn_once_then_rewrite_every_overview_at_the_next_write(own_index):
@@ -171,22 +181,6 @@ def test_changed_writer_settings_warn_once_then_rewrite_every_overview_at_the_ne
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rag.search(ESPRESSO)
-
-
-def test_llm_overviews_that_failed_are_tried_again_at_the_next_write(own_index):
-    make, corpus, persist = own_index
-
-    def flaky(prompt):
-        if "Espresso" in prompt:
-            raise RuntimeError("model overloaded")
-        return "A legal document."
-    with pytest.warns(UserWarning, match="model overloaded"):
-        make({"overview": "llm"}, llm=FakeLLM(prompts=[], responder=flaky)).index_paths([corpus])
-    llm = FakeLLM(prompts=[], responder=lambda p: "A coffee machine manual.")
-    (corpus / "new.md").write_text("# Coffee grinder\n\nBurr grinder settings for espresso.\n", encoding="utf-8")
-    make({"overview": "llm"}, llm=llm).index_paths([corpus])
-    sources = dict(zip(*[getattr(_sidecar(persist).read(), a) for a in ("doc_ids", "sources")]))
-    assert sources["espresso_manual.md"] == "llm" and len(llm.prompts) == 2  # the failed one and the new one
 
 
 def test_llm_mode_without_an_llm_is_refused_before_anything_is_written(own_index):
