@@ -31,7 +31,7 @@ from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import EmbedderMismatchError, PluginError
-from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever
+from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever, GuardedTransformation
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.readers import read_documents
@@ -174,7 +174,8 @@ class RagPlugins:
     def _hook_kwargs(self, record: PluginRecord, ctx: RagContext) -> dict:
         return {"config": self.config.for_plugin(record.name), "ctx": ctx}
 
-    def _on_error(self, err: PluginError) -> None:
+    def on_plugin_error(self, err: PluginError) -> None:
+        """Raise ``err``, or warn and let the caller go on without that plugin (on_plugin_error = 'warn')."""
         if self.config.core.on_plugin_error == "raise":
             raise err
         warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=3)
@@ -182,7 +183,7 @@ class RagPlugins:
     def _contributions(self, hook: str, ctx: RagContext) -> list:
         out = []
         for record in self.enabled:
-            out.extend(self.registry.contributions(hook, [record], on_error=self._on_error,
+            out.extend(self.registry.contributions(hook, [record], on_error=self.on_plugin_error,
                                                    **self._hook_kwargs(record, ctx)))
         from ragplugins.contributions import STAGES
 
@@ -256,8 +257,11 @@ class RagPlugins:
         """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
         ctx = self.context(index)
         contribs = self._contributions("ragplugins_transformations", ctx)
-        pre = [c.component for c in contribs if c.stage == "pre_split"]
-        post = [c.component for c in contribs if c.stage == "post_split"]
+        policy = self.config.core.on_plugin_error
+        pre = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
+               for c in contribs if c.stage == "pre_split"]
+        post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
+                for c in contribs if c.stage == "post_split"]
         parsers: list[TransformComponent] = []
         if self.config.core.splitter != "sentence":
             parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
@@ -339,7 +343,7 @@ class RagPlugins:
                 self.registry.call(record, "ragplugins_after_index", nodes=nodes, deleted_doc_ids=list(deleted),
                                    **self._hook_kwargs(record, ctx))
             except PluginError as err:
-                self._on_error(err)
+                self.on_plugin_error(err)
         search.invalidate(index)
 
     # -- query time ------------------------------------------------------
@@ -358,8 +362,9 @@ class RagPlugins:
         ctx = self.context(index)
         retriever = base
         for contrib in self._contributions("ragplugins_retriever_wrappers", ctx):
-            wrapped = contrib.component(retriever)
-            retriever = GuardedRetriever(wrapped, retriever, contrib.plugin, self.config.core.on_plugin_error)
+            wrapped = self._wrap(contrib, retriever, BaseRetriever)
+            if wrapped is not None:
+                retriever = GuardedRetriever(wrapped, retriever, contrib.plugin, self.config.core.on_plugin_error)
         return RagRetriever(retriever, base, filters=filters)
 
     def postprocessors(self, index: VectorStoreIndex | None = None) -> list:
@@ -387,8 +392,19 @@ class RagPlugins:
             retriever=self.retriever(index, base=base, filters=filters), response_synthesizer=synth,
             node_postprocessors=self.postprocessors(index))
         for contrib in self._contributions("ragplugins_query_engine_wrappers", self.context(index)):
-            engine = contrib.component(engine)
+            engine = self._wrap(contrib, engine, BaseQueryEngine) or engine
         return RagQueryEngine(engine)
+
+    def _wrap(self, contrib: Any, inner: Any, expected: type) -> Any:
+        """``contrib.component(inner)``, or None (policy 'warn') when the plugin's factory fails."""
+        try:
+            wrapped = contrib.component(inner)
+            if not isinstance(wrapped, expected):
+                raise TypeError(f"returned {type(wrapped).__name__}, expected a LlamaIndex {expected.__name__}")
+            return wrapped
+        except Exception as exc:  # noqa: BLE001
+            self.on_plugin_error(PluginError(contrib.plugin, f"its {expected.__name__} wrapper", exc))
+            return None
 
     def search(self, query: str, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
                top_k: int | None = None, base: BaseRetriever | None = None) -> SearchResult:

@@ -205,7 +205,7 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
     """Validate enabled names and every plugin section against the installed plugins.
 
     ``infos`` maps plugin name -> PluginInfo of loaded plugins; ``failed`` maps
-    names of plugins that are installed but failed to load -> the reason.
+    names of plugins that are installed but not loaded -> the reason.
     """
     failed = failed or {}
     names = sorted(infos)
@@ -214,7 +214,7 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
         if name in infos:
             continue
         if name in failed:
-            problems.append(f"[ragplugins] enable: plugin '{name}' is installed but failed to load: {failed[name]}")
+            problems.append(f"[ragplugins] enable: plugin '{name}' is installed but not loaded: {failed[name]}")
         else:
             problems.append(f"[ragplugins] enable: no plugin named '{name}' is installed{_closest(name, names)}; "
                             f"installed: {', '.join(names) or 'none'}; to install it: {install_hint(name)}")

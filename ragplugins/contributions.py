@@ -22,6 +22,21 @@ STAGES: dict[str, tuple[str, ...]] = {
 METADATA_TYPES = (str, int, float, bool)
 
 
+def component_problem(hook: str, component: Any) -> str | None:
+    """Why ``component`` cannot serve as a contribution to ``hook`` (None when it can)."""
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+    from llama_index.core.schema import TransformComponent
+
+    expected = {"ragplugins_transformations": (TransformComponent, "a LlamaIndex TransformComponent"),
+                "ragplugins_node_postprocessors": (BaseNodePostprocessor, "a LlamaIndex BaseNodePostprocessor")}
+    if hook in expected:
+        cls, what = expected[hook]
+        ok = isinstance(component, cls)
+    else:  # wrappers: called with the retriever or query engine they wrap
+        ok, what = callable(component), "a callable taking the component it wraps"
+    return None if ok else f"its component is {type(component).__name__}, expected {what}"
+
+
 class NoConfig(BaseModel):
     """Config model for plugins that take no settings."""
 

@@ -67,6 +67,37 @@ def _handle(policy: str, err: PluginError) -> None:
     warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=4)
 
 
+class GuardedTransformation(TransformComponent):
+    """Runs a plugin's index-time transformation; on error raises naming the plugin, or (policy
+    'warn') passes the nodes through unchanged, so the batch is indexed without that plugin's step."""
+
+    inner: SerializeAsAny[TransformComponent]
+    plugin: str
+    policy: str = "raise"
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.GuardedTransformation"
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        try:
+            out = self.inner(list(nodes), **kwargs)
+            _check_list(out, BaseNode)
+            return out
+        except Exception as exc:  # noqa: BLE001
+            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+            return nodes
+
+
+def _check_list(value: Any, item_type: type) -> None:
+    """A plugin component's result must be a list of ``item_type``: anything else would fail later,
+    in LlamaIndex's code, where the plugin can no longer be named."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, item_type) for v in value):
+        got = type(value).__name__ if not isinstance(value, (list, tuple)) else \
+            f"a list holding {sorted({type(v).__name__ for v in value if not isinstance(v, item_type)})}"
+        raise TypeError(f"returned {got}, expected a list of {item_type.__name__}")
+
+
 class GuardedRetriever(BaseRetriever):
     """Runs a plugin's retriever wrapper; on error raises naming the plugin, or
     (policy 'warn') falls back to the retriever it wrapped."""
@@ -81,14 +112,18 @@ class GuardedRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         try:
-            return self.wrapped.retrieve(query_bundle)
+            out = self.wrapped.retrieve(query_bundle)
+            _check_list(out, NodeWithScore)
+            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
             return self.fallback.retrieve(QueryBundle(query_str=query_bundle.query_str))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         try:
-            return await self.wrapped.aretrieve(query_bundle)
+            out = await self.wrapped.aretrieve(query_bundle)
+            _check_list(out, NodeWithScore)
+            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
             return await self.fallback.aretrieve(QueryBundle(query_str=query_bundle.query_str))
@@ -109,7 +144,9 @@ class GuardedPostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         try:
-            return self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
+            out = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
+            _check_list(out, NodeWithScore)
+            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
             return nodes
@@ -117,7 +154,9 @@ class GuardedPostprocessor(BaseNodePostprocessor):
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         try:
-            return await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
+            out = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
+            _check_list(out, NodeWithScore)
+            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
             return nodes

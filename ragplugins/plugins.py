@@ -9,8 +9,10 @@ plugins are imported at all.
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata as md
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -18,7 +20,7 @@ from typing import Any, Iterable
 import pluggy
 
 from ragplugins import hookspecs
-from ragplugins.contributions import METADATA_TYPES, STAGES, Contribution, MetadataKey, PluginInfo
+from ragplugins.contributions import METADATA_TYPES, STAGES, Contribution, MetadataKey, PluginInfo, component_problem
 from ragplugins.errors import PluginError
 
 ENTRY_POINT_GROUP = "ragplugins"
@@ -75,12 +77,19 @@ class PluginRegistry:
     def discover(cls, env: dict | os._Environ | None = None) -> "PluginRegistry":
         registry = cls()
         allow = _allowlist(os.environ if env is None else env)
-        for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        entry_points = sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        installed = [ep.name for ep in entry_points]
+        for name in sorted((allow or set()) - set(installed)):
+            close = difflib.get_close_matches(name, installed, n=1)
+            warnings.warn(f"ragplugins: {ENV_VAR} names '{name}', but no plugin of that name is installed"
+                          + (f" (did you mean '{close[0]}'?)" if close else "")
+                          + f"; installed: {', '.join(installed) or 'none'}", stacklevel=2)
+        for ep in entry_points:
             dist = ep.dist.name if ep.dist else None
             if allow is not None and ep.name not in allow:
                 registry.pm.set_blocked(ep.name)
                 registry._remember(PluginRecord(name=ep.name, distribution=dist, entry_point=ep.value,
-                                                blocked=True, error=f"not in {ENV_VAR}"))
+                                                blocked=True, error=f"left out by {ENV_VAR}"))
                 continue
             try:
                 module = ep.load()
@@ -110,6 +119,11 @@ class PluginRegistry:
             return self._fail(record)
         record.name, record.info, record.plugin = info.name, info, plugin
         record.hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
+        undecorated = sorted(n for n in dir(plugin) if n.startswith(f"{hookspecs.PROJECT}_")
+                             and callable(getattr(plugin, n, None)) and n not in record.hooks)
+        if undecorated:
+            warnings.warn(f"ragplugins: plugin '{info.name}' defines {', '.join(undecorated)} without "
+                          "@ragplugins.hookimpl, so the core never calls it; decorate it", stacklevel=2)
         if info.name in self.records and self.records[info.name].loaded:
             other = self.records[info.name]
             self.pm.unregister(plugin)
@@ -136,8 +150,19 @@ class PluginRegistry:
                 if record is None:
                     continue
                 del self.records[record.name]
-                record.plugin, record.error = None, f"unknown hook: {exc}"
+                record.plugin, record.error = None, self._unknown_hook(exc)
                 self._fail(record)
+
+    def _unknown_hook(self, exc: pluggy.PluginValidationError) -> str:
+        found = re.search(r"unknown hook '([^']+)'", str(exc))
+        if not found:
+            return f"unknown hook: {exc}"
+        hook = found.group(1)
+        known = [h for h in dir(self.pm.hook) if h.startswith(f"{hookspecs.PROJECT}_")
+                 and getattr(getattr(self.pm.hook, h), "spec", None) is not None]
+        close = difflib.get_close_matches(hook, known, n=1)
+        return (f"it implements '{hook}', which no hookspec defines"
+                + (f" (did you mean '{close[0]}'?)" if close else f"; known hooks: {', '.join(known)}"))
 
     def _plugin_info(self, plugin: Any, reg_name: str) -> PluginInfo:
         impls = [i for i in self.pm.hook.ragplugins_plugin_info.get_hookimpls() if i.plugin is plugin]
@@ -147,6 +172,11 @@ class PluginRegistry:
         if not isinstance(info, PluginInfo):
             raise PluginError(reg_name, "ragplugins_plugin_info",
                               TypeError(f"returned {type(info).__name__}, expected ragplugins.PluginInfo"))
+        try:  # a default outside the field's own bounds is only caught when validated explicitly
+            info.config_model.model_validate(info.config_model().model_dump(by_alias=True))
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(info.name, f"its config model {info.config_model.__name__}",
+                              ValueError(f"its defaults are not valid: {exc}")) from exc
         for key, spec in info.metadata_keys.items():
             if not isinstance(spec, MetadataKey) or spec.type not in METADATA_TYPES:
                 raise PluginError(info.name, "ragplugins_plugin_info",
@@ -215,5 +245,8 @@ class PluginRegistry:
                 if item.stage not in stages:
                     raise PluginError(record.name, hook, ValueError(
                         f"unknown stage '{item.stage}'; allowed: {', '.join(stages)}"))
+                problem = component_problem(hook, item.component)
+                if problem:
+                    raise PluginError(record.name, hook, TypeError(problem))
                 out.append(Contribution(item.component, item.stage, item.order, record.name))
         return out

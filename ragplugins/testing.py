@@ -182,7 +182,7 @@ class PluginConformance:
         info = self._info()
         assert info.config_model.model_config.get("extra") == "forbid", \
             "config models must set extra='forbid' so typos are reported"
-        info.config_model()  # defaults alone must be valid
+        info.config_model()  # defaults alone must be valid (registration also checks them against the bounds)
         info.config_model.model_validate(self.config)
 
     def test_contributions_are_well_formed(self, tmp_path, bundled_embed_model):
@@ -208,8 +208,18 @@ class PluginConformance:
         off.index_paths([corpus])
         result = on.search("What is the annual fee?")
         assert result.final, "search on the tiny corpus returned nothing"
+        # Every metadata key the plugin writes is declared (undeclared ones are embedded and shown to the LLM).
+        keys_on = {k for n in on.context().all_nodes() for k in n.metadata}
+        keys_off = {k for n in off.context().all_nodes() for k in n.metadata}
+        undeclared = sorted(keys_on - keys_off - set(self._info().metadata_keys))
+        assert not undeclared, f"metadata keys written but not declared in PluginInfo.metadata_keys: {undeclared}"
         # Plugin metadata never reaches the embedding: vectors are bit-identical on and off.
         vec_on = {n.node_id: n.embedding for n in on.context().all_nodes()}
         vec_off = {n.node_id: n.embedding for n in off.context().all_nodes()}
-        assert vec_on.keys() == vec_off.keys()
-        assert all(vec_on[k] == vec_off[k] for k in vec_on)
+        assert vec_on.keys() == vec_off.keys(), "the plugin changed which chunks are indexed"
+        assert all(vec_on[k] == vec_off[k] for k in vec_on), "the plugin changed the text that is embedded"
+        # Its eval instrument (if any) runs on a real search and returns a dict.
+        from ragplugins.eval import GoldRow
+        from ragplugins.eval.runner import instrument
+
+        instrument(on, GoldRow(id="conformance", query="What is the annual fee?", expected=("120,000 EUR",)), result)

@@ -144,3 +144,33 @@ def test_eval_cli_gives_the_configured_llm_to_llm_backed_arms(tiny_corpus, gold_
 
     # One overview per document of the tiny corpus, written by that LLM.
     assert len(my_llms.MADE) == 1 and len(my_llms.MADE[0].prompts) == 4
+
+
+def test_a_failing_instrument_is_named_and_under_warn_left_out(tiny_corpus, gold_file, tmp_path, bundled_embed_model):
+    from ragplugins import PluginError, PluginInfo, hookimpl
+    from ragplugins.plugins import PluginRegistry
+
+    class Gauge:
+        @hookimpl
+        def ragplugins_plugin_info(self):
+            return PluginInfo(name="gauge", version="1")
+
+        @hookimpl
+        def ragplugins_eval_instrument(self, row):
+            if row.id == "q2":
+                raise RuntimeError("gauge broke")
+            return {"seen": row.id}
+
+    registry = PluginRegistry()
+    registry.register(Gauge())
+
+    def run(policy):
+        return run_eval([tiny_corpus], load_gold([gold_file]), [Arm("on", {"enable": ["gauge"],
+                                                                           "on_plugin_error": policy})],
+                        ks=[3], cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=False,
+                        registry=registry)
+    with pytest.raises(PluginError, match="plugin 'gauge' failed in ragplugins_eval_instrument: .*gauge broke"):
+        run("raise")
+    with pytest.warns(UserWarning, match="gauge broke"):
+        rows = {r["id"]: r for r in run("warn")._rows("on", 3)}
+    assert rows["q1"]["instrument"] == {"gauge.seen": "q1"} and rows["q2"]["instrument"] == {}

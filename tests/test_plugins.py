@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import TransformComponent
 
 import ragplugins
 from ragplugins import Contribution, PluginError, PluginInfo, hookimpl
@@ -170,3 +171,120 @@ def test_addhooks_lets_a_plugin_publish_its_own_hooks(plugin_module):
     reg.register(host)
     reg.register(guest)
     assert reg.pm.hook.ragplugins_ext_things() == ["guest-thing"]
+
+
+class Breaking(TransformComponent):
+    @classmethod
+    def class_name(cls):
+        return "tests.Breaking"
+
+    def __call__(self, nodes, **kwargs):
+        raise RuntimeError("boom in transform")
+
+
+def test_transformation_that_raises_is_named_or_stepped_around(plugin_module, tiny_corpus, tmp_path,
+                                                                bundled_embed_model):
+    hook = lambda config, ctx: [Contribution(Breaking(), stage="pre_split")]  # noqa: E731
+    rag = make_rag([plugin_module("brittle", ragplugins_transformations=hook)], embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "idx")
+    with pytest.raises(PluginError, match="plugin 'brittle' failed in Breaking: RuntimeError: boom in transform"):
+        rag.index_paths([tiny_corpus])
+    assert rag.context(rag.index()).list_documents() == {}  # nothing half-written
+    rag = make_rag([plugin_module("brittle", ragplugins_transformations=hook)], {"on_plugin_error": "warn"},
+                   embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    with pytest.warns(UserWarning, match="plugin 'brittle' failed in Breaking"):
+        rag.index_paths([tiny_corpus])
+    assert len(rag.context(rag.index()).list_documents()) == 4
+
+
+class ReturnsNone(BaseNodePostprocessor):
+    @classmethod
+    def class_name(cls):
+        return "tests.ReturnsNone"
+
+    def _postprocess_nodes(self, nodes, query_bundle=None):
+        return None
+
+
+def test_components_of_the_wrong_kind_or_results_are_named(plugin_module, tiny_corpus, tmp_path, bundled_embed_model):
+    wrong = plugin_module("wrongkind", ragplugins_node_postprocessors=lambda: [Contribution("text", stage="expand")])
+    reg = PluginRegistry()
+    reg.register(wrong)
+    with pytest.raises(PluginError, match="plugin 'wrongkind'.*its component is str, expected a LlamaIndex "
+                                          "BaseNodePostprocessor"):
+        reg.contributions("ragplugins_node_postprocessors", reg.loaded().values())
+    hook = lambda config, ctx: [Contribution(ReturnsNone(), stage="expand")]  # noqa: E731
+    rag = make_rag([plugin_module("nothing", ragplugins_node_postprocessors=hook)], embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    with pytest.raises(PluginError, match="plugin 'nothing' failed in ReturnsNone: TypeError: returned NoneType, "
+                                          "expected a list of NodeWithScore"):
+        rag.search("annual fee")
+    not_a_retriever = lambda config, ctx: [Contribution(lambda inner: "nope", stage="first_stage")]  # noqa: E731
+    rag = make_rag([plugin_module("badwrap", ragplugins_retriever_wrappers=not_a_retriever)],
+                   {"on_plugin_error": "warn"}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    with pytest.warns(UserWarning, match="plugin 'badwrap' failed in its BaseRetriever wrapper: TypeError: returned "
+                                         "str"):
+        assert rag.search("annual fee").first_stage
+
+
+def test_config_defaults_outside_their_bounds_are_refused_at_registration(plugin_module):
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Settings(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        weight: float = Field(1.5, ge=0, le=1)
+
+    module = plugin_module("badweight", _info=PluginInfo(name="badweight", version="1", config_model=Settings))
+    with pytest.warns(UserWarning, match="(?s)badweight.*config model Settings.*defaults are not valid.*weight"):
+        assert not PluginRegistry().register(module).loaded
+
+
+def test_plugin_author_mistakes_get_a_pointed_message(plugin_module, monkeypatch):
+    typo = plugin_module("typo", ragplugins_node_postprocesors=lambda: [])
+    reg = PluginRegistry()
+    reg.register(typo)
+    with pytest.warns(UserWarning, match="'ragplugins_node_postprocesors', which no hookspec defines .did you mean "
+                                         "'ragplugins_node_postprocessors'"):
+        reg.check_pending()
+    forgot = plugin_module("forgot")
+    forgot.ragplugins_node_postprocessors = lambda: []  # no @hookimpl
+    with pytest.warns(UserWarning, match="'forgot' defines ragplugins_node_postprocessors without "
+                                         "@ragplugins.hookimpl"):
+        assert PluginRegistry().register(forgot).loaded
+    _module(monkeypatch, "good_plugin", "NAME='good'\n" + GOOD)
+    _fake_entry_points(monkeypatch, {"good": "good_plugin"})
+    with pytest.warns(UserWarning, match=f"{ENV_VAR} names 'goood', but no plugin of that name is installed "
+                                         r"\(did you mean 'good'\?\)"):
+        reg = PluginRegistry.discover(env={ENV_VAR: "goood"})
+    assert [r.error for r in reg.all_records()] == [f"left out by {ENV_VAR}"]
+
+
+class Stamp(TransformComponent):
+    @classmethod
+    def class_name(cls):
+        return "tests.Stamp"
+
+    def __call__(self, nodes, **kwargs):
+        for node in nodes:
+            node.metadata["stamp"] = "x"
+        return nodes
+
+
+def test_the_conformance_kit_catches_undeclared_metadata_and_failing_instruments(plugin_module, tmp_path,
+                                                                                  bundled_embed_model):
+    from ragplugins import MetadataKey
+    from ragplugins.testing import PluginConformance
+
+    stamp = lambda config, ctx: [Contribution(Stamp(), stage="post_split")]  # noqa: E731
+
+    def check(module, where):
+        kit = type("Kit", (PluginConformance,), {"plugin": module})()
+        kit.test_index_and_search_on_tiny_corpus(tmp_path / where, bundled_embed_model)
+
+    declared = PluginInfo(name="stamper", version="1", metadata_keys={"stamp": MetadataKey()})
+    check(plugin_module("stamper", _info=declared, ragplugins_transformations=stamp), "ok")
+    with pytest.raises(AssertionError, match=r"not declared in PluginInfo.metadata_keys: \['stamp'\]"):
+        check(plugin_module("stamper", ragplugins_transformations=stamp), "undeclared")
+    with pytest.raises(PluginError, match="plugin 'gauge' failed in ragplugins_eval_instrument: RuntimeError: boom"):
+        check(plugin_module("gauge", ragplugins_eval_instrument=lambda: _raising(None, None)), "instrument")

@@ -20,6 +20,7 @@ from ragplugins.app import RagPlugins, load
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
+from ragplugins.errors import PluginError
 from ragplugins.plugins import PluginRegistry
 
 SEED = 20260808
@@ -207,17 +208,25 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> list[dict]:
     return failures
 
 
-def _instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
+def instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
+    """Every enabled plugin's own measurements of one search (``ragplugins_eval_instrument``), keyed
+    '<plugin>.<name>'; a plugin whose instrument fails is left out under on_plugin_error = 'warn'."""
     out: dict[str, Any] = {}
     relevant = lambda text: metrics.is_relevant(text, row.expected)  # noqa: E731
     for record in rp.enabled:
         if "ragplugins_eval_instrument" not in record.hooks:
             continue
-        for values in rp.registry.call(record, "ragplugins_eval_instrument", config=rp.config.for_plugin(record.name),
-                                       trace=result.trace, row=row, first_stage=result.first_stage,
-                                       final=result.final, is_relevant=relevant):
-            for key, value in (values or {}).items():
-                out[f"{record.name}.{key}"] = value
+        try:
+            for values in rp.registry.call(record, "ragplugins_eval_instrument",
+                                           config=rp.config.for_plugin(record.name), trace=result.trace, row=row,
+                                           first_stage=result.first_stage, final=result.final,
+                                           is_relevant=relevant):
+                if not isinstance(values, dict):
+                    raise PluginError(record.name, "ragplugins_eval_instrument",
+                                      TypeError(f"returned {type(values).__name__}, expected a dict"))
+                out.update({f"{record.name}.{key}": value for key, value in values.items()})
+        except PluginError as err:
+            rp.on_plugin_error(err)
     return out
 
 
@@ -304,7 +313,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         "first_ids": [n.node.node_id for n in result.first_stage],
                         "final_ids": [n.node.node_id for n in result.final],
                         "final_docs": [n.node.ref_doc_id for n in result.final],
-                        "instrument": _instrument(rp, row, result),
+                        "instrument": instrument(rp, row, result),
                         "trace": json.loads(json.dumps(trace_dict["plugins"], default=str)),
                         "latency_ms": latency, "timings_ms": timings,
                     }
