@@ -30,7 +30,7 @@ from ragplugins.config import Config, parse_config, validate_plugins
 from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
-from ragplugins.errors import EmbedderMismatchError, PluginError
+from ragplugins.errors import EmbedderMismatchError, InputError, PluginError
 from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever, GuardedTransformation
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
@@ -103,6 +103,9 @@ class RagRetriever(BaseRetriever):
 
     @staticmethod
     def _fresh(query_bundle: QueryBundle) -> QueryBundle:
+        if not query_bundle.query_str.strip() and query_bundle.embedding is None:
+            # Refused here, before any plugin: an empty question has no meaning to retrieve by.
+            raise InputError("the question is empty; ask something")
         # A copy: LlamaIndex retrievers write the query embedding into the bundle they are given.
         return QueryBundle(query_str=query_bundle.query_str, custom_embedding_strs=query_bundle.custom_embedding_strs,
                            embedding=query_bundle.embedding)
@@ -270,18 +273,53 @@ class RagPlugins:
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, self.embed_model]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,
-                    delete_missing: bool = False) -> VectorStoreIndex:
-        """Add new documents, re-index changed ones, skip unchanged ones (by content hash)."""
-        return self._upsert(documents, show_progress=show_progress, delete_missing=delete_missing)[0]
+                    delete_missing: bool = False, reindex: bool = False) -> VectorStoreIndex:
+        """Add new documents, re-index changed ones, skip unchanged ones (by content hash);
+        ``reindex``: re-index the given ones even when unchanged (after enabling an index-time plugin)."""
+        return self._upsert(documents, show_progress=show_progress, delete_missing=delete_missing,
+                            reindex=reindex)[0]
 
-    def index_paths(self, paths: Iterable[str | Path], show_progress: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
-        read = read_documents(paths, max_file_mb=self.config.core.max_file_mb)
-        index, report = self._upsert(read.documents, show_progress=show_progress)
+    def index_paths(self, paths: Iterable[str | Path], show_progress: bool = False,
+                    reindex: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
+        skip = [self.persist_dir] if self.persist_dir is not None else []
+        read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
+        index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex)
         report.skipped = read.skipped
         return index, report
 
+    def _index_time_plugins(self) -> list[str]:
+        hooks = ("ragplugins_transformations", "ragplugins_after_index")
+        return sorted(r.name for r in self.enabled if any(h in r.hooks for h in hooks))
+
+    def _manifest(self, **update: Any) -> dict:
+        """The embedded index's manifest ({} for a host store), with ``update`` written into it."""
+        if self.persist_dir is None:
+            return {}
+        path = self.persist_dir / MANIFEST
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        if update:
+            manifest.update(update)
+            path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return manifest
+
+    def _warn_about_stale_documents(self, existing: dict, report: IndexReport) -> None:
+        recorded = self._manifest().get("index_plugins")
+        new = sorted(set(self._index_time_plugins()) - set(recorded or []))
+        if recorded is not None and new and report.unchanged:
+            warnings.warn(f"ragplugins: {', '.join(new)} now run(s) at index time, but {len(report.unchanged)} "
+                          f"unchanged documents were indexed before and were skipped; re-index them with "
+                          f"`ragplugins index PATH --reindex` (or build_index(documents, reindex=True))",
+                          stacklevel=4)
+        for doc_id in report.added:
+            twin = next((old for old in existing if doc_id.endswith("/" + old) or old.endswith("/" + doc_id)), None)
+            if twin is not None:
+                warnings.warn(f"ragplugins: '{doc_id}' was added next to the already indexed '{twin}': document "
+                              "ids are paths relative to the folder you index, so index the same folder each "
+                              f"time (remove the other with `ragplugins delete '{twin}'`)", stacklevel=4)
+                break
+
     def _upsert(self, documents: Sequence[Document], show_progress: bool = False,
-                delete_missing: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
+                delete_missing: bool = False, reindex: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
         index = self.index()
         ctx = self.context(index)
         report = IndexReport()
@@ -295,20 +333,26 @@ class RagPlugins:
                 if DOC_HASH_KEY not in keys:
                     setattr(doc, attr, keys + [DOC_HASH_KEY])
             old = existing.get(doc.id_)
-            if old is not None and old.doc_hash == doc.metadata[DOC_HASH_KEY]:
+            if old is not None and old.doc_hash == doc.metadata[DOC_HASH_KEY] and not reindex:
                 report.unchanged.append(doc.id_)
                 continue
             (report.updated if old is not None else report.added).append(doc.id_)
             todo.append(doc)
+        self._warn_about_stale_documents(existing, report)
         nodes: list[BaseNode] = []
         if todo:
             # Transform and embed first: a failure here leaves the index as it was.
             pipeline = IngestionPipeline(transformations=self.transformations(index), disable_cache=True)
             nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
-            index.insert_nodes(nodes)
             stale = [nid for d in report.updated for nid in existing[d].node_ids]
-            if stale:
-                index.delete_nodes(stale, delete_from_docstore=True)
+            new_ids = {n.node_id for n in nodes}
+            # Chunk ids follow the content, so a re-indexed unchanged document reuses them: those rows
+            # must go before the new ones are written, the others only after.
+            if reused := [nid for nid in stale if nid in new_ids]:
+                index.delete_nodes(reused, delete_from_docstore=True)
+            index.insert_nodes(nodes)
+            if rest := [nid for nid in stale if nid not in new_ids]:
+                index.delete_nodes(rest, delete_from_docstore=True)
         given = {d.id_ for d in documents}
         if delete_missing:
             report.deleted = sorted(set(existing) - given)
@@ -316,6 +360,9 @@ class RagPlugins:
         report.chunks_written = len(nodes)
         if nodes or report.deleted:
             self._after_write(index, nodes, report.deleted)
+        if not report.unchanged or "index_plugins" not in self._manifest():
+            # Only once no document of the batch was skipped: until then the warning above stays true.
+            self._manifest(index_plugins=self._index_time_plugins())
         return index, report
 
     def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:

@@ -164,17 +164,32 @@ def config_docs() -> None:
 
 @cli.command("index")
 @click.argument("paths", nargs=-1, required=True)
+@click.option("--reindex", is_flag=True,
+              help="Re-index unchanged files too (after enabling a plugin that works at index time).")
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
+def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool) -> None:
     """Index files and directories (new, changed; unchanged ones are skipped)."""
     rp = _load(ctx)
     with console.status("indexing..."):
-        _, report = rp.index_paths(paths, show_progress=False)
+        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
                f"skipped {len(report.skipped)}; {report.chunks_written} chunks written to "
                f"{rp.config.core.persist_dir}")
     for path, why in report.skipped:
         click.echo(f"  skipped {path}: {why}")
+
+
+@cli.command("delete")
+@click.argument("doc_ids", nargs=-1, required=True)
+@click.pass_context
+def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
+    """Remove documents (by the id `query` shows) and their chunks from the index."""
+    rp = _load(ctx)
+    gone = rp.delete_documents(list(doc_ids))
+    missing = [d for d in doc_ids if d not in gone]
+    click.echo(f"deleted {len(gone)}" + (f"; not in the index: {', '.join(missing)}" if missing else ""))
+    if missing and not gone:
+        sys.exit(1)
 
 
 def _tags(nws) -> str:
@@ -185,7 +200,8 @@ def _tags(nws) -> str:
 
 @cli.command("query")
 @click.argument("question")
-@click.option("--k", "top_k", type=int, default=None, help="First-stage candidates (default: top_k).")
+@click.option("--k", "top_k", type=click.IntRange(1, 1000), default=None,
+              help="First-stage candidates (default: top_k).")
 @click.option("--show", type=int, default=8, help="How many sources to print.")
 @click.pass_context
 def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -> None:

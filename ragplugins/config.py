@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragplugins.errors import ConfigError
 
@@ -30,7 +30,8 @@ class CoreSettings(BaseModel):
     enable: list[str] = Field(default_factory=list, description="Plugins to switch on, by name.")
     on_plugin_error: Literal["raise", "warn"] = Field(
         "raise", description="What a failing plugin does: raise its error, or warn and step aside.")
-    persist_dir: str = Field(".ragplugins", description="Where the embedded LanceDB index lives.")
+    persist_dir: str = Field(".ragplugins", description="Where the embedded LanceDB index lives; a relative "
+                                                        "path is relative to the config file's folder.")
     table: str = Field("chunks", description="LanceDB table name inside persist_dir.")
     embed_model: str = Field(
         "default", description="'default' (bundled all-MiniLM-L6-v2) or a Hugging Face name or local path.")
@@ -53,6 +54,14 @@ class CoreSettings(BaseModel):
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "
                           "LLM, e.g. 'myapp.models:make_llm'. Python callers pass llm= to ragplugins.load().")
+
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "CoreSettings":
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(f"chunk_overlap = {self.chunk_overlap} must be smaller than chunk_size = "
+                             f"{self.chunk_size}; lower chunk_overlap or raise chunk_size")
+        return self
 
 
 @dataclass
@@ -195,9 +204,15 @@ def parse_config(source: str | Path | dict | None, strict: bool = True) -> Confi
         raise ConfigError(problems, label)
     if problems:
         valid = {k: v for k, v in core_data.items() if not pydantic_problems(CoreSettings, {k: v}, "")}
-        core = CoreSettings.model_validate(valid)
+        try:
+            core = CoreSettings.model_validate(valid)
+        except ValidationError:  # keys valid one by one but not together: the problems already say so
+            core = CoreSettings()
     else:
         core = CoreSettings.model_validate(core_data)
+    if label not in ("defaults", "dict") and not Path(core.persist_dir).is_absolute():
+        # Relative to the file, as a path written in a file is read: the same index from any directory.
+        core.persist_dir = str(Path(label).parent / core.persist_dir)
     return Config(core=core, raw_sections=sections, source=label, problems=problems)
 
 

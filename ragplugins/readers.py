@@ -36,15 +36,19 @@ class ReadReport:
         warnings.warn(f"ragplugins: skipped '{path}': {why}", stacklevel=3)
 
 
-def _files(paths: Iterable[str | Path]) -> list[tuple[Path, str]]:
-    """(file, id) pairs; ids are relative to the directory given, or the file name."""
+def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str]]:
+    """(file, id) pairs; ids are relative to the directory given, or the file name. Hidden files and
+    folders, and ``skip_dirs`` (the index's own directory), are not walked into."""
     out: list[tuple[Path, str]] = []
+    skip = [Path(d).resolve() for d in skip_dirs]
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise InputError(f"path '{raw}' does not exist; check the path and try again")
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            files = sorted(p for p in path.rglob("*") if p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                           and not any(p.resolve().is_relative_to(d) for d in skip))
             if not files:
                 raise InputError(f"directory '{raw}' is empty; supported files: {', '.join(SUPPORTED)}")
             out.extend((f, f.relative_to(path).as_posix()) for f in files)
@@ -57,6 +61,12 @@ def _files(paths: Iterable[str | Path]) -> list[tuple[Path, str]]:
                              "index them from a common parent directory")
         seen[doc_id] = f
     return out
+
+
+def _is_binary(path: Path) -> bool:
+    """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none."""
+    with path.open("rb") as f:
+        return b"\0" in f.read(8000)
 
 
 def _decode(path: Path, report: ReadReport) -> str | None:
@@ -88,11 +98,12 @@ def _read_pdf(path: Path) -> str:
     return "\n\n".join(d.text for d in docs)
 
 
-def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0) -> ReadReport:
-    """Read every supported file under ``paths``. Unsupported, empty and too large
+def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
+                   skip_dirs: Iterable[Path] = ()) -> ReadReport:
+    """Read every supported file under ``paths``. Unsupported, binary, empty and too large
     files are skipped with a warning that names them; missing paths raise."""
     report = ReadReport()
-    files = _files(paths)
+    files = _files(paths, skip_dirs)
     for path, doc_id in files:
         suffix = path.suffix.lower()
         if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES:
@@ -102,6 +113,9 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0) -> Re
         if size_mb > max_file_mb:
             report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
                               "[ragplugins] max_file_mb to index it")
+            continue
+        if suffix in TEXT_SUFFIXES and _is_binary(path):
+            report.skip(path, f"it is a binary file, not {suffix} text")
             continue
         try:
             text = _read_pdf(path) if suffix in PDF_SUFFIXES else _decode(path, report)

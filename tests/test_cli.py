@@ -72,3 +72,23 @@ def test_query_with_a_configured_llm_prints_an_answer(run, tmp_path, tiny_corpus
     cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\nllm = "nowhere.mod:make"\n')
     bad = run("query", "x", config=cfg)
     assert bad.exit_code == 2 and "llm = 'nowhere.mod:make': cannot import it" in bad.output
+
+
+def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
+    assert "added 4" in run("index", str(tiny_corpus), config=cfg).output
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = ["crossref"]\n')
+    def references():
+        from ragplugins import load
+
+        rp = load(cfg)
+        return sum(bool(n.metadata.get("crossref_refs")) for n in rp.context(rp.index()).all_nodes())
+    with pytest.warns(UserWarning, match=r"crossref now run\(s\) at index time, but 4 unchanged documents.*--reindex"):
+        assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
+    assert references() == 0
+    assert "updated 4" in run("index", str(tiny_corpus), "--reindex", config=cfg).output
+    assert references() > 0 and "exhibit_a.md" in run("query", "When are payments due?", config=cfg).output
+    deleted = run("delete", "exhibit_a.md", "nope.md", config=cfg)
+    assert deleted.exit_code == 0 and "deleted 1; not in the index: nope.md" in deleted.output
+    assert run("delete", "nope.md", config=cfg).exit_code == 1

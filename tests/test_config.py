@@ -92,3 +92,16 @@ def test_configuration_docs_are_generated_from_the_models():
     reg = PluginRegistry.discover(env={})
     expected = config_reference({n: r.info for n, r in reg.loaded().items()})
     assert (ROOT / "docs" / "configuration.md").read_text() == expected + "\n"
+
+
+def test_keys_valid_alone_but_not_together_are_named(registry):
+    with pytest.raises(ConfigError, match="chunk_overlap = 100 must be smaller than chunk_size = 64"):
+        load({"chunk_size": 64, "chunk_overlap": 100}, registry=registry)
+
+
+def test_a_relative_persist_dir_is_relative_to_the_config_file(tmp_path, registry, monkeypatch):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "ragplugins.toml").write_text('[ragplugins]\npersist_dir = "idx"\n')
+    monkeypatch.chdir(tmp_path)
+    assert Path(load("app/ragplugins.toml", registry=registry).config.core.persist_dir) == Path("app/idx")
+    assert load({"persist_dir": "idx"}, registry=registry).config.core.persist_dir == "idx"  # a dict: the cwd

@@ -76,3 +76,37 @@ def test_duplicate_ids_across_roots(rag, tmp_path):
         (tmp_path / d / "same.md").write_text(f"Note from {d}.")
     with pytest.raises(InputError, match="two files would get the id 'same.md'"):
         rag.index_paths([tmp_path / "one", tmp_path / "two"])
+
+
+def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "binary.md").write_bytes(bytes(range(256)) * 40)
+    (folder / "ok.md").write_text("A note about grinder burrs.")
+    with pytest.warns(UserWarning, match=r"skipped '.*binary.md': it is a binary file, not .md text"):
+        _, report = rag.index_paths([folder])
+    assert report.added == ["ok.md"]
+
+
+def test_hidden_folders_and_the_index_itself_are_not_walked(tmp_path, bundled_embed_model):
+    folder = tmp_path / "project"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "notes.md").write_text("Not a document of the project.")
+    (folder / "doc.md").write_text("The project's only document, about espresso.")
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=folder / "index_here")
+    assert rag.index_paths([folder])[1].added == ["doc.md"]
+    (folder / "index_here" / "stray.md").write_text("Written into the index directory by accident.")
+    _, again = rag.index_paths([folder])
+    assert again.unchanged == ["doc.md"] and not again.added and not again.skipped
+
+
+def test_the_same_files_indexed_from_another_folder_are_flagged(rag, tiny_corpus):
+    with pytest.warns(UserWarning, match=r"'corpus/(\w+\.md)' was added next to the already indexed "
+                                         r"'\1'.*ragplugins delete '\1'"):
+        rag.index_paths([tiny_corpus.parent])
+
+
+@pytest.mark.parametrize("question", ["", "   \n"])
+def test_an_empty_question_is_refused_before_any_plugin(rag, question):
+    with pytest.raises(InputError, match="the question is empty"):
+        rag.search(question)
