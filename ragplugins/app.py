@@ -22,6 +22,7 @@ from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
 from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -421,7 +422,10 @@ class RagPlugins:
                 for c in self._contributions("ragplugins_node_postprocessors", ctx)]
 
     def query_engine(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
-                     filters: MetadataFilters | None = None, **kwargs: Any) -> BaseQueryEngine:
+                     filters: MetadataFilters | None = None, similarity_top_k: int | None = None,
+                     node_postprocessors: Sequence[BaseNodePostprocessor] = (), **kwargs: Any) -> BaseQueryEngine:
+        """Like ``index.as_query_engine``: ``similarity_top_k`` sets the first stage's k, your
+        ``node_postprocessors`` run after the plugins', other keywords go to the response synthesizer."""
         from llama_index.core.query_engine import RetrieverQueryEngine
         from llama_index.core.response_synthesizers import get_response_synthesizer
 
@@ -430,14 +434,17 @@ class RagPlugins:
             from llama_index.core.llms import MockLLM
             from llama_index.core.response_synthesizers.no_text import NoText
 
+            if kwargs:
+                raise TypeError(f"query_engine() got {', '.join(sorted(kwargs))}, which only a response synthesizer "
+                                "takes, and without an LLM there is none: pass llm= to ragplugins.load()")
             # No LLM: ranked sources without an answer. NoText never calls the LLM; passing
             # one keeps it from resolving Settings.llm (which would import OpenAI).
             synth = NoText(llm=MockLLM())
         else:
             synth = get_response_synthesizer(llm=self.llm, **kwargs)
         engine: BaseQueryEngine = RetrieverQueryEngine(
-            retriever=self.retriever(index, base=base, filters=filters), response_synthesizer=synth,
-            node_postprocessors=self.postprocessors(index))
+            retriever=self.retriever(index, base=base, filters=filters, top_k=similarity_top_k),
+            response_synthesizer=synth, node_postprocessors=[*self.postprocessors(index), *node_postprocessors])
         for contrib in self._contributions("ragplugins_query_engine_wrappers", self.context(index)):
             engine = self._wrap(contrib, engine, BaseQueryEngine) or engine
         return RagQueryEngine(engine)

@@ -174,3 +174,15 @@ def test_a_failing_instrument_is_named_and_under_warn_left_out(tiny_corpus, gold
     with pytest.warns(UserWarning, match="gauge broke"):
         rows = {r["id"]: r for r in run("warn")._rows("on", 3)}
     assert rows["q1"]["instrument"] == {"gauge.seen": "q1"} and rows["q2"]["instrument"] == {}
+
+
+def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):
+    from ragplugins import InputError
+    from ragplugins.eval.corpora import BENCH_ENV, bench_dir
+
+    monkeypatch.delenv(BENCH_ENV, raising=False)
+    with pytest.raises(InputError, match=f"--bench-dir = '{tmp_path}' holds no corpora/ folder"):
+        bench_dir(tmp_path)
+    monkeypatch.setenv(BENCH_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(InputError, match=f"{BENCH_ENV} = .*nowhere' holds no corpora/"):
+        bench_dir()

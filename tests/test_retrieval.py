@@ -230,3 +230,22 @@ def test_index_id_of_a_host_store_outlives_the_process(tiny_corpus, tmp_path, bu
     assert make_rag([], embed_model=bundled_embed_model, vector_store=_qdrant()).context(
         VectorStoreIndex.from_vector_store(_qdrant(), embed_model=bundled_embed_model)).index_id \
         == "QdrantVectorStore:chunks"
+
+
+def test_query_engine_takes_the_as_query_engine_keywords(tiny_corpus, tmp_path, bundled_embed_model):
+    from llama_index.core.postprocessor import SimilarityPostprocessor
+
+    from ragplugins.testing import FakeLLM
+
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    assert len(rag.query_engine(similarity_top_k=3).query("annual fee").source_nodes) == 3
+    # Fused scores are RRF (about 1/61), so a cosine-scale cutoff drops everything: it did run, last.
+    cut = rag.query_engine(node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.5)])
+    assert cut.query("annual fee").source_nodes == []
+    with pytest.raises(TypeError, match="response_mode.*without an LLM"):
+        rag.query_engine(response_mode="compact")
+    answering = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx",
+                         llm=FakeLLM(prompts=[], responder=lambda p: "120,000 EUR"))
+    response = answering.query_engine(similarity_top_k=2, response_mode="compact").query("annual fee")
+    assert len(response.source_nodes) == 2 and "120,000" in str(response)

@@ -24,6 +24,9 @@ BENCH_CORPORA = {
 
 def bench_dir(path: str | Path | None = None) -> Path:
     """The shared bench directory: ``path``, $RAGPLUGINS_BENCH, or ../shared/bench beside the repo."""
+    for given, name in ((path, "--bench-dir"), (os.environ.get(BENCH_ENV), BENCH_ENV)):
+        if given and not (Path(given) / "corpora").is_dir():  # a folder you named is never second-guessed
+            raise InputError(f"{name} = '{given}' holds no corpora/ folder; point it at the bench folder")
     candidates = [path, os.environ.get(BENCH_ENV), Path(__file__).resolve().parents[3] / "shared" / "bench",
                   Path.cwd().parent / "shared" / "bench"]
     for c in candidates:
