@@ -26,10 +26,13 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
 
     if not (demo_dir / "corpus").is_dir():
         raise FileNotFoundError(f"demo corpus not found at {demo_dir / 'corpus'} (run from a source checkout)")
+    if persist_dir is None:
+        with tempfile.TemporaryDirectory(prefix="ragplugins-demo-") as tmp:
+            return run_demo(console, tmp, demo_dir)
     reg = registry()
     wanted = tomllib.loads((demo_dir / "ragplugins.toml").read_text())["ragplugins"]
     installed = [n for n in wanted.get("enable", []) if n in reg.loaded()]
-    root = Path(persist_dir) if persist_dir else Path(tempfile.mkdtemp(prefix="ragplugins-demo-"))
+    root = Path(persist_dir)
     embed = load_embed_model()
     arms = {}
     for arm, enable in (("off", []), ("on", installed)):
@@ -41,12 +44,16 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
     console.print(f"plugins on: {', '.join(installed) or 'none installed'}; top_k = {wanted.get('top_k', 20)}")
     queries = [json.loads(line) for line in (demo_dir / "queries.jsonl").read_text().splitlines() if line.strip()]
     summary = {"off": 0, "on": 0}
+    acted = 0
     for q in queries:
         table = Table(title=q["query"], show_lines=False)
         table.add_column("#")
         cols = {}
+        decisions = []
         for arm, rp in arms.items():
             result = rp.search(q["query"])
+            if arm == "on":
+                decisions = _decisions(result.trace.to_dict()["plugins"])
             hit = _hit([n.node.get_content() for n in result.final], q["expected"])
             summary[arm] += hit
             cols[arm] = [f"{n.node.ref_doc_id}" + (f" (via {', '.join(tags(n))})" if tags(n) else "")
@@ -55,6 +62,23 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
         for i in range(max(len(c) for c in cols.values())):
             table.add_row(str(i + 1), *[c[i] if i < len(c) else "" for c in cols.values()])
         console.print(table)
+        for line, did in decisions:
+            console.print(f"  {line}", markup=False)
+            acted += did
     console.print(f"answers found in the final list: off {summary['off']}/{len(queries)}, "
-                  f"on {summary['on']}/{len(queries)}")
+                  f"on {summary['on']}/{len(queries)}; plugin decisions that changed the list: {acted}")
+    console.print("Each plugin acts only when its own test passes (the lines under each table say why or why "
+                  "not); measured effects on the bench corpora are in docs/benchmarks.md.")
     return summary
+
+
+def _decisions(plugins: dict) -> list[tuple[str, bool]]:
+    """One line per plugin action from the trace: what it did and why, and whether it changed anything."""
+    out = []
+    for plugin, actions in sorted(plugins.items()):
+        for action, data in actions.items():
+            if not isinstance(data, dict) or "reason" not in data:
+                continue
+            did = bool(data.get("fired") or data.get("applied"))
+            out.append((f"{plugin} {action}: {'acted' if did else 'no change'} ({data['reason']})", did))
+    return out

@@ -61,6 +61,9 @@ def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
     out = run("demo", "--persist-dir", str(tmp_path / "demo")).output
     assert "plugins off" in out and "plugins on" in out
     assert "answers found in the final list: off" in out
+    # Under each question, every enabled plugin says what it decided and why.
+    for line in ("crossref hop: ", "overview select: ", "retry decision: "):
+        assert out.count(line) == 6, line
 
 
 def test_query_with_a_configured_llm_prints_an_answer(run, tmp_path, tiny_corpus):

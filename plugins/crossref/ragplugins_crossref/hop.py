@@ -301,7 +301,11 @@ class CrossrefHop(BaseNodePostprocessor):
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
         out, added, removed = self._place(nodes, hops)
-        trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, named=sorted(named),
+        best = hops[0][0] if hops else None
+        reason = ("no pointer left to follow" if best is None else
+                  f"the best pointer, '{best['ref']}' in {best['from_doc']} -> {best['target']}: "
+                  f"{best.get('outcome', 'not followed')}")
+        trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, named=sorted(named), reason=reason,
                      threshold=round(threshold, 4),
                      chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)), chunks_added=len(added),
                      added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
