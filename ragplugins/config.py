@@ -11,6 +11,7 @@ import difflib
 import importlib.metadata as md
 import re
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -157,17 +158,29 @@ def _closest(word: str, options: list[str]) -> str:
     return f" (did you mean '{match[0]}'?)" if match else ""
 
 
+def _table_model(model: type[BaseModel], path: tuple) -> type[BaseModel]:
+    """The model of the nested table at ``path`` (a key typo inside it lists that table's keys)."""
+    for part in path:
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field is not None else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            break
+        model = ann
+    return model
+
+
 def pydantic_problems(model: type[BaseModel], data: dict, section: str) -> list[str]:
     """Validate ``data`` with ``model``; return readable problems (empty when valid)."""
     try:
         model.model_validate(data)
     except ValidationError as exc:
-        allowed = list(model.model_fields)
         problems = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"]) or "(section)"
             if err["type"] == "extra_forbidden":
-                problems.append(f"{section} {key}: unknown key{_closest(key, allowed)}; "
+                allowed = list(_table_model(model, err["loc"][:-1]).model_fields)
+                last = str(err["loc"][-1])
+                problems.append(f"{section} {key}: unknown key{_closest(last, allowed)}; "
                                 f"allowed keys: {', '.join(allowed) or 'none'}")
             else:
                 value = err.get("input")
@@ -232,7 +245,8 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
             problems.append(f"[ragplugins] enable: plugin '{name}' is installed but not loaded: {failed[name]}")
         else:
             problems.append(f"[ragplugins] enable: no plugin named '{name}' is installed{_closest(name, names)}; "
-                            f"installed: {', '.join(names) or 'none'}; to install it: {install_hint(name)}")
+                            f"installed: {', '.join(names) or 'none'}"
+                            + ("" if _closest(name, names) else f"; to install it: {install_hint(name)}"))
     plugins: dict[str, BaseModel] = {}
     for name, data in config.raw_sections.items():
         if name not in infos:
@@ -267,7 +281,8 @@ def config_reference(infos: dict[str, Any]) -> str:
                 rows.append(f"| `{key}` | table | see `[{title[1:-1]}.{key}]` | {f.description or ''} |")
                 nested += section(ann, f"[{title[1:-1]}.{key}]")
                 continue
-            name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+            generic = typing.get_origin(ann) is not None  # Literal[...], list[str], X | None: show it whole
+            name = str(ann).replace("typing.", "") if generic else getattr(ann, "__name__", str(ann))
             default = f.get_default(call_default_factory=True)
             if isinstance(default, BaseModel):
                 default = default.model_dump(mode="json")

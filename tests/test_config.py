@@ -105,3 +105,23 @@ def test_a_relative_persist_dir_is_relative_to_the_config_file(tmp_path, registr
     monkeypatch.chdir(tmp_path)
     assert Path(load("app/ragplugins.toml", registry=registry).config.core.persist_dir) == Path("app/idx")
     assert load({"persist_dir": "idx"}, registry=registry).config.core.persist_dir == "idx"  # a dict: the cwd
+
+
+def test_a_typo_in_a_nested_table_lists_that_tables_keys(plugin_module):
+    class Fidelity(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        threshold: float = 0.5
+
+    class Checker(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        backend: str = "default"
+        fidelity: Fidelity = Field(default_factory=Fidelity)
+
+    reg = PluginRegistry()
+    reg.register(plugin_module("checker", _info=PluginInfo(name="checker", version="1", config_model=Checker)))
+    with pytest.raises(ConfigError, match=r"\[ragplugins.checker\] fidelity.threshhold: unknown key \(did you mean "
+                                          r"'threshold'\?\); allowed keys: threshold$"):
+        load({"enable": ["checker"], "checker": {"fidelity": {"threshhold": 0.4}}}, registry=reg)
+    with pytest.raises(ConfigError, match=r"no plugin named 'chekcer' is installed \(did you mean 'checker'\?\); "
+                                          r"installed: checker$"):
+        load({"enable": ["chekcer"]}, registry=reg)
