@@ -311,8 +311,12 @@ class RagPlugins:
                           f"unchanged documents were indexed before and were skipped; re-index them with "
                           f"`ragplugins index PATH --reindex` (or build_index(documents, reindex=True))",
                           stacklevel=4)
+        def tails(doc_id: str) -> list[str]:  # 'a/b/c.md' -> ['b/c.md', 'c.md']
+            parts = doc_id.split("/")
+            return ["/".join(parts[i:]) for i in range(1, len(parts))]
+        longer = {tail: old for old in existing for tail in tails(old)}
         for doc_id in report.added:
-            twin = next((old for old in existing if doc_id.endswith("/" + old) or old.endswith("/" + doc_id)), None)
+            twin = next((t for t in tails(doc_id) if t in existing), None) or longer.get(doc_id)
             if twin is not None:
                 warnings.warn(f"ragplugins: '{doc_id}' was added next to the already indexed '{twin}': document "
                               "ids are paths relative to the folder you index, so index the same folder each "
