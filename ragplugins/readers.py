@@ -8,6 +8,8 @@ document id is the path relative to the indexed root, so ids and the
 
 from __future__ import annotations
 
+import codecs
+
 import logging
 import warnings
 from dataclasses import dataclass, field
@@ -64,13 +66,17 @@ def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[
 
 
 def _is_binary(path: Path) -> bool:
-    """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none."""
+    """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none; UTF-16
+    text has many, but starts with its byte-order mark."""
     with path.open("rb") as f:
-        return b"\0" in f.read(8000)
+        head = f.read(8000)
+    return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
 
 
 def _decode(path: Path, report: ReadReport) -> str | None:
     data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -83,9 +83,11 @@ def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):
     folder.mkdir()
     (folder / "binary.md").write_bytes(bytes(range(256)) * 40)
     (folder / "ok.md").write_text("A note about grinder burrs.")
+    (folder / "windows.txt").write_text("Notes saved by Notepad in UTF-16 about descaling.", encoding="utf-16")
     with pytest.warns(UserWarning, match=r"skipped '.*binary.md': it is a binary file, not .md text"):
         _, report = rag.index_paths([folder])
-    assert report.added == ["ok.md"]
+    assert sorted(report.added) == ["ok.md", "windows.txt"]
+    assert "descaling" in rag.search("Notepad descaling notes").final[0].node.get_content()
 
 
 def test_hidden_folders_and_the_index_itself_are_not_walked(tmp_path, bundled_embed_model):
