@@ -206,13 +206,18 @@ def install_hint(plugin: str) -> str:
     return f"pip install ragplugins-{plugin}"
 
 
+def _table_name(label: str) -> str:
+    """How the config's top table is written where it came from (problems quote it as the user wrote it)."""
+    return "tool.ragplugins" if Path(label).name == "pyproject.toml" else "ragplugins"
+
+
 def parse_config(source: str | Path | dict | None, strict: bool = True) -> Config:
     """Read and validate the core part; plugin sections are kept for :func:`validate_plugins`.
     With ``strict=False`` core problems are kept on the Config to be reported with the plugins'."""
     table, label = read_config_source(source)
     sections = {k: v for k, v in table.items() if isinstance(v, dict)}
     core_data = {k: v for k, v in table.items() if not isinstance(v, dict)}
-    problems = pydantic_problems(CoreSettings, core_data, "[ragplugins]")
+    problems = pydantic_problems(CoreSettings, core_data, f"[{_table_name(label)}]")
     if problems and strict:
         raise ConfigError(problems, label)
     if problems:
@@ -236,26 +241,27 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
     names of plugins that are installed but not loaded -> the reason.
     """
     failed = failed or {}
+    top = _table_name(config.source)
     names = sorted(infos)
     problems: list[str] = list(config.problems)
     for name in config.core.enable:
         if name in infos:
             continue
         if name in failed:
-            problems.append(f"[ragplugins] enable: plugin '{name}' is installed but not loaded: {failed[name]}")
+            problems.append(f"[{top}] enable: plugin '{name}' is installed but not loaded: {failed[name]}")
         else:
-            problems.append(f"[ragplugins] enable: no plugin named '{name}' is installed{_closest(name, names)}; "
+            problems.append(f"[{top}] enable: no plugin named '{name}' is installed{_closest(name, names)}; "
                             f"installed: {', '.join(names) or 'none'}"
                             + ("" if _closest(name, names) else f"; to install it: {install_hint(name)}"))
     plugins: dict[str, BaseModel] = {}
     for name, data in config.raw_sections.items():
         if name not in infos:
             if name not in failed:
-                problems.append(f"[ragplugins.{name}]: no plugin named '{name}' is installed"
+                problems.append(f"[{top}.{name}]: no plugin named '{name}' is installed"
                                 f"{_closest(name, names)}; installed: {', '.join(names) or 'none'}")
             continue
         model = infos[name].config_model
-        found = pydantic_problems(model, data, f"[ragplugins.{name}]")
+        found = pydantic_problems(model, data, f"[{top}.{name}]")
         if found:
             problems.extend(found)
         else:

