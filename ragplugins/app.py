@@ -223,19 +223,17 @@ class RagPlugins:
     def _check_manifest(self) -> str:
         """Refuse another embedder; return the index's stable id (kept when the directory moves)."""
         assert self.persist_dir is not None
-        path = self.persist_dir / MANIFEST
         identity = embedder_identity(self.embed_model)
-        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        manifest = self._manifest()
         recorded = manifest.get("embedder")
         if recorded and recorded != identity:
             raise EmbedderMismatchError(
                 f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
                 f"'{identity}'; open it with that embedder, or index into another persist_dir")
         if not recorded or "index_id" not in manifest:
-            manifest = {"embedder": identity, "table": self.config.core.table,
-                        "index_id": manifest.get("index_id") or str(uuid.uuid4()), **manifest}
             self.persist_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+            manifest = self._manifest(**{"embedder": identity, "table": self.config.core.table,
+                                         "index_id": manifest.get("index_id") or str(uuid.uuid4()), **manifest})
         return manifest["index_id"]
 
     def index(self) -> VectorStoreIndex:
