@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import warnings
 
@@ -30,6 +31,8 @@ def registry() -> PluginRegistry:
 
 
 def _quiet_libraries() -> None:
+    # The model-loading progress bar of transformers, on every command; read when transformers is imported.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     for name in ("sentence_transformers", "llama_index.vector_stores.lancedb", "httpx", "bm25s"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
@@ -107,7 +110,7 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", r["config"],
                       ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]), r["error"] or "")
     console.print(table)
-    if ENV_VAR in __import__("os").environ:
+    if ENV_VAR in os.environ:
         console.print(f"({ENV_VAR} restricts which plugins load)")
 
 
