@@ -31,7 +31,7 @@ from ragplugins.config import Config, parse_config, validate_plugins
 from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
-from ragplugins.errors import EmbedderMismatchError, InputError, PluginError
+from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError
 from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever, GuardedTransformation
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
@@ -496,4 +496,10 @@ def load(config: str | Path | dict | None = None, *, embed_model: Any = None, ll
     loaded = registry.loaded()
     failed = {r.name: r.error or "" for r in registry.all_records() if not r.loaded}
     validate_plugins(cfg, {n: r.info for n, r in loaded.items()}, failed)
+    problems = [problem for name in cfg.enabled if name in loaded
+                for found in registry.call(loaded[name], "ragplugins_check_config", config=cfg.for_plugin(name),
+                                           pluginmanager=registry.pm)
+                for problem in found]
+    if problems:
+        raise ConfigError(problems, cfg.source)
     return RagPlugins(cfg, registry, embed_model=embed_model, llm=llm, vector_store=vector_store)

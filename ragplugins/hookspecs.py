@@ -30,6 +30,13 @@ def ragplugins_plugin_info():
 
 
 @hookspec
+def ragplugins_check_config(config, pluginmanager):
+    """Problems with this plugin's config that its model cannot see, such as a name that other
+    plugins' hooks resolve: a list of messages naming the key and the value ([] when fine). Run by
+    ``ragplugins.load`` (so ``ragplugins config check`` too), before any index or model is opened."""
+
+
+@hookspec
 def ragplugins_transformations(config, ctx):
     """Contribute index-time TransformComponents (stages: pre_split, post_split)."""
 

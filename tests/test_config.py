@@ -133,3 +133,19 @@ def test_problems_in_pyproject_quote_the_tool_table(tmp_path, registry):
         load(tmp_path / "pyproject.toml", registry=registry)
     assert caught.value.problems[0].startswith("[tool.ragplugins] topk: unknown key (did you mean 'top_k'?)")
     assert caught.value.problems[1].startswith("[tool.ragplugins.hopper] max_hop: unknown key")
+
+
+def test_a_plugin_checks_what_its_model_cannot_see(plugin_module):
+    seen = []
+
+    def check(config, pluginmanager):
+        seen.append(pluginmanager)
+        return [] if config.gate <= 0.9 else [f"[ragplugins.strict] gate = {config.gate}: no resolver above 0.9"]
+    reg = PluginRegistry()
+    reg.register(plugin_module("strict", _info=PluginInfo(name="strict", version="1", config_model=HopConfig),
+                               ragplugins_check_config=check))
+    assert load({"enable": ["strict"], "strict": {"gate": 0.5}}, registry=reg).config.enabled == ["strict"]
+    with pytest.raises(ConfigError, match=r"gate = 0.95: no resolver above 0.9"):
+        load({"enable": ["strict"], "strict": {"gate": 0.95}}, registry=reg)
+    load({"enable": [], "strict": {"gate": 0.95}}, registry=reg)  # only enabled plugins are asked
+    assert len(seen) == 2 and seen[0] is reg.pm

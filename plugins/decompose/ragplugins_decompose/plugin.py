@@ -64,6 +64,15 @@ def decomposer(config: DecomposeConfig, pm=None) -> Decomposer:
     return available[config.decomposer]
 
 
+@ragplugins.hookimpl
+def ragplugins_check_config(config: DecomposeConfig, pluginmanager):
+    try:
+        decomposer(config, pluginmanager)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
 def scorer(config: DecomposeConfig) -> Scorer:
     if config.scorer == "cross-encoder":
         return PostprocessorScorer(postprocessor=loading.cross_encoder(config.model, config.device))

@@ -100,6 +100,16 @@ def resolve_confirm(config: RetryConfig, pm: Any = None) -> RetrySignal | None:
 
 
 @ragplugins.hookimpl
+def ragplugins_check_config(config: RetryConfig, pluginmanager):
+    try:
+        resolve(config, pluginmanager)
+        resolve_confirm(config, pluginmanager)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+@ragplugins.hookimpl
 def ragplugins_retriever_wrappers(config: RetryConfig, ctx):
     # A misspelt name fails when the pipeline is built, not on first use.
     resolve(config, ctx.pluginmanager)

@@ -80,13 +80,20 @@ def available(pluginmanager: pluggy.PluginManager | None = None) -> dict[str, tu
     return found
 
 
+def backend_problem(config: VerifierConfig, factories: dict[str, tuple[Factory, str]]) -> str | None:
+    """Why ``config.backend`` is not among ``factories`` (:func:`available`); None when it is."""
+    if config.backend in factories:
+        return None
+    return (f"[ragplugins.verifier] backend = '{config.backend}' is not a known backend; "
+            f"available: {', '.join(sorted(factories))}")
+
+
 def build_verifier(config: VerifierConfig | None, ctx: Any) -> Verifier:
     """The verifier ``config.backend`` names, built from its settings and the context's models."""
     config = config or VerifierConfig()
     factories = available(getattr(ctx, "pluginmanager", None))
-    if config.backend not in factories:
-        raise VerifierError(f"[ragplugins.verifier] backend = '{config.backend}' is not a known backend; "
-                            f"available: {', '.join(sorted(factories))}")
+    if problem := backend_problem(config, factories):
+        raise VerifierError(problem)
     verifier = factories[config.backend][0](config, ctx)
     if not isinstance(verifier, Verifier):
         raise VerifierError(f"verifier backend '{config.backend}' returned {type(verifier).__name__}, "

@@ -6,7 +6,7 @@ import functools
 
 import ragplugins
 from ragplugins_verifier import __version__
-from ragplugins_verifier.backends import add_hooks, build_verifier
+from ragplugins_verifier.backends import add_hooks, available, backend_problem, build_verifier
 from ragplugins_verifier.config import VerifierConfig
 from ragplugins_verifier.engine import VerifyingQueryEngine
 
@@ -21,6 +21,12 @@ def ragplugins_plugin_info():
     return ragplugins.PluginInfo(
         name="verifier", version=__version__, config_model=VerifierConfig,
         description="Check each answer sentence against its evidence; annotate, flag or abstain.")
+
+
+@ragplugins.hookimpl
+def ragplugins_check_config(config: VerifierConfig, pluginmanager):
+    problem = backend_problem(config, available(pluginmanager))
+    return [problem] if problem else []
 
 
 @ragplugins.hookimpl

@@ -154,10 +154,9 @@ def test_third_party_backends_come_through_the_hook(corpus_index, bundled_embed_
 
 
 def test_unknown_backend_lists_the_available_ones(corpus_index, bundled_embed_model):
-    rag = make_rag([plugin], {"verifier": {"backend": "nope"}}, embed_model=bundled_embed_model,
-                   persist_dir=corpus_index)
-    with pytest.raises(PluginError, match="'nope' is not a known backend; available: .*fidelity, llm, nli"):
-        rag.query_engine()
+    with pytest.raises(ConfigError, match="'nope' is not a known backend; available: .*fidelity, llm, nli"):
+        make_rag([plugin], {"verifier": {"backend": "nope"}}, embed_model=bundled_embed_model,
+                 persist_dir=corpus_index)
 
 
 def test_llm_backend_without_an_llm_is_a_clear_error(corpus_index, bundled_embed_model):
