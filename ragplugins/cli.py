@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sys
+import textwrap
 import warnings
 
 import click
@@ -14,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragplugins.config import config_reference, parse_config, validate_plugins
-from ragplugins.errors import RagPluginsError
+from ragplugins.errors import InputError, RagPluginsError
 from ragplugins.plugins import ENV_VAR, PluginRegistry
 
 console = Console()
@@ -209,9 +210,15 @@ def _tags(nws) -> str:
 @click.pass_context
 def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -> None:
     """Ranked sources with plugin tags, and an answer when [ragplugins] llm is configured."""
+    from ragplugins.app import MANIFEST
+
     rp = _load(ctx)
+    if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file():
+        # Asking would create an empty index there; say where none was found instead.
+        raise InputError(f"no index in '{rp.persist_dir}' ({rp.config.source}: persist_dir); build one with "
+                         "`ragplugins index PATH`, or point persist_dir at an existing one")
     if rp.llm is not None:
-        response = rp.query_engine().query(question)
+        response = rp.query_engine(similarity_top_k=top_k).query(question)
         click.echo(f"answer: {response.response}\n")
         nodes, plugins = response.source_nodes, response.metadata["ragplugins"]["plugins"]
     else:
@@ -223,7 +230,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -
     table = Table("#", "score", "document", "tags", "text")
     for i, n in enumerate(nodes[:show], 1):
         table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(n.node.ref_doc_id or ""),
-                      escape(_tags(n)), escape(n.node.get_content()[:90].replace("\n", " ")))
+                      escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
     console.print(table)
     if plugins:
         click.echo(json.dumps(plugins, indent=2, default=str))

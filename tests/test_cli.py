@@ -95,3 +95,9 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
     deleted = run("delete", "exhibit_a.md", "nope.md", config=cfg)
     assert deleted.exit_code == 0 and "deleted 1; not in the index: nope.md" in deleted.output
     assert run("delete", "nope.md", config=cfg).exit_code == 1
+
+
+def test_query_without_an_index_says_so_and_creates_nothing(run, tmp_path):
+    result = run("query", "annual fee")
+    assert result.exit_code == 2 and "no index in '.ragplugins'" in result.output
+    assert not (tmp_path / ".ragplugins").exists()
