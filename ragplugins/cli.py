@@ -311,8 +311,12 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     out = run.write(out_dir)
     from ragplugins.eval.report import table
 
+    instrument = sorted({key for row in run.rows for key in row["instrument"]})
     for k in run.ks:
         click.echo(f"\nk = {k}\n" + table(run, k))
+        if instrument:
+            click.echo("\nthe plugins' own measurements (mean per query)\n" + table(run, k, extra=instrument,
+                                                                                    metrics=False))
     if run.coverage_failures:
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
                    + ", ".join(f["id"] for f in run.coverage_failures))

@@ -140,6 +140,7 @@ def test_eval_cli_gives_the_configured_llm_to_llm_backed_arms(tiny_corpus, gold_
                                             "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    assert "the plugins' own measurements" in result.output and "overview.applied" in result.output
     import my_llms
 
     # One overview per document of the tiny corpus, written by that LLM.

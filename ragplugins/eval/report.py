@@ -19,8 +19,9 @@ def _fmt(value) -> str:
 
 
 def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
-          extra: Sequence[str] = ()) -> str:
-    cols = list(COLUMNS) + [(e, e) for e in extra]
+          extra: Sequence[str] = (), metrics: bool = True) -> str:
+    """One row per arm: the metrics (unless ``metrics`` is false) and the ``extra`` summary columns."""
+    cols = (list(COLUMNS) if metrics else []) + [(e, e) for e in extra]
     head = "| arm | n | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 2)]
     for arm in arms or run.arms:
