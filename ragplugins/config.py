@@ -125,6 +125,8 @@ def read_config_source(source: str | Path | dict | None) -> tuple[dict, str]:
         table = data.get("tool", {}).get("ragplugins")
         if table is None:
             raise ConfigError(["no [tool.ragplugins] table in it"], str(path))
+    elif not data:  # an empty ragplugins.toml (say, one being written by `config show --defaults >`)
+        table = {}
     else:
         table = data.get("ragplugins")
         if table is None:

@@ -149,3 +149,11 @@ def test_a_plugin_checks_what_its_model_cannot_see(plugin_module):
         load({"enable": ["strict"], "strict": {"gate": 0.95}}, registry=reg)
     load({"enable": [], "strict": {"gate": 0.95}}, registry=reg)  # only enabled plugins are asked
     assert len(seen) == 2 and seen[0] is reg.pm
+
+
+def test_an_empty_ragplugins_toml_means_the_defaults_but_a_foreign_one_is_refused(tmp_path, registry):
+    (tmp_path / "ragplugins.toml").write_text("\n")
+    assert load(tmp_path / "ragplugins.toml", registry=registry).config.core.top_k == 20
+    (tmp_path / "ragplugins.toml").write_text('[tool.other]\nx = 1\n')
+    with pytest.raises(ConfigError, match=r"no \[ragplugins\] table in it \(found: \['tool'\]\)"):
+        load(tmp_path / "ragplugins.toml", registry=registry)
