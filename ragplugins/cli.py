@@ -309,9 +309,9 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
                    llm=_import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import table
+    from ragplugins.eval.report import instrument_keys, table
 
-    instrument = sorted({key for row in run.rows for key in row["instrument"]})
+    instrument = instrument_keys(run)
     for k in run.ks:
         click.echo(f"\nk = {k}\n" + table(run, k))
         if instrument:

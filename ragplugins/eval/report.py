@@ -33,11 +33,16 @@ def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
     return "\n".join(lines)
 
 
+def instrument_keys(run) -> list[str]:
+    """The '<plugin>.<name>' measurements some row of ``run`` carries."""
+    return sorted({key for r in run.rows for key in r["instrument"]})
+
+
 def markdown(run) -> str:
     out = [f"# ragplugins eval: {', '.join(run.meta.get('corpus', []))}", "",
            f"{run.meta.get('n_queries')} queries; embedder {run.meta.get('embedder')}; seed {run.meta.get('seed')}.",
            ""]
-    instrument = sorted({key for r in run.rows for key in r["instrument"]})
+    instrument = instrument_keys(run)
     for k in run.ks:
         for sl in run.slices():
             if sl != "all" and not sl.startswith(("requires_crossref", "control", "multi_document")):
