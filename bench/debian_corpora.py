@@ -1,7 +1,8 @@
 """Build the real-documentation bench corpora from Debian's documentation packages.
 
 Nothing third-party is committed: this script copies the selected files of an installed package
-into a cache folder (default ``bench/.cache/debian/<corpus>/``, git-ignored) and records there,
+into a cache folder (default ``bench/corpora-debian/<corpus>/``, git-ignored; not a hidden folder, which
+LlamaIndex's SimpleDirectoryReader would skip) and records there,
 in ``SOURCE.json``, which package and version it read and by which rule it chose the files.
 
     apt-get install git-doc postgresql-doc-15 python3.11-doc
@@ -32,7 +33,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "bench" / ".cache" / "debian"
+DEFAULT_OUT = ROOT / "bench" / "corpora-debian"
 
 GIT_DOC = Path("/usr/share/doc/git-doc")
 POSTGRES_HTML = Path("/usr/share/doc/postgresql-doc-15/html")

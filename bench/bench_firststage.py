@@ -1,0 +1,221 @@
+"""The core first stage against plain LlamaIndex's OWN pipeline, per corpus, dev and test apart.
+
+The peer is what a LlamaIndex user gets without ragplugins: ``SimpleDirectoryReader`` over the
+corpus folder, its default ``SentenceSplitter()`` (1024 tokens, overlap 200), a
+``VectorStoreIndex`` with the same MiniLM embedder, and ``QueryFusionRetriever`` (reciprocal
+rank, one query) over the index's retriever and ``BM25Retriever`` (bm25s, English stemmer),
+k = 20. Also the peer at 512/50, the setting of the published peer rows. ragplugins is run
+through its product path (``ragplugins.load(...).search``) with every plugin off, on its
+embedded LanceDB index.
+
+Chunk and query embeddings are cached on disk by text (``bench/.cache/embeddings.sqlite``), so
+the peer and ragplugins embed a text once across runs; the cache changes no vector.
+
+    python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres python
+    python bench/bench_firststage.py --corpus git --split dev          # tuning runs
+    python bench/bench_firststage.py --split test --out bench/results/firststage/test.json
+
+Splits: the Debian corpora's rows carry ``dimensions.split``; the public sets have none, so a
+row is ``dev`` when the first hex digit of sha1(id) is even (decided before the first run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sqlite3
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
+from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
+
+from ragplugins.eval import metrics  # noqa: E402
+from ragplugins.eval.corpora import bench_corpus  # noqa: E402
+from ragplugins.eval.gold import GoldRow, load_gold  # noqa: E402
+
+CACHE = HERE / ".cache"
+DEBIAN = ("git", "postgres", "python")
+PUBLIC = ("mixed", "docs", "acq", "acq+docs")
+K = 20
+
+
+class CachedEmbedding(BaseEmbedding):
+    """Another embedder's vectors, kept on disk by text so a corpus is embedded once."""
+
+    _inner: Any = PrivateAttr()
+    _db: Any = PrivateAttr()
+
+    def __init__(self, inner: Any, path: Path, **kwargs: Any):
+        super().__init__(model_name=f"cached:{getattr(inner, 'model_name', type(inner).__name__)}",
+                         embed_batch_size=64, **kwargs)
+        self._inner = inner
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db.execute("create table if not exists v (k text primary key, vec blob)")
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "bench.CachedEmbedding"
+
+    def _lookup(self, keys: list[str]) -> dict[str, list[float]]:
+        out = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            rows = self._db.execute(f"select k, vec from v where k in ({','.join('?' * len(part))})", part)
+            out.update({k: np.frombuffer(b, dtype=np.float32).tolist() for k, b in rows})
+        return out
+
+    def _many(self, texts: list[str], kind: str) -> list[list[float]]:
+        keys = [hashlib.sha1(f"{kind}\0{t}".encode()).hexdigest() for t in texts]
+        found = self._lookup(keys)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            todo = [texts[i] for i in missing]
+            vectors = (self._inner.get_text_embedding_batch(todo) if kind == "doc"
+                       else [self._inner.get_query_embedding(t) for t in todo])
+            self._db.executemany("insert or replace into v values (?, ?)",
+                                 [(keys[i], np.asarray(v, dtype=np.float32).tobytes())
+                                  for i, v in zip(missing, vectors)])
+            self._db.commit()
+            found.update({keys[i]: list(map(float, v)) for i, v in zip(missing, vectors)})
+        return [found[k] for k in keys]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._many([query], "query")[0]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._many([text], "doc")[0]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._many(list(texts), "doc")
+
+
+def split_of(row: GoldRow) -> str:
+    split = row.dimensions.get("split")
+    if split in ("dev", "test"):
+        return split
+    return "dev" if int(hashlib.sha1(row.id.encode()).hexdigest()[0], 16) % 2 == 0 else "test"
+
+
+def corpus(name: str) -> tuple[list[Path], list[GoldRow]]:
+    if name in DEBIAN:
+        from debian_corpora import corpus_dir
+
+        gold = HERE / "goldsets" / "debian" / f"{name}.jsonl"
+        return [corpus_dir(name)], load_gold([gold])
+    return bench_corpus(name)
+
+
+def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int | None, chunk_overlap: int | None):
+    from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    documents = []
+    for path in paths:
+        documents += SimpleDirectoryReader(input_dir=str(path), recursive=True).load_data()
+    splitter = SentenceSplitter() if chunk_size is None else SentenceSplitter(chunk_size=chunk_size,
+                                                                            chunk_overlap=chunk_overlap)
+    nodes = splitter(documents)
+    index = VectorStoreIndex(nodes, embed_model=embed)
+    bm25 = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=min(K, len(nodes)))
+    fusion = QueryFusionRetriever([index.as_retriever(similarity_top_k=K), bm25], mode="reciprocal_rerank",
+                                  num_queries=1, similarity_top_k=K, use_async=False, llm=MockLLM())
+    return (lambda q: [n.node.get_content() for n in fusion.retrieve(q)]), len(nodes)
+
+
+def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+    import ragplugins
+
+    key = hashlib.sha1(json.dumps([name, config], sort_keys=True).encode()).hexdigest()[:12]
+    persist = CACHE / "firststage" / f"{name.replace('+', '_')}-{key}"
+    cfg = {"enable": [], "persist_dir": str(persist), "top_k": K, **config}
+    rp = ragplugins.load({"ragplugins": cfg}, embed_model=embed)
+    if not (persist / "done").exists():
+        rp.index_paths(paths)
+        (persist / "done").write_text("ok")
+    rows = len(rp.context(rp.index()).all_nodes())
+    return (lambda q: [n.node.get_content() for n in rp.search(q).final]), rows
+
+
+def score(retrieve, rows: Sequence[GoldRow]) -> dict[str, Any]:
+    per_query, times = {}, []
+    for row in rows:
+        start = time.perf_counter()
+        texts = retrieve(row.query)
+        times.append((time.perf_counter() - start) * 1000)
+        m = metrics.list_metrics(texts, row.expected, row.match)
+        per_query[row.id] = {"ndcg@10": m["ndcg@10"], "recall@10": m["recall@10"], "recall@20": m["recall@20"]}
+    n = len(per_query) or 1
+    return {"n": len(per_query),
+            "ndcg@10": sum(v["ndcg@10"] for v in per_query.values()) / n,
+            "recall@10": sum(v["recall@10"] for v in per_query.values()) / n,
+            "recall@20": sum(v["recall@20"] for v in per_query.values()) / n,
+            "p50_ms": statistics.median(times) if times else 0.0, "per_query": per_query}
+
+
+ARMS = {
+    "llamaindex (1024/200, its default)": ("peer", None, None),
+    "llamaindex (512/50)": ("peer", 512, 50),
+    "ragplugins off": ("ours", {}),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", nargs="+", default=[*PUBLIC, *DEBIAN])
+    p.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    p.add_argument("--arm", action="append", help="arm names to run (default: all)")
+    p.add_argument("--set", action="append", default=[],
+                   help="extra ragplugins arm: NAME=JSON config, e.g. 'bm25s={\"sparse\": \"bm25s\"}'")
+    p.add_argument("--out", type=Path, help="write the results as JSON here")
+    args = p.parse_args(argv)
+
+    from ragplugins.embeddings import load_embed_model
+
+    embed = CachedEmbedding(load_embed_model(), CACHE / "embeddings.sqlite")
+    arms = dict(ARMS)
+    for spec in args.set:
+        name, _, cfg = spec.partition("=")
+        arms[name] = ("ours", json.loads(cfg))
+    chosen = [a for a in arms if not args.arm or a in args.arm or a in dict(s.partition("=")[::2] for s in args.set)]
+    results: dict[str, Any] = {}
+    for name in args.corpus:
+        paths, gold = corpus(name)
+        rows = [r for r in gold if args.split == "all" or split_of(r) == args.split]
+        print(f"\n## {name} ({args.split}: {len(rows)} of {len(gold)} questions)\n")
+        print("| arm | chunks | nDCG@10 | R@10 | R@20 | p50 ms |\n|---|---|---|---|---|---|")
+        for arm in chosen:
+            spec = arms[arm]
+            if spec[0] == "peer":
+                retrieve, chunks = peer_retriever(paths, embed, spec[1], spec[2])
+            else:
+                retrieve, chunks = ragplugins_retriever(name, paths, embed, spec[1])
+            res = score(retrieve, rows)
+            res["chunks"] = chunks
+            results.setdefault(name, {})[arm] = res
+            print(f"| {arm} | {chunks} | {res['ndcg@10']:.3f} | {res['recall@10']:.3f} | {res['recall@20']:.3f} | "
+                  f"{res['p50_ms']:.0f} |", flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"split": args.split, "k": K, "results": results}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
