@@ -108,6 +108,36 @@ def rrf(lists: list[tuple[dict[int, int], float]], k: int = 60) -> dict[int, flo
     return out
 
 
+def _z(x: np.ndarray) -> np.ndarray:
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
+
+
+def _top_minmax(x: np.ndarray, depth: int = 50) -> np.ndarray:
+    order = np.argsort(-x)[:depth]
+    out = np.zeros_like(x)
+    lo, hi = x[order].min(), x[order].max()
+    if hi > lo:
+        out[order] = (x[order] - lo) / (hi - lo)
+    return out
+
+
+def _top_dist(x: np.ndarray, depth: int = 50) -> np.ndarray:
+    order = np.argsort(-x)[:depth]
+    out = np.zeros_like(x)
+    mu, sd = x[order].mean(), x[order].std()
+    if sd > 0:
+        out[order] = (x[order] - (mu - 3 * sd)) / (6 * sd)
+    return out
+
+
+FUSIONS = {
+    "zsum": lambda d, s: _z(d) + _z(s),
+    "minmax": lambda d, s: _top_minmax(d) + _top_minmax(s),
+    "dist": lambda d, s: _top_dist(d) + _top_dist(s),
+}
+
+
 def evaluate(order: list[int], texts: list[str], row) -> tuple[float, float]:
     got = [texts[i] for i in order[:20]]
     m = metrics.list_metrics(got, row.expected, row.match)
@@ -119,7 +149,10 @@ def main() -> int:
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--split", default="dev")
     p.add_argument("--config", default="{}")
+    p.add_argument("--depth", type=int, default=50)
     args = p.parse_args()
+    global DEPTH
+    DEPTH = args.depth
     import json
 
     from ragplugins.embeddings import load_embed_model
@@ -132,18 +165,28 @@ def main() -> int:
         texts = [n.get_content() for n in nodes]
         vecs = np.asarray([n.embedding for n in nodes], dtype=np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
-        legs = {kind: BM25(texts, tokenizer(kind)) for kind in ("plain", "stem", "ident")}
+        def titled(n):
+            name = str(n.metadata.get("file_name") or n.metadata.get("file_path") or "")
+            name = re.sub(r"\.(md|txt|rst|html?|pdf)$", "", name.rsplit("/", 1)[-1])
+            return re.sub(r"[_\-.]+", " ", name) + "\n" + n.get_content()
+        titled_texts = [titled(n) for n in nodes]
+        legs = {kind: BM25(texts, tokenizer(kind)) for kind in ("stem", "ident")}
+        legs["ident+title"] = BM25(titled_texts, tokenizer("ident"))
         results: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
             q = np.asarray(embed.get_query_embedding(row.query), dtype=np.float32)
             dense = vecs @ (q / (np.linalg.norm(q) + 1e-9))
-            d_rank = ranks(dense, 50)
+            d_rank = ranks(dense, DEPTH)
             results["dense"].append(evaluate(list(d_rank), texts, row))
             for kind, leg in legs.items():
                 s = leg.scores(row.query)
-                s_rank = {i: r for i, r in ranks(s, 50).items() if s[i] > 0}
+                s_rank = {i: r for i, r in ranks(s, DEPTH).items() if s[i] > 0}
                 results[f"bm25 {kind}"].append(evaluate(list(s_rank), texts, row))
-                for w in (1.0, 1.5, 2.0):
+                for fname, fuse in FUSIONS.items():
+                    f = fuse(dense, s)
+                    order = list(np.argsort(-f, kind="stable")[:20])
+                    results[f"{fname} dense+{kind}"].append(evaluate([int(i) for i in order], texts, row))
+                for w in (1.0, 1.5):
                     fused = rrf([(d_rank, 1.0), (s_rank, w)])
                     order = sorted(fused, key=lambda i: -fused[i])
                     results[f"rrf dense+{kind} w={w}"].append(evaluate(order, texts, row))

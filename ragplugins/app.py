@@ -402,7 +402,8 @@ class RagPlugins:
         index = index or self.index()
         core = self.config.core
         return search.HybridRetriever(index, self.context(index).embed_query, top_k=top_k or core.top_k,
-                                      mode=core.retrieval, filters=filters, fusion_depth=core.fusion_depth)
+                                      mode=core.retrieval, filters=filters, fusion_depth=core.fusion_depth,
+                                      fusion=core.fusion)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
                   filters: MetadataFilters | None = None, top_k: int | None = None) -> RagRetriever:

@@ -37,11 +37,16 @@ class CoreSettings(BaseModel):
     embed_model: str = Field(
         "default", description="'default' (bundled all-MiniLM-L6-v2) or a Hugging Face name or local path.")
     retrieval: Literal["hybrid", "dense"] = Field(
-        "hybrid", description="First stage: dense + BM25 fused by RRF (k=60), or dense only.")
+        "hybrid", description="First stage: dense + BM25 fused (see fusion), or dense only.")
     top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")
     fusion_depth: int = Field(
         50, ge=1, le=1000, description="Hybrid: each leg (dense, BM25) ranks at least this many candidates before "
                                       "RRF fusion cuts to top_k, so agreement between the legs below top_k counts.")
+    fusion: Literal["distribution", "rrf"] = Field(
+        "distribution", description="Hybrid: how the dense and BM25 lists become one. 'distribution': each leg's "
+                                    "scores normalised by their own mean +- 3 standard deviations and summed, so "
+                                    "the leg whose best results stand out leads for this query; 'rrf': reciprocal "
+                                    "rank fusion (k = 60), which ignores how far apart the scores are.")
     splitter: Literal["auto", "sentence", "markdown"] = Field(
         "auto", description="Chunking: 'auto' splits Markdown files at headings first, then every document "
                             "with SentenceSplitter; 'sentence' only SentenceSplitter; 'markdown' treats all as Markdown.")

@@ -1,8 +1,8 @@
 """Store-agnostic retrieval primitives shared by the plugins.
 
-- :class:`HybridRetriever`: dense + BM25 fused by reciprocal rank (k = 60).
-  LanceDB's own full-text index serves the BM25 leg on the embedded store;
-  ``bm25s`` serves it elsewhere. Each result keeps its dense cosine and its
+- :class:`HybridRetriever`: dense + BM25, each leg's scores normalised by their own
+  distribution and summed (or reciprocal-rank fusion, k = 60).
+  The BM25 leg is :mod:`ragplugins.sparse` on every store. Each result keeps its dense cosine and its
   rank in each leg (``ragplugins.nodes.annotation``).
 - :func:`search_within_documents`: a document-filtered dense search that keeps
   the caller's filters and returns ``None`` when it failed, ``[]`` when it
@@ -26,7 +26,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from ragplugins import index_cache, trace
-from ragplugins.nodes import annotate
+from ragplugins.nodes import annotate, annotation
 from ragplugins.store import RagLanceDBVectorStore, cosine
 
 logger = logging.getLogger(__name__)
@@ -71,20 +71,6 @@ def all_nodes(index: VectorStoreIndex) -> list[BaseNode]:
         raise RuntimeError(f"cannot list the nodes of {type(index.vector_store).__name__}: {exc}") from exc
 
 
-def _bm25_model(index: VectorStoreIndex) -> tuple:
-    import bm25s
-    import Stemmer
-
-    nodes = all_nodes(index)
-    stemmer = Stemmer.Stemmer("english")
-    model = bm25s.BM25()
-    if nodes:
-        tokens = bm25s.tokenize([n.get_content() for n in nodes], stopwords="en", stemmer=stemmer,
-                                show_progress=False)
-        model.index(tokens, show_progress=False)
-    return model, nodes, stemmer
-
-
 def invalidate(index: VectorStoreIndex) -> None:
     """Tell the sparse leg and every plugin's index-derived values that ``index`` changed."""
     index_cache.cache.invalidate(index.vector_store)
@@ -92,38 +78,51 @@ def invalidate(index: VectorStoreIndex) -> None:
 
 def sparse_search(index: VectorStoreIndex, query: str, k: int,
                   filters: MetadataFilters | None = None) -> list[NodeWithScore]:
-    store = index.vector_store
-    if isinstance(store, RagLanceDBVectorStore):
-        return [NodeWithScore(node=n, score=1.0 / (i + 1)) for i, n in
-                enumerate(store.fts_search(query, k, filters))]
-    import bm25s
-    import numpy as np
+    """BM25 top-k (ragplugins.sparse) over every stored chunk, filtered like the dense leg."""
+    from ragplugins import sparse
 
-    model, nodes, stemmer = index_cache.cache.get(index.vector_store, "ragplugins.bm25",
-                                                  lambda: _bm25_model(index))
-    if not nodes:
-        return []
-    qtokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False,
-                             return_ids=False)[0]
-    if not qtokens:
-        return []
-    scores = np.asarray(model.get_scores(qtokens), dtype=float)
+    model = index_cache.cache.get(index.vector_store, "ragplugins.sparse", lambda: sparse.build(all_nodes(index)))
+    keep = None
     if filters is not None:
-        keep = build_metadata_filter_fn(lambda i: nodes[int(i)].metadata | {"doc_id": nodes[int(i)].ref_doc_id},
-                                        filters)
-        scores = np.array([s if keep(str(i)) else 0.0 for i, s in enumerate(scores)])
-    order = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[int(i)] > 0]
-    return [NodeWithScore(node=nodes[i], score=float(scores[i])) for i in order]
+        nodes = model.nodes
+        admits = build_metadata_filter_fn(lambda i: nodes[int(i)].metadata | {"doc_id": nodes[int(i)].ref_doc_id},
+                                          filters)
+        keep = lambda i: admits(str(i))  # noqa: E731
+    return [NodeWithScore(node=model.nodes[i], score=score) for i, score in model.search(query, k, keep)]
 
 
-def rrf_fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
-             rrf_k: int = RRF_K) -> list[NodeWithScore]:
-    """Reciprocal-rank fusion with 1-based ranks; ties keep the dense order."""
+def _leg_scores(results: list[NodeWithScore], leg: str) -> list[float]:
+    if leg == "dense_rank":
+        return [annotation(n).get("dense_cosine", n.score) or 0.0 for n in results]
+    return [n.score or 0.0 for n in results]
+
+
+def _distribution_normalised(scores: list[float]) -> list[float]:
+    """Scores mapped by their list's mean +- 3 standard deviations to about [0, 1] (LlamaIndex's
+    ``dist_based_score``): a leg whose best results stand out weighs more for this query."""
+    if not scores:
+        return []
+    mean = sum(scores) / len(scores)
+    sd = (sum((x - mean) ** 2 for x in scores) / len(scores)) ** 0.5
+    if sd == 0:
+        return [0.5] * len(scores)
+    return [(x - (mean - 3 * sd)) / (6 * sd) for x in scores]
+
+
+def fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
+         method: str = "distribution", rrf_k: int = RRF_K) -> list[NodeWithScore]:
+    """The two legs' lists as one, best first. ``distribution``: each leg's scores normalised by
+    their own distribution and summed (a node missing from a leg adds 0 for it); ``rrf``:
+    reciprocal-rank fusion with 1-based ranks. Ties keep the dense order."""
     fused: dict[str, dict[str, Any]] = {}
     for leg, results in (("dense_rank", dense), ("sparse_rank", sparse)):
-        for rank, nws in enumerate(results, start=1):
+        if method == "rrf":
+            parts = [1.0 / (rrf_k + rank) for rank in range(1, len(results) + 1)]
+        else:
+            parts = _distribution_normalised(_leg_scores(results, leg))
+        for rank, (nws, part) in enumerate(zip(results, parts), start=1):
             entry = fused.setdefault(nws.node.node_id, {"nws": nws, "score": 0.0})
-            entry["score"] += 1.0 / (rrf_k + rank)
+            entry["score"] += part
             entry[leg] = rank
     ordered = sorted(fused.values(), key=lambda e: (-e["score"], e.get("dense_rank", 10**9),
                                                      e.get("sparse_rank", 10**9), e["nws"].node.node_id))
@@ -135,14 +134,14 @@ def rrf_fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
 
 
 class HybridRetriever(BaseRetriever):
-    """The core first stage: dense, or dense + BM25 fused by RRF (k = 60)."""
+    """The core first stage: dense, or dense + BM25 fused (``fuse``)."""
 
     def __init__(self, index: VectorStoreIndex, embed_query: EmbedFn, top_k: int = 20,
                  mode: str = "hybrid", filters: MetadataFilters | None = None, fusion_depth: int = 50,
-                 **kwargs: Any):
+                 fusion: str = "distribution", **kwargs: Any):
         super().__init__(**kwargs)
         self.index, self.embed_query, self.top_k, self.mode, self.filters = index, embed_query, top_k, mode, filters
-        self.fusion_depth = fusion_depth
+        self.fusion_depth, self.fusion = fusion_depth, fusion
 
     @classmethod
     def class_name(cls) -> str:
@@ -168,7 +167,7 @@ class HybridRetriever(BaseRetriever):
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
-        return rrf_fuse(dense, sparse, self.top_k)
+        return fuse(dense, sparse, self.top_k, self.fusion)
 
 
 def document_filters(doc_ids: Sequence[str], filters: MetadataFilters | None = None) -> MetadataFilters:

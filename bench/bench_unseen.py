@@ -1,0 +1,112 @@
+"""Every plugin alone and all together against plugins off, per corpus and split, with the
+per-query regressions by id and how often each plugin changed the list.
+
+The corpora: the public ``mixed``, ``docs``, ``acq``, ``acq+docs`` (../shared/bench) and the
+Debian documentation corpora ``git``, ``postgres``, ``python`` (bench/debian_corpora.py,
+questions in bench/goldsets/debian/, each with factoid, pointer and paraphrase rows). Runs
+through ``ragplugins.eval.run_eval`` (the product path) at the default top k = 20; chunk and
+query vectors come from the on-disk text cache of bench_firststage.py.
+
+    python bench/bench_unseen.py --split dev                       # while designing
+    python bench/bench_unseen.py --split test --out bench/results/unseen/test.json   # once, at the end
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_firststage import CACHE, DEBIAN, PUBLIC, CachedEmbedding, corpus, split_of  # noqa: E402
+
+from ragplugins.eval import Arm, run_eval  # noqa: E402
+
+PLUGINS = ("crossref", "overview", "retry")
+K = 20
+
+
+def arms(plugins: list[str]) -> list[Arm]:
+    out = [Arm("off", {"enable": []})]
+    out += [Arm(p, {"enable": [p]}) for p in plugins]
+    if len(plugins) > 1:
+        out.append(Arm("all", {"enable": list(plugins)}))
+    return out
+
+
+def report(run: Any, names: list[str]) -> dict[str, Any]:
+    rows = {(r["arm"], r["id"]): r for r in run.rows}
+    ids = sorted({r["id"] for r in run.rows})
+    out: dict[str, Any] = {}
+    for arm in names:
+        summary = run.summary(arm, K)
+        entry = {"n": summary["n"], "ndcg@10": summary["final.ndcg@10"], "recall@10": summary["final.recall@10"],
+                 "first.ndcg@10": summary["first.ndcg@10"], "slices": {}}
+        for sl in ("kind=factoid", "kind=pointer", "kind=paraphrase"):
+            s = run.summary(arm, K, sl)
+            if s.get("n"):
+                entry["slices"][sl] = {"n": s["n"], "ndcg@10": s["final.ndcg@10"], "recall@10": s["final.recall@10"]}
+        if arm != "off":
+            changed, worse_recall, worse_ndcg, better = [], [], [], []
+            for qid in ids:
+                a, b = rows[("off", qid)], rows[(arm, qid)]
+                if a["final_ids"] != b["final_ids"]:
+                    changed.append(qid)
+                if b["final"]["recall@10"] < a["final"]["recall@10"] - 1e-9:
+                    worse_recall.append(qid)
+                if b["final"]["ndcg@10"] < a["final"]["ndcg@10"] - 1e-9:
+                    worse_ndcg.append(f"{qid} ({b['final']['ndcg@10'] - a['final']['ndcg@10']:+.3f})")
+                if b["final"]["ndcg@10"] > a["final"]["ndcg@10"] + 1e-9:
+                    better.append(qid)
+            entry.update(changed=len(changed), improved=better, regressed_recall10=worse_recall,
+                         regressed_ndcg10=worse_ndcg)
+        out[arm] = entry
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--corpus", nargs="+", default=[*PUBLIC, *DEBIAN])
+    p.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    p.add_argument("--plugins", nargs="+", default=list(PLUGINS))
+    p.add_argument("--set", default="{}", help="JSON laid over every arm's [ragplugins] table")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+
+    from ragplugins.embeddings import load_embed_model
+
+    embed = CachedEmbedding(load_embed_model(), CACHE / "embeddings.sqlite")
+    arm_list = arms(args.plugins)
+    names = [a.name for a in arm_list]
+    results: dict[str, Any] = {}
+    for name in args.corpus:
+        paths, gold = corpus(name)
+        rows = [r for r in gold if args.split == "all" or split_of(r) == args.split]
+        run = run_eval(paths, rows, arm_list, ks=(K,), base_config={"top_k": K, **json.loads(args.set)},
+                       cache_dir=CACHE / "eval", embed_model=embed, progress=False)
+        results[name] = report(run, names)
+        print(f"\n## {name} ({args.split}, {len(rows)} questions, k = {K})\n")
+        print("| arm | nDCG@10 | R@10 | changed | better | R@10 regressions | nDCG@10 regressions |")
+        print("|---|---|---|---|---|---|---|")
+        for arm in names:
+            e = results[name][arm]
+            if arm == "off":
+                print(f"| off | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | | | | |")
+            else:
+                print(f"| {arm} | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | {e['changed']} | "
+                      f"{len(e['improved'])} | {', '.join(e['regressed_recall10']) or 0} | "
+                      f"{', '.join(e['regressed_ndcg10']) or 0} |", flush=True)
+        if run.coverage_failures:
+            print(f"coverage failures: {[f['id'] for f in run.coverage_failures]}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"split": args.split, "k": K, "results": results}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
