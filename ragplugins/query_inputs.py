@@ -155,13 +155,19 @@ def current() -> QueryInputs | None:
 
 
 @contextmanager
-def scope(top_k: int | None = None) -> Iterator[tuple[QueryInputs, bool]]:
-    """Open the query's inputs, or join the ones already open; yields (inputs, opened_here)."""
+def scope(top_k: int | None = None,
+          filters: MetadataFilters | None | NotGiven = NOT_GIVEN) -> Iterator[tuple[QueryInputs, bool]]:
+    """Open the query's inputs, or join the ones already open; yields (inputs, opened_here).
+
+    Whoever opens them states the filters: ragplugins' components do so themselves; to run a plugin
+    component on your own, open them with the filters your retriever applied (None: none)."""
     existing = _current.get()
     if existing is not None:
         yield existing, False
         return
     inputs = QueryInputs(top_k=top_k)
+    if not isinstance(filters, NotGiven):
+        inputs.declare(filters)
     token = _current.set(inputs)
     try:
         yield inputs, True
