@@ -102,7 +102,8 @@ def _check_list(value: Any, item_type: type) -> None:
 
 class GuardedRetriever(BaseRetriever):
     """Runs a plugin's retriever wrapper; on error raises naming the plugin, or
-    (policy 'warn') falls back to the retriever it wrapped."""
+    (policy 'warn') falls back to the retriever it wrapped. Nodes it adds must pass the host's
+    filters (ragplugins.query_inputs), or they are removed."""
 
     def __init__(self, wrapped: BaseRetriever, fallback: BaseRetriever, plugin: str, policy: str):
         super().__init__()
@@ -112,23 +113,27 @@ class GuardedRetriever(BaseRetriever):
     def class_name(cls) -> str:
         return "ragplugins.GuardedRetriever"
 
+    def _screened(self, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
+        inputs = query_inputs.current()
+        return nodes if inputs is None else inputs.screen(nodes, after=self.plugin)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         try:
             out = self.wrapped.retrieve(query_bundle)
             _check_list(out, NodeWithScore)
-            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
             return self.fallback.retrieve(QueryBundle(query_str=query_bundle.query_str))
+        return self._screened(out)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         try:
             out = await self.wrapped.aretrieve(query_bundle)
             _check_list(out, NodeWithScore)
-            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
             return await self.fallback.aretrieve(QueryBundle(query_str=query_bundle.query_str))
+        return self._screened(out)
 
 
 class GuardedPostprocessor(BaseNodePostprocessor):

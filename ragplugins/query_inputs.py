@@ -138,7 +138,7 @@ class QueryInputs:
 
     def _record(self) -> None:
         if self.filters_known:
-            reason = "removed nodes added after the first stage that the host's filters exclude"
+            reason = "removed nodes the host's retriever did not return and its filters exclude"
         else:
             reason = self.unknown_reason or "the host's filters are not known"
         trace.record(TRACE_PLUGIN, TRACE_ACTION, applied=bool(self.removed), known=self.filters_known,

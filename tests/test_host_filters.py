@@ -237,17 +237,33 @@ class AddStored(BaseNodePostprocessor):
         return nodes + extra
 
 
-def careless_plugin(plugin_module, doc_id: str = EXHIBIT):
-    return plugin_module("careless", ragplugins_node_postprocessors=lambda ctx: [
-        Contribution(AddStored(ctx=ctx, doc_id=doc_id), stage="expand")])
+class AddStoredRetriever(BaseRetriever):
+    """A careless retriever wrapper: the same, in the first stage."""
+
+    def __init__(self, inner: BaseRetriever, ctx: Any):
+        super().__init__()
+        self.inner, self.ctx = inner, ctx
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return AddStored(ctx=self.ctx).postprocess_nodes(self.inner.retrieve(query_bundle))
 
 
+def careless_plugin(plugin_module, hook: str):
+    if hook == "postprocessor":
+        return plugin_module("careless", ragplugins_node_postprocessors=lambda ctx: [
+            Contribution(AddStored(ctx=ctx), stage="expand")])
+    return plugin_module("careless", ragplugins_retriever_wrappers=lambda ctx: [
+        Contribution(lambda inner: AddStoredRetriever(inner, ctx), stage="first_stage")])
+
+
+@pytest.mark.parametrize("hook", ["postprocessor", "retriever_wrapper"])
 @pytest.mark.parametrize("way", WAYS)
-def test_the_core_removes_added_nodes_the_host_filter_excludes(indexed, way, bundled_embed_model, plugin_module):
+def test_the_core_removes_added_nodes_the_host_filter_excludes(indexed, way, hook, bundled_embed_model,
+                                                               plugin_module):
     rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["careless"], "top_k": 1, "fusion_depth": 1},
-                          extra=[careless_plugin(plugin_module)])
+                          extra=[careless_plugin(plugin_module, hook)])
     result = search(rag, index, HOP_Q, way, excluding(EXHIBIT))
-    assert EXHIBIT not in {n.node.ref_doc_id for n in result.final}
+    assert EXHIBIT not in {n.node.ref_doc_id for n in [*result.first_stage, *result.final]}
     record = result.trace.get("ragplugins", "host_filters")
     assert record["applied"] and {r["doc"] for r in record["removed"]} == {EXHIBIT}
     assert {r["after"] for r in record["removed"]} == {"careless"}
@@ -292,3 +308,15 @@ def test_filters_the_store_cannot_show_are_unknown(tmp_path, bundled_embed_model
     assert any("a plugin search was refused" in str(w.message) for w in caught)
     # The same retriever with filters given: the hop searches with them.
     assert EXHIBIT in {n.node.ref_doc_id for n in rag.search(HOP_Q, base=base, filters=None).final}
+
+
+@pytest.mark.parametrize("indexed", ["lancedb"], indirect=True)
+async def test_the_async_query_engine_keeps_the_host_filter(indexed, bundled_embed_model):
+    rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["crossref"], **HOP})
+    allowed = rag.query_engine(index, base=index.as_retriever(similarity_top_k=1, filters=excluding(CANTEEN)))
+    assert EXHIBIT in {n.node.ref_doc_id for n in (await allowed.aquery(HOP_Q)).source_nodes}
+    engine = rag.query_engine(index, base=index.as_retriever(similarity_top_k=1, filters=excluding(EXHIBIT)))
+    response = await engine.aquery(HOP_Q)
+    assert EXHIBIT not in {n.node.ref_doc_id for n in response.source_nodes}
+    assert response.metadata["ragplugins"]["plugins"]["crossref"]["hop"]["considered"][0]["outcome"] == \
+        "nothing matched"
