@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore
+
 from ragplugins import index_cache, query_inputs, search
 from ragplugins.config import Config
 from ragplugins.embeddings import embedder_identity
@@ -130,7 +131,8 @@ class RagContext:
         inputs = query_inputs.current()
         if inputs is None:
             warnings.warn("ragplugins: a plugin search outside a query was refused: run the component through "
-                          "rp.retriever, rp.query_engine, rp.search or rp.postprocessors", stacklevel=2)
+                          "rp.retriever, rp.query_engine, rp.search or rp.postprocessors, or inside "
+                          "ragplugins.query_inputs.scope(filters=...)", stacklevel=2)
             return None
         if not inputs.filters_known:
             inputs.refuse_search()

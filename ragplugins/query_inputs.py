@@ -118,7 +118,7 @@ class QueryInputs:
         """A plugin asked to search while the host's filters are unknown: say why, and what to do."""
         self.searches_refused += 1
         reason = self.unknown_reason or "the host's filters are not known before its retriever has run"
-        warnings.warn(f"ragplugins: a plugin search was refused: {reason}", stacklevel=4)
+        warnings.warn(f"ragplugins: a plugin search was refused: {reason}", stacklevel=3)
         self._record()
 
     def screen(self, nodes: list[NodeWithScore], after: str) -> list[NodeWithScore]:

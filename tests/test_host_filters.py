@@ -18,10 +18,10 @@ from llama_index.core.indices.vector_store.retrievers import VectorIndexRetrieve
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers.base import BaseEventHandler
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
+from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.response_synthesizers.no_text import NoText
-from llama_index.core.llms import MockLLM
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
