@@ -435,12 +435,13 @@ class RagPlugins:
         if base is None:
             filters = None if isinstance(filters, NotGiven) else filters
             base = self.base_retriever(index, filters=filters, top_k=top_k)
-        elif isinstance(filters, NotGiven) and type(base) is VectorIndexRetriever \
-                and isinstance(index.vector_store, RagLanceDBVectorStore):
-            # Its filters reach ragplugins' own store, which reports them while this base runs.
+        elif type(base) is VectorIndexRetriever and isinstance(index.vector_store, RagLanceDBVectorStore):
+            # Its filters reach ragplugins' own store, which reports them while this base runs
+            # (ANDed with any given here: a filters= that says less than the base does cannot widen it).
             capture_store = index.vector_store
         ctx = self.context(index)
-        retriever: BaseRetriever = BaseRecorder(base, capture_store=capture_store)
+        retriever: BaseRetriever = BaseRecorder(base, capture_store=capture_store,
+                                                filters_given=not isinstance(filters, NotGiven))
         for contrib in self._contributions("ragplugins_retriever_wrappers", ctx):
             wrapped = self._wrap(contrib, retriever, BaseRetriever)
             if wrapped is not None:

@@ -191,12 +191,14 @@ class GuardedPostprocessor(BaseNodePostprocessor):
 
 class BaseRecorder(BaseRetriever):
     """The first stage's base retriever, recording in the query's inputs which nodes it returned and,
-    for a host's ``VectorIndexRetriever`` over ragplugins' own store whose filters were not given,
-    the filters that store was queried with (``capture_store``)."""
+    for a host's ``VectorIndexRetriever`` over ragplugins' own store (``capture_store``), the filters
+    that store was queried with. When the host gave no filters and the store cannot show them
+    (doc_ids, a raw 'where'), they are unknown."""
 
-    def __init__(self, base: BaseRetriever, capture_store: Any = None, **kwargs: Any):
+    def __init__(self, base: BaseRetriever, capture_store: Any = None, filters_given: bool = False,
+                 **kwargs: Any):
         super().__init__(**kwargs)
-        self.base, self.capture_store = base, capture_store
+        self.base, self.capture_store, self.filters_given = base, capture_store, filters_given
 
     @classmethod
     def class_name(cls) -> str:
@@ -218,11 +220,10 @@ class BaseRecorder(BaseRetriever):
             return nodes
         inputs.base_node_ids.update(n.node.node_id for n in nodes)
         if self.capture_store is not None:
-            if capture.problem or not capture.filters:
+            for filters in capture.filters:
+                inputs.declare(filters)
+            if not self.filters_given and (capture.problem or not capture.filters):
                 inputs.unknown(f"{capture.problem or 'the host retriever did not query the index'}: "
                                + query_inputs.PASS_FILTERS.format(where="rp.retriever"))
-            else:
-                for filters in capture.filters:
-                    inputs.declare(filters)
             inputs.awaiting_capture = False
         return nodes

@@ -320,3 +320,14 @@ async def test_the_async_query_engine_keeps_the_host_filter(indexed, bundled_emb
     assert EXHIBIT not in {n.node.ref_doc_id for n in response.source_nodes}
     assert response.metadata["ragplugins"]["plugins"]["crossref"]["hop"]["considered"][0]["outcome"] == \
         "nothing matched"
+
+
+@pytest.mark.parametrize("indexed", ["lancedb"], indirect=True)
+def test_filters_given_cannot_widen_what_the_host_retriever_filters_on_the_embedded_store(indexed,
+                                                                                       bundled_embed_model):
+    """filters=None beside a base that filters: the store's filters still bind every plugin search."""
+    rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["crossref"], **HOP})
+    base = index.as_retriever(similarity_top_k=1, filters=excluding(EXHIBIT))
+    result = rag.search(HOP_Q, index=index, base=base, filters=None)
+    assert result.trace.get("crossref", "hop")["considered"][0]["outcome"] == "nothing matched"
+    assert EXHIBIT not in {n.node.ref_doc_id for n in result.final}
