@@ -151,6 +151,7 @@ def sensitivity(corpus: str, cache_dir: str | None) -> dict:
     import ragplugins
     from llama_index.core.base.base_retriever import BaseRetriever
 
+    from ragplugins import query_inputs
     from ragplugins.eval import bench_corpus
     from ragplugins.eval.metrics import list_metrics
     from ragplugins_overview import OverviewConfig, OverviewRetriever
@@ -184,7 +185,8 @@ def sensitivity(corpus: str, cache_dir: str | None) -> dict:
         values = []
         for row, cands in cases:
             wrapper.inner = Fixed(cands)
-            values.append(score(wrapper.retrieve(row.query), row))
+            with query_inputs.scope(filters=None):   # run outside rp: the unfiltered index's inputs
+                values.append(score(wrapper.retrieve(row.query), row))
         control = [v - o for v, o, (row, _) in zip(values, off, cases) if "control" in row.slices()]
         out["rows"].append({"mode": name, **cfg, "delta": statistics.fmean(values) - out["off"],
                             "improved": sum(v > o + 1e-9 for v, o in zip(values, off)),

@@ -20,21 +20,24 @@ from typing import Any, Iterable, Sequence
 from llama_index.core import Document, StorageContext, VectorStoreIndex
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.indices.vector_store.retrievers import VectorIndexRetriever
 from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from ragplugins import search, trace
+from ragplugins import query_inputs, search, trace
 from ragplugins.config import Config, parse_config, validate_plugins
 from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError
-from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever, GuardedTransformation
+from ragplugins.guards import (BaseRecorder, ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever,
+                               GuardedTransformation)
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
+from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
 from ragplugins.splitting import MarkdownSections
 from ragplugins.store import RagLanceDBVectorStore
@@ -91,12 +94,18 @@ class SearchResult:
 
 
 class RagRetriever(BaseRetriever):
-    """The first stage: the base retriever inside the plugins' retriever wrappers."""
+    """The first stage: the base retriever inside the plugins' retriever wrappers.
 
-    def __init__(self, inner: BaseRetriever, base: BaseRetriever, filters: MetadataFilters | None = None,
-                 **kwargs: Any):
+    It puts the query's inputs (ragplugins.query_inputs) in place before any wrapper runs: the
+    filters (``filters``: given or built by ragplugins; ``NOT_GIVEN``: the host's base may filter,
+    read off ``capture_store`` when that is possible) and the first stage's k."""
+
+    def __init__(self, inner: BaseRetriever, base: BaseRetriever,
+                 filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None,
+                 capture_store: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.inner, self.base, self.filters = inner, base, filters
+        self.inner, self.base, self.filters, self.top_k = inner, base, filters, top_k
+        self.capture_store = capture_store
 
     @classmethod
     def class_name(cls) -> str:
@@ -111,19 +120,31 @@ class RagRetriever(BaseRetriever):
         return QueryBundle(query_str=query_bundle.query_str, custom_embedding_strs=query_bundle.custom_embedding_strs,
                            embedding=query_bundle.embedding)
 
+    def _declare(self, inputs: query_inputs.QueryInputs) -> None:
+        inputs.top_k = inputs.top_k or self.top_k
+        if not isinstance(self.filters, NotGiven):
+            inputs.declare(self.filters)
+        elif self.capture_store is not None:
+            inputs.awaiting_capture = True
+        else:
+            inputs.unknown(f"the host's retriever ({type(self.base).__name__}) may filter: "
+                           + query_inputs.PASS_FILTERS.format(where="rp.retriever"))
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with trace.scope(query_bundle.query_str) as tr:
-            tr.filters = self.filters
+        with query_inputs.scope() as (inputs, _), trace.scope(query_bundle.query_str) as tr:
+            self._declare(inputs)
             with trace.timed("first_stage"):
                 nodes = self.inner.retrieve(self._fresh(query_bundle))
+            nodes = inputs.screen(nodes, after="the retriever wrappers")
             tr.first_stage = [n.node.node_id for n in nodes]
             return nodes
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with trace.scope(query_bundle.query_str) as tr:
-            tr.filters = self.filters
+        with query_inputs.scope() as (inputs, _), trace.scope(query_bundle.query_str) as tr:
+            self._declare(inputs)
             with trace.timed("first_stage"):
                 nodes = await self.inner.aretrieve(self._fresh(query_bundle))
+            nodes = inputs.screen(nodes, after="the retriever wrappers")
             tr.first_stage = [n.node.node_id for n in nodes]
             return nodes
 
@@ -146,11 +167,11 @@ class RagQueryEngine(BaseQueryEngine):
         return response
 
     def _query(self, query_bundle: QueryBundle) -> Any:
-        with trace.scope(query_bundle.query_str) as tr:
+        with query_inputs.scope(), trace.scope(query_bundle.query_str) as tr:
             return self._attach(self.inner.query(query_bundle), tr)
 
     async def _aquery(self, query_bundle: QueryBundle) -> Any:
-        with trace.scope(query_bundle.query_str) as tr:
+        with query_inputs.scope(), trace.scope(query_bundle.query_str) as tr:
             return self._attach(await self.inner.aquery(query_bundle), tr)
 
 
@@ -406,26 +427,40 @@ class RagPlugins:
                                       fusion=core.fusion)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
-                  filters: MetadataFilters | None = None, top_k: int | None = None) -> RagRetriever:
-        """The first stage with the plugins' retriever wrappers; ``base`` defaults to the core hybrid."""
+                  filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None) -> RagRetriever:
+        """The first stage with the plugins' retriever wrappers; ``base`` defaults to the core hybrid,
+        filtered by ``filters``. With your own ``base``, pass the filters it applies (None: it applies
+        none): plugins search the index only with filters they know (ragplugins.query_inputs)."""
         index = index or self.index()
-        base = base or self.base_retriever(index, filters=filters, top_k=top_k)
+        capture_store = None
+        if base is None:
+            filters = None if isinstance(filters, NotGiven) else filters
+            base = self.base_retriever(index, filters=filters, top_k=top_k)
+        elif type(base) is VectorIndexRetriever and isinstance(index.vector_store, RagLanceDBVectorStore):
+            # Its filters reach ragplugins' own store, which reports them while this base runs
+            # (ANDed with any given here: a filters= that says less than the base does cannot widen it).
+            capture_store = index.vector_store
         ctx = self.context(index)
-        retriever = base
+        retriever: BaseRetriever = BaseRecorder(base, capture_store=capture_store,
+                                                filters_given=not isinstance(filters, NotGiven))
         for contrib in self._contributions("ragplugins_retriever_wrappers", ctx):
             wrapped = self._wrap(contrib, retriever, BaseRetriever)
             if wrapped is not None:
                 retriever = GuardedRetriever(wrapped, retriever, contrib.plugin, self.config.core.on_plugin_error)
-        return RagRetriever(retriever, base, filters=filters)
+        return RagRetriever(retriever, base, filters=filters, top_k=top_k, capture_store=capture_store)
 
-    def postprocessors(self, index: VectorStoreIndex | None = None) -> list:
-        """The plugins' node postprocessors in stage order (rerank, expand, finalize)."""
+    def postprocessors(self, index: VectorStoreIndex | None = None,
+                       filters: MetadataFilters | None | NotGiven = NOT_GIVEN) -> list:
+        """The plugins' node postprocessors in stage order (rerank, expand, finalize). In your own
+        engine, pass the filters your retriever applies (None: it applies none) so plugins can search."""
         ctx = self.context(index or self.index())
-        return [GuardedPostprocessor(inner=c.component, plugin=c.plugin, policy=self.config.core.on_plugin_error)
+        given = not isinstance(filters, NotGiven)
+        return [GuardedPostprocessor(inner=c.component, plugin=c.plugin, policy=self.config.core.on_plugin_error,
+                                     filters=filters if given else None, filters_given=given)
                 for c in self._contributions("ragplugins_node_postprocessors", ctx)]
 
     def query_engine(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
-                     filters: MetadataFilters | None = None, similarity_top_k: int | None = None,
+                     filters: MetadataFilters | None | NotGiven = NOT_GIVEN, similarity_top_k: int | None = None,
                      node_postprocessors: Sequence[BaseNodePostprocessor] = (), **kwargs: Any) -> BaseQueryEngine:
         """Like ``index.as_query_engine``: ``similarity_top_k`` sets the first stage's k, your
         ``node_postprocessors`` run after the plugins', other keywords go to the response synthesizer."""
@@ -447,7 +482,8 @@ class RagPlugins:
             synth = get_response_synthesizer(llm=self.llm, **kwargs)
         engine: BaseQueryEngine = RetrieverQueryEngine(
             retriever=self.retriever(index, base=base, filters=filters, top_k=similarity_top_k),
-            response_synthesizer=synth, node_postprocessors=[*self.postprocessors(index), *node_postprocessors])
+            response_synthesizer=synth,
+            node_postprocessors=[*self.postprocessors(index, filters=filters), *node_postprocessors])
         for contrib in self._contributions("ragplugins_query_engine_wrappers", self.context(index)):
             engine = self._wrap(contrib, engine, BaseQueryEngine) or engine
         return RagQueryEngine(engine)
@@ -463,11 +499,13 @@ class RagPlugins:
             self.on_plugin_error(PluginError(contrib.plugin, f"its {expected.__name__} wrapper", exc))
             return None
 
-    def search(self, query: str, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
-               top_k: int | None = None, base: BaseRetriever | None = None) -> SearchResult:
+    def search(self, query: str, index: VectorStoreIndex | None = None,
+               filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None,
+               base: BaseRetriever | None = None) -> SearchResult:
         """Retrieve without synthesis: first-stage list, final list (after postprocessors), trace."""
         index = index or self.index()
         if base is None:
+            filters = None if isinstance(filters, NotGiven) else filters
             key = ("retriever", id(index), filters.model_dump_json() if filters else None, top_k)
             if key not in self._assembled:
                 self._assembled[key] = self.retriever(index, filters=filters, top_k=top_k)
@@ -477,7 +515,7 @@ class RagPlugins:
         key = ("postprocessors", id(index))
         if key not in self._assembled:
             self._assembled[key] = self.postprocessors(index)
-        with trace.scope(query) as tr:
+        with query_inputs.scope(top_k=top_k), trace.scope(query) as tr:
             first = retriever.retrieve(query)
             final = list(first)
             bundle = QueryBundle(query_str=query)

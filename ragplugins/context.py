@@ -8,15 +8,15 @@ an OpenAI import error and ``None`` yields a MockLLM that echoes prompts.
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore
-from llama_index.core.vector_stores.types import MetadataFilters
 
-from ragplugins import index_cache, search
+from ragplugins import index_cache, query_inputs, search
 from ragplugins.config import Config
 from ragplugins.embeddings import embedder_identity
 from ragplugins.store import RagLanceDBVectorStore
@@ -119,11 +119,26 @@ class RagContext:
         ("<plugin>.<what>"). See ragplugins.index_cache for when an entry goes stale."""
         return index_cache.cache.get(self._require_index().vector_store, name, lambda: build(self))
 
-    def search_within_documents(self, query: str, doc_ids: Sequence[str], k: int,
-                                filters: MetadataFilters | None = None) -> list[NodeWithScore] | None:
-        """Dense search inside ``doc_ids`` keeping the caller's filters; None = failed, [] = no match."""
+    @property
+    def top_k(self) -> int:
+        """The first stage's k in the query being answered (the config's top_k outside one)."""
+        inputs = query_inputs.current()
+        return (inputs.top_k if inputs is not None else None) or self.config.core.top_k
+
+    def search_within_documents(self, query: str, doc_ids: Sequence[str], k: int) -> list[NodeWithScore] | None:
+        """Dense search inside ``doc_ids`` under the host's filters for this query; None = failed or
+        refused (the host's filters are not known, or no query is open), [] = nothing matched."""
+        inputs = query_inputs.current()
+        if inputs is None:
+            warnings.warn("ragplugins: a plugin search outside a query was refused: run the component through "
+                          "rp.retriever, rp.query_engine, rp.search or rp.postprocessors, or inside "
+                          "ragplugins.query_inputs.scope(filters=...)", stacklevel=2)
+            return None
+        if not inputs.filters_known:
+            inputs.refuse_search()
+            return None
         return search.search_within_documents(self._require_index(), query, self.embed_query(query),
-                                              doc_ids, k, filters)
+                                              doc_ids, k, inputs.filters)
 
     def all_nodes(self) -> list:
         return search.all_nodes(self._require_index())

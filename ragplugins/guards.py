@@ -1,4 +1,4 @@
-"""Core components that wrap plugin components: metadata hygiene and error policy."""
+"""Core components that wrap plugin components: metadata hygiene, error policy and the host's filters."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.bridge.pydantic import Field, SerializeAsAny
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, QueryBundle, TransformComponent
+from llama_index.core.vector_stores.types import MetadataFilters
 
+from ragplugins import query_inputs
 from ragplugins.errors import PluginError
 
 
@@ -100,7 +102,8 @@ def _check_list(value: Any, item_type: type) -> None:
 
 class GuardedRetriever(BaseRetriever):
     """Runs a plugin's retriever wrapper; on error raises naming the plugin, or
-    (policy 'warn') falls back to the retriever it wrapped."""
+    (policy 'warn') falls back to the retriever it wrapped. Nodes it adds must pass the host's
+    filters (ragplugins.query_inputs), or they are removed."""
 
     def __init__(self, wrapped: BaseRetriever, fallback: BaseRetriever, plugin: str, policy: str):
         super().__init__()
@@ -110,53 +113,117 @@ class GuardedRetriever(BaseRetriever):
     def class_name(cls) -> str:
         return "ragplugins.GuardedRetriever"
 
+    def _screened(self, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
+        inputs = query_inputs.current()
+        return nodes if inputs is None else inputs.screen(nodes, after=self.plugin)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         try:
             out = self.wrapped.retrieve(query_bundle)
             _check_list(out, NodeWithScore)
-            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
             return self.fallback.retrieve(QueryBundle(query_str=query_bundle.query_str))
+        return self._screened(out)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         try:
             out = await self.wrapped.aretrieve(query_bundle)
             _check_list(out, NodeWithScore)
-            return out
         except Exception as exc:  # noqa: BLE001
             _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
             return await self.fallback.aretrieve(QueryBundle(query_str=query_bundle.query_str))
+        return self._screened(out)
 
 
 class GuardedPostprocessor(BaseNodePostprocessor):
-    """Runs a plugin's postprocessor; on error raises naming the plugin, or
-    (policy 'warn') passes the nodes through unchanged."""
+    """Runs a plugin's postprocessor; on error raises naming the plugin, or (policy 'warn') passes the
+    nodes through unchanged. Then the host's filters: a node the host's base retriever did not return
+    must pass them (ragplugins.query_inputs), or it is removed.
+
+    Outside a query ragplugins opened (a host's own engine), it opens the query's inputs itself: the
+    nodes it is given are the host's, and ``filters`` are the host's filters when ``filters_given``."""
 
     inner: SerializeAsAny[BaseNodePostprocessor]
     plugin: str
     policy: str = "raise"
+    filters: MetadataFilters | None = Field(None, description="The host retriever's filters (see filters_given).")
+    filters_given: bool = Field(False, description="Whether the host passed filters (None: it does not filter).")
 
     @classmethod
     def class_name(cls) -> str:
         return "ragplugins.GuardedPostprocessor"
 
+    def _open(self, inputs: query_inputs.QueryInputs, nodes: list[NodeWithScore]) -> None:
+        inputs.base_node_ids.update(n.node.node_id for n in nodes)
+        if self.filters_given:
+            inputs.declare(self.filters)
+        else:
+            inputs.unknown("the host's retriever may filter: "
+                           + query_inputs.PASS_FILTERS.format(where="rp.postprocessors"))
+
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        try:
-            out = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
-            _check_list(out, NodeWithScore)
-            return out
-        except Exception as exc:  # noqa: BLE001
-            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
-            return nodes
+        with query_inputs.scope() as (inputs, opened):
+            if opened:
+                self._open(inputs, nodes)
+            try:
+                out = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
+                _check_list(out, NodeWithScore)
+            except Exception as exc:  # noqa: BLE001
+                _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+                out = nodes
+            return inputs.screen(out, after=self.plugin)
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        try:
-            out = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
-            _check_list(out, NodeWithScore)
-            return out
-        except Exception as exc:  # noqa: BLE001
-            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+        with query_inputs.scope() as (inputs, opened):
+            if opened:
+                self._open(inputs, nodes)
+            try:
+                out = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
+                _check_list(out, NodeWithScore)
+            except Exception as exc:  # noqa: BLE001
+                _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+                out = nodes
+            return inputs.screen(out, after=self.plugin)
+
+
+class BaseRecorder(BaseRetriever):
+    """The first stage's base retriever, recording in the query's inputs which nodes it returned and,
+    for a host's ``VectorIndexRetriever`` over ragplugins' own store (``capture_store``), the filters
+    that store was queried with. When the host gave no filters and the store cannot show them
+    (doc_ids, a raw 'where'), they are unknown."""
+
+    def __init__(self, base: BaseRetriever, capture_store: Any = None, filters_given: bool = False,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self.base, self.capture_store, self.filters_given = base, capture_store, filters_given
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.BaseRecorder"
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        with query_inputs.capturing(self.capture_store) as capture:
+            nodes = self.base.retrieve(query_bundle)
+        return self._recorded(nodes, capture)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        with query_inputs.capturing(self.capture_store) as capture:
+            nodes = await self.base.aretrieve(query_bundle)
+        return self._recorded(nodes, capture)
+
+    def _recorded(self, nodes: list[NodeWithScore], capture: query_inputs.StoreCapture) -> list[NodeWithScore]:
+        inputs = query_inputs.current()
+        if inputs is None:
             return nodes
+        inputs.base_node_ids.update(n.node.node_id for n in nodes)
+        if self.capture_store is not None:
+            for filters in capture.filters:
+                inputs.declare(filters)
+            if not self.filters_given and (capture.problem or not capture.filters):
+                inputs.unknown(f"{capture.problem or 'the host retriever did not query the index'}: "
+                               + query_inputs.PASS_FILTERS.format(where="rp.retriever"))
+            inputs.awaiting_capture = False
+        return nodes

@@ -175,6 +175,9 @@ def document_filters(doc_ids: Sequence[str], filters: MetadataFilters | None = N
     by_doc = MetadataFilter(key="doc_id", value=list(doc_ids), operator=FilterOperator.IN)
     if filters is None or not filters.filters:
         return MetadataFilters(filters=[by_doc])
+    if (filters.condition or FilterCondition.AND) == FilterCondition.AND:
+        # Flat when it can be: some stores (SimpleVectorStore) refuse nested filters.
+        return MetadataFilters(filters=[by_doc, *filters.filters], condition=FilterCondition.AND)
     return MetadataFilters(filters=[by_doc, filters], condition=FilterCondition.AND)
 
 

@@ -33,6 +33,8 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 from llama_index.vector_stores.lancedb import LanceDBVectorStore
 from pydantic import PrivateAttr
 
+from ragplugins import query_inputs
+
 logger = logging.getLogger(__name__)
 
 _ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
@@ -244,6 +246,8 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         return group(filters)
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        # A host's VectorIndexRetriever over this store filters here: the core reads its filters off.
+        query_inputs.store_queried(self, query, kwargs)
         if self._table is None:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         if query.filters is not None:

@@ -1,4 +1,5 @@
-"""A structured record of what plugins did for one query.
+"""A structured record of what plugins did for one query (output only: what a query was asked
+with is in ragplugins.query_inputs).
 
 The core opens a trace around each retrieval or query; components anywhere in
 the call (retriever wrappers, postprocessors, engine wrappers) record into
@@ -35,8 +36,6 @@ class RagPluginsEvent(BaseEvent):
 @dataclass
 class Trace:
     query: str = ""
-    # The caller's MetadataFilters: every internal search (hop, restrict) must keep them.
-    filters: Any = None
     first_stage: list[str] = field(default_factory=list)
     final: list[str] = field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -12,7 +12,7 @@ from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 import ragplugins_length_filter.plugin as length_filter
-from ragplugins import Contribution, trace
+from ragplugins import Contribution, query_inputs, trace
 from ragplugins.nodes import annotation, dense_cosine, tag, tags
 from ragplugins.readers import read_documents
 from ragplugins.testing import make_rag
@@ -28,8 +28,7 @@ class HopToExhibit(BaseNodePostprocessor):
         return "tests.HopToExhibit"
 
     def _postprocess_nodes(self, nodes, query_bundle=None):
-        found = self.ctx.search_within_documents(query_bundle.query_str, ["exhibit_a.md"], 1,
-                                                 trace.current().filters if trace.current() else None)
+        found = self.ctx.search_within_documents(query_bundle.query_str, ["exhibit_a.md"], 1)
         trace.record("hopper", "hop", found=None if found is None else len(found))
         return nodes + [tag(n, "hopper", via="test") for n in (found or [])]
 
@@ -91,11 +90,16 @@ def test_filtered_search_tells_failure_from_nothing(tiny_corpus, tmp_path, bundl
     rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
     rag.index_paths([tiny_corpus])
     ctx = rag.context(rag.index())
-    assert ctx.search_within_documents("fee", ["no_such_doc.md"], 3) == []
-    hits = ctx.search_within_documents("fee", ["master_agreement.md"], 3)
+    with query_inputs.scope(filters=None):
+        assert ctx.search_within_documents("fee", ["no_such_doc.md"], 3) == []
+        hits = ctx.search_within_documents("fee", ["master_agreement.md"], 3)
     assert hits and {n.node.ref_doc_id for n in hits} == {"master_agreement.md"}
     bad = MetadataFilters(filters=[MetadataFilter(key="not_a_key", value="x")])
-    assert ctx.search_within_documents("fee", ["master_agreement.md"], 3, bad) is None
+    with query_inputs.scope(filters=bad):
+        assert ctx.search_within_documents("fee", ["master_agreement.md"], 3) is None
+    # Outside a query the host's filters are unknown: refused, and said so.
+    with pytest.warns(UserWarning, match="a plugin search outside a query was refused"):
+        assert ctx.search_within_documents("fee", ["master_agreement.md"], 3) is None
 
 
 def test_query_engine_trace_events_and_async(tiny_corpus, tmp_path, bundled_embed_model, plugin_module):

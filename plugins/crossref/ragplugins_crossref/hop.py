@@ -29,7 +29,7 @@ Then it fires only on insufficient evidence, two checks and no fallback:
   better than anything retrieved answers it;
 - the pointer's lead chunk (the section the reference names, else the pointed-at
   document's best match for the query, by the core's document-filtered dense
-  search keeping the caller's filters) must not be a candidate already. If it
+  search under the host's filters) must not be a candidate already. If it
   is, the evidence is there and nothing is added.
 
 The earlier design skipped references to documents already retrieved and went
@@ -268,8 +268,6 @@ class CrossrefHop(BaseNodePostprocessor):
         if query_bundle is None or not nodes or self.max_hops < 1 or self._ctx is None:
             return nodes
         query = query_bundle.query_str
-        tr = trace.current()
-        filters = tr.filters if tr is not None else None
         named = self.named_documents(query)
         pointers = self._pointers(nodes, named)
         if not pointers:
@@ -290,7 +288,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
         def search(pointer: dict[str, Any]) -> list[tuple[float, NodeWithScore]] | None:
             if pointer["target"] not in searched:
-                searched[pointer["target"]] = self._search(pointer, query, query_embedding, filters, depth)
+                searched[pointer["target"]] = self._search(pointer, query, query_embedding, depth)
             return searched[pointer["target"]]
 
         ranked = self._rank(pointers, query_embedding, query)
@@ -350,11 +348,11 @@ class CrossrefHop(BaseNodePostprocessor):
             rest = [p for p in rest if not any(p is t for t in tied)]
         return out + rest
 
-    def _search(self, pointer: dict[str, Any], query: str, query_embedding: list[float], filters: Any,
+    def _search(self, pointer: dict[str, Any], query: str, query_embedding: list[float],
                 depth: int) -> list[tuple[float, NodeWithScore]] | None:
         """(cosine, chunk) of the pointed-at document for the query, lead chunk first (the section the
         reference names when the search found it); None when the search failed."""
-        results = self._ctx.search_within_documents(query, [pointer["target"]], depth, filters)
+        results = self._ctx.search_within_documents(query, [pointer["target"]], depth)
         if not results:
             pointer["outcome"] = "search failed" if results is None else "nothing matched"
             return None if results is None else []

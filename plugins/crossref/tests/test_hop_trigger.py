@@ -8,7 +8,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 import ragplugins_crossref.plugin as plugin
 from ragplugins import nodes as rnodes
-from ragplugins import trace
+from ragplugins import query_inputs, trace
 from ragplugins.testing import make_rag
 from ragplugins_crossref.hop import CrossrefHop, cited_clause, mention_spans, reference_contexts
 
@@ -40,7 +40,7 @@ def deal(deal_files, corpus_writer, tmp_path_factory, bundled_embed_model):
 def run(deal, query, docs, **params):
     ctx, chunks = deal
     candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in docs]
-    with trace.scope(query) as tr:
+    with query_inputs.scope(filters=None), trace.scope(query) as tr:
         out = CrossrefHop(ctx=ctx, **params).postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
     return candidates, out, tr.get("crossref", "hop")
 

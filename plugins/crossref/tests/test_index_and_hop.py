@@ -13,7 +13,7 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 
 import ragplugins_crossref.plugin as plugin
 from ragplugins import nodes as rnodes
-from ragplugins import trace
+from ragplugins import query_inputs, trace
 from ragplugins.errors import ConfigError
 from ragplugins.testing import PluginConformance, make_rag
 from ragplugins_crossref import CrossrefExtractor
@@ -136,7 +136,7 @@ def test_gate_is_relative_to_the_best_candidate(rag):
     first = rag.search(PRICE_Q).first_stage
     for gate, expect_hop in ((1.9, False), (0.0, True)):
         hop = CrossrefHop(ctx=rag.context(), gate=gate, placement="append")
-        with trace.scope(PRICE_Q) as tr:
+        with query_inputs.scope(filters=None), trace.scope(PRICE_Q) as tr:
             out = hop.postprocess_nodes(list(first), query_bundle=QueryBundle(PRICE_Q))
         decision = tr.get("crossref", "hop")
         assert decision["considered"]                     # references were there either way
@@ -153,11 +153,11 @@ def test_never_hops_from_a_hopped_chunk_and_places_after_referrer(rag):
     first = rag.search(PRICE_Q).final
     hop = CrossrefHop(ctx=ctx, max_hops=3, trigger_depth=10, placement="after_referrer", gate=0.0)
     hopped_only = [n for n in first if "crossref" in rnodes.tags(n)]
-    with trace.scope(PRICE_Q):
+    with query_inputs.scope(filters=None), trace.scope(PRICE_Q):
         out = hop.postprocess_nodes(hopped_only, query_bundle=QueryBundle(PRICE_Q))
     assert out == hopped_only   # hopped chunks never trigger another hop
     master = [n for n in rag.search(PRICE_Q).first_stage if n.node.ref_doc_id == "01_master_agreement.md"][:1]
-    with trace.scope(PRICE_Q):
+    with query_inputs.scope(filters=None), trace.scope(PRICE_Q):
         canteen = next(n for n in stored(rag).values() if n.ref_doc_id == "06_canteen_notice.md")
         out = hop.postprocess_nodes(master + [NodeWithScore(node=canteen, score=0.0)],
                                     query_bundle=QueryBundle(PRICE_Q))

@@ -140,11 +140,9 @@ class OverviewRetriever(BaseRetriever):
         return out
 
     def _search_inside(self, query: str, selected: list[str], k: int) -> tuple[list[NodeWithScore] | None, float]:
-        """The dense search inside the selected documents with the caller's filters, and its time in ms."""
-        current = trace.current()
+        """The dense search inside the selected documents (under the host's filters), and its time in ms."""
         start = time.perf_counter()
-        found = self.ctx.search_within_documents(query, selected, k,
-                                                 filters=current.filters if current is not None else None)
+        found = self.ctx.search_within_documents(query, selected, k)
         return found, round((time.perf_counter() - start) * 1000, 3)
 
     @staticmethod
@@ -175,7 +173,7 @@ class OverviewRetriever(BaseRetriever):
         stage ranked too low (or missed) can come up; a new chunk is kept only when it earns a place in the
         first ``k``, and no candidate is ever dropped (those it displaces follow, in their fused order)."""
         selected = [d["doc_id"] for d in documents]
-        k = len(candidates) or self.ctx.config.core.top_k
+        k = len(candidates) or self.ctx.top_k
         restricted, search_ms = self._search_inside(query, selected, k)
         if not restricted:
             # The documents can still lead through the rank boost; a failed search only loses the additions.
@@ -198,7 +196,7 @@ class OverviewRetriever(BaseRetriever):
 
     def _restrict(self, query: str, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
         selected = [d["doc_id"] for d in documents]
-        k = len(candidates) or self.ctx.config.core.top_k
+        k = len(candidates) or self.ctx.top_k
         restricted, search_ms = self._search_inside(query, selected, k)
 
         def keep(reason: str, **data: Any) -> list[NodeWithScore]:

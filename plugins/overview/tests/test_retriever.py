@@ -26,6 +26,7 @@ class FakeContext:
         self.vector_store = Owner()
         self.index_id = f"fake:{id(self.vector_store)}"
         self.config = SimpleNamespace(core=SimpleNamespace(top_k=10, table="chunks"))
+        self.top_k = 10
         self.searches: list[dict] = []
 
     def sidecar_dir(self, plugin: str):
@@ -34,7 +35,10 @@ class FakeContext:
     def embed_query(self, text: str) -> list[float]:
         return list(self.queries[text])
 
-    def search_within_documents(self, query, doc_ids, k, filters=None):
+    def search_within_documents(self, query, doc_ids, k):
+        # As RagContext does: the query's filters come from its inputs, never from the plugin.
+        inputs = query_inputs.current()
+        filters = inputs.filters if inputs is not None else None
         self.searches.append({"query": query, "doc_ids": list(doc_ids), "k": k, "filters": filters})
         return self.restricted
 
@@ -74,7 +78,7 @@ import asyncio
 import pytest
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
-from ragplugins import nodes, trace
+from ragplugins import nodes, query_inputs, trace
 from ragplugins_overview import OverviewConfig, OverviewRetriever
 
 # Three topics; "fees" points at doc a only, "vague" is equally close to every document.
@@ -91,8 +95,7 @@ def _setup(restricted=(), **config):
 
 
 def _run(retriever, query, filters=None):
-    with trace.scope(query) as tr:
-        tr.filters = filters
+    with query_inputs.scope(filters=filters), trace.scope(query) as tr:
         out = retriever.retrieve(query)
     return out, tr
 
