@@ -60,7 +60,13 @@ def _llm(config: VerifierConfig, ctx: Any) -> Verifier:
     return LLMVerifier(llm=ctx.llm, **kwargs)
 
 
-BUILTIN: dict[str, Factory] = {"fidelity": _fidelity, "nli": _nli, "llm": _llm}
+def _fidelity_nli(config: VerifierConfig, ctx: Any) -> Verifier:
+    from ragplugins_verifier.combined import CombinedVerifier
+
+    return CombinedVerifier(first=_fidelity(config, ctx), second=_nli(config, ctx))
+
+
+BUILTIN: dict[str, Factory] = {"fidelity": _fidelity, "nli": _nli, "llm": _llm, "fidelity+nli": _fidelity_nli}
 
 
 def available(pluginmanager: pluggy.PluginManager | None = None) -> dict[str, tuple[Factory, str]]:

@@ -50,8 +50,9 @@ class LLMSettings(BaseModel):
 class VerifierConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: str = Field("fidelity", description="'fidelity' (offline default), 'nli', 'llm', or a backend added "
-                                                 "by another plugin.")
+    backend: str = Field("fidelity", description="'fidelity' (offline default), 'nli', 'fidelity+nli' (both must "
+                                                 "accept: the choice when an NLI checkpoint is on disk), 'llm', or "
+                                                 "a backend added by another plugin.")
     mode: Literal["annotate", "flag", "abstain"] = Field(
         "annotate", description="annotate: verdict in response.metadata only; flag: also append a warning to an "
                                 "ungrounded answer; abstain: replace an ungrounded answer with a refusal.")
@@ -64,8 +65,9 @@ class VerifierConfig(BaseModel):
 
     @model_validator(mode="after")
     def _backend_settings(self) -> "VerifierConfig":
-        if self.backend == "nli" and not self.nli.model:
-            raise ValueError("backend = 'nli' needs [ragplugins.verifier.nli] model = '<name or local path>'")
+        if self.backend in ("nli", "fidelity+nli") and not self.nli.model:
+            raise ValueError(f"backend = '{self.backend}' needs [ragplugins.verifier.nli] model = '<local directory "
+                             "or Hugging Face name>' (ragplugins verify: --nli-model PATH)")
         if "{unsupported}" not in self.refusal:
             raise ValueError("refusal must contain {unsupported} so the user sees what could not be verified")
         return self

@@ -44,7 +44,7 @@ def test_annotate_puts_the_verdict_next_to_the_trace(corpus_index, bundled_embed
     response = qe.query("What is the annual fee?")
     meta = response.metadata["ragplugins"]
     v = meta["verification"]
-    assert v["status"] == "verified" and v["grounded"] and v["backend"] == "fidelity"
+    assert v["status"] == "grounded" and v["grounded"] and v["backend"] == "fidelity"
     assert v["sentences"][0]["node_id"] in {n.node.node_id for n in response.source_nodes}
     # The core's trace survives beside it, and the decision is in the trace too.
     assert meta["query"] == "What is the annual fee?" and meta["first_stage"]
@@ -154,7 +154,7 @@ def test_third_party_backends_come_through_the_hook(corpus_index, bundled_embed_
 
 
 def test_unknown_backend_lists_the_available_ones(corpus_index, bundled_embed_model):
-    with pytest.raises(ConfigError, match="'nope' is not a known backend; available: .*fidelity, llm, nli"):
+    with pytest.raises(ConfigError, match="'nope' is not a known backend; available: .*fidelity, fidelity\\+nli, llm, nli"):
         make_rag([plugin], {"verifier": {"backend": "nope"}}, embed_model=bundled_embed_model,
                  persist_dir=corpus_index)
 
@@ -180,7 +180,7 @@ def test_bad_config_names_the_key(section, message):
 def test_eval_instrument_reads_the_verdict_from_the_trace():
     tr = trace.Trace(query="q")
     assert plugin.ragplugins_eval_instrument(tr)["verified"] is False
-    tr.record("verifier", "verdict", status="verified", grounded=False, score=0.0, unsupported=["a", "b"])
+    tr.record("verifier", "verdict", status="ungrounded", grounded=False, score=0.0, unsupported=["a", "b"])
     assert plugin.ragplugins_eval_instrument(tr) == {"verified": True, "grounded": False, "score": 0.0,
                                                      "unsupported": 2}
 
