@@ -221,7 +221,8 @@ def main() -> None:
     }
     for name in args.backends.split(","):
         verifier = makers[name]()
-        verifier.verify("warm-up", "The pump is rated for 52 watts.", ["The pump is rated for 52 watts."])
+        # Warm-up: the embedder, and pint's unit registry (built once, on first conversion).
+        verifier.verify("warm-up", "The boiler holds 2,500 ml.", ["The boiler holds 2.5 litres."])
         rows = run(verifier, cases)
         entry = {"rows": rows, "all": summarise(rows)}
         short = [r for r in rows if r["sentences"] <= 5]

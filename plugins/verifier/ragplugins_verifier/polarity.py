@@ -32,6 +32,7 @@ NEGATIONS = {
     "es": {"no", "nunca", "jamás", "ningún", "ninguno", "ninguna", "nada", "nadie", "ni", "sin", "tampoco"},
 }
 ALL_NEGATIONS = set().union(*NEGATIONS.values()) - {"n"}
+_FOREIGN_NEGATIONS = NEGATIONS["de"] | NEGATIONS["fr"] | NEGATIONS["es"]
 # Answer particles that open a reply to a yes/no question.
 YES = {"yes", "yeah", "yep", "correct", "ja", "oui", "si", "sí"}
 NO = {"no", "nope", "incorrect", "nein", "non"}
@@ -93,6 +94,8 @@ _STOPWORDS = {
     "no": set(_stop.STOPWORDS_NORWEGIAN), "tr": set(_stop.STOPWORDS_TURKISH),
 }
 READ = ("en", "de", "fr", "es")
+# Letters that English does not use, as a hint for short sentences.
+_LETTERS = {"de": "äöüß", "fr": "éèêëçàùâîôœ", "es": "ñ¿¡áíóú"}
 
 
 def tokens(text: str) -> list[str]:
@@ -106,16 +109,20 @@ def language(text: str) -> str:
         return "other-script"
     words = [w for w in tokens(text) if "_" not in w]
     counts = {lang: sum(1 for w in words if w in stops) for lang, stops in _STOPWORDS.items()}
+    for lang, marks in _LETTERS.items():
+        counts[lang] += sum(1 for c in text.lower() if c in marks)
     best = max(counts, key=lambda lang: (counts[lang], lang == "en", lang in READ))
-    # Short sentences share function words across languages: switch from English only on clear evidence.
-    if best == "en" or counts[best] < 2 or counts[best] <= counts["en"]:
+    # Short sentences share function words across languages: leave English only when it has no function
+    # word of its own, or clearly fewer.
+    if best == "en" or counts[best] < 1 or counts[best] <= counts["en"] or counts["en"] and counts[best] < 2:
         return "en"
     return best
 
 
 def negation_words(text: str, lang: str = "en") -> set[str]:
     words = set(tokens(_NOT_NEGATION.sub(" ", text)))
-    found = words & NEGATIONS.get(lang, NEGATIONS["en"])
+    # Short sentences are easily taken for a neighbouring language: any of the three foreign lists counts.
+    found = words & (NEGATIONS["en"] if lang == "en" else _FOREIGN_NEGATIONS)
     if lang == "en" and re.search(r"n['’]t\b", text):
         found.add("n't")
     if lang == "fr":

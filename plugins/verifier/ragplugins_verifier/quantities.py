@@ -19,7 +19,7 @@ import re
 
 import pint
 
-APPROX_RELATIVE = 0.05
+APPROX_RELATIVE = 0.02
 # Words that make the number after them approximate, in the languages the verifier reads.
 HEDGES = {"about", "around", "roughly", "approximately", "approx", "nearly", "almost", "circa", "ca", "some",
           "~", "≈", "etwa", "ungefähr", "rund", "circa", "environ", "presque", "aproximadamente", "cerca",
