@@ -180,7 +180,8 @@ def summarise(rows):
             "tnr": tn / (tn + fp) if tn + fp else None, "tp": tp, "fn": fn, "tn": tn, "fp": fp,
             "wall_ms_mean": statistics.fmean(wall), "wall_ms_p50": statistics.median(wall),
             "wall_ms_p90": wall[int(0.9 * (len(wall) - 1))],
-            "cpu_ms_mean": statistics.fmean(r["cpu_ms"] for r in rows)}
+            "cpu_ms_mean": statistics.fmean(r["cpu_ms"] for r in rows),
+            "cpu_ms_p50": statistics.median(r["cpu_ms"] for r in rows)}
 
 
 def main() -> None:
@@ -232,7 +233,7 @@ def main() -> None:
         results["backends"][name] = entry
         s = entry["all"]
         print(f"{name:9s} {args.set}/{args.split} n={s['n']} acc {s['accuracy']:.3f} TPR {_f(s['tpr'])} TNR {_f(s['tnr'])} "
-              f"| wall p50 {s['wall_ms_p50']:.1f} ms p90 {s['wall_ms_p90']:.1f} ms")
+              f"| wall p50 {s['wall_ms_p50']:.1f} ms p90 {s['wall_ms_p90']:.1f} ms, CPU p50 {s['cpu_ms_p50']:.1f} ms")
         for kind, k in entry["by_kind"].items():
             print(f"   {str(kind):16s} n={k['n']:3d} acc {k['accuracy']:.3f} TPR {_f(k['tpr'])} TNR {_f(k['tnr'])}")
     results["load_average_at_end"] = os.getloadavg()
@@ -252,15 +253,16 @@ def markdown(results) -> str:
              f"torch threads {results['torch_threads']}, load average at start "
              f"{tuple(round(x, 1) for x in results['load_average_at_start'])}, at end "
              f"{tuple(round(x, 1) for x in results['load_average_at_end'])}.", "",
-             "| backend | kind | n | accuracy | TPR | TNR | TP/FN/TN/FP | wall ms p50 / p90 |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| backend | kind | n | accuracy | TPR | TNR | TP/FN/TN/FP | wall ms p50 / p90 | CPU ms p50 |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, entry in results["backends"].items():
         rows = [("**all**", entry["all"])] + list(entry["by_kind"].items())
         if entry.get("up_to_5_sentences"):
             rows.append(("answers of <= 5 sentences", entry["up_to_5_sentences"]))
         for kind, s in rows:
             lines.append(f"| {name} | {kind} | {s['n']} | {s['accuracy']:.3f} | {_f(s['tpr'])} | {_f(s['tnr'])} | "
-                         f"{s['tp']}/{s['fn']}/{s['tn']}/{s['fp']} | {s['wall_ms_p50']:.1f} / {s['wall_ms_p90']:.1f} |")
+                         f"{s['tp']}/{s['fn']}/{s['tn']}/{s['fp']} | {s['wall_ms_p50']:.1f} / {s['wall_ms_p90']:.1f} | "
+                         f"{s['cpu_ms_p50']:.1f} |")
     for name, entry in results["backends"].items():
         lines += ["", f"Misclassified ({name}):", ""]
         for r in entry["rows"]:

@@ -549,12 +549,13 @@ def _lexicon_stems(surface: set[str]) -> set[str]:
 
 def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
     """Two words whose exchange makes the sentence follow the unit's order (the words both share, at least
-    four): a gain of two in their longest common subsequence, or of one when it then misses at most one word.
+    four): a gain of two in their longest common subsequence, or of one when the sentence then follows it
+    completely.
     The two must stand apart, with a shared word between them: "wastes less time" vs "time wasted" is no swap."""
     shared = set(claim) & set(unit)
-    # "the child and the child's process id": a word repeated at once holds one place.
-    c = [t for i, t in enumerate(claim) if t in shared and (i == 0 or claim[i - 1] != t)]
-    u = [t for i, t in enumerate(unit) if t in shared and (i == 0 or unit[i - 1] != t)]
+    # "the child and the child's process id": a word repeated before any other shared word holds one place.
+    c = _runs([t for t in claim if t in shared])
+    u = _runs([t for t in unit if t in shared])
     if len(shared) < 4:
         return None
     base = _lcs(c, u)
@@ -567,9 +568,13 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
             continue
         exchanged = [y if t == x else x if t == y else t for t in c]
         after = _lcs(exchanged, u)
-        if after - base >= 2 or (after - base >= 1 and after == len(u)):
+        if after - base >= 2 or (after - base >= 1 and after == min(len(c), len(u))):
             return x, y
     return None
+
+
+def _runs(seq: list[str]) -> list[str]:
+    return [t for i, t in enumerate(seq) if i == 0 or seq[i - 1] != t]
 
 
 def _apart(seq: list[str], x: str, y: str) -> bool:
@@ -614,7 +619,8 @@ def _entity_attachment(claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> st
     # usually its own subject's parts.
     others = [f for f in best.facts if f.kind == "entity" and f.value not in claimed and f.value != fact.value
               and difflib.SequenceMatcher(None, f.value, fact.value).ratio() >= 0.6]
-    if others and score - held >= 1.0:
+    # About one distinctive word more (IDF scaled to at most 1) in the rival's passage.
+    if others and score - held >= 0.75:
         return (f"{fact.describe()} is attached to another subject: the evidence says the rest of the sentence "
                 f"about '{others[0].text}': \"{_clip(best.unit.text)}\"")
     return None
