@@ -39,7 +39,8 @@ def _fidelity(config: VerifierConfig, ctx: Any) -> Verifier:
 
     s = config.fidelity
     return FidelityVerifier(embed_model=ctx.embed_model, threshold=s.threshold, candidates=s.candidates,
-                            attachment_margin=s.attachment_margin, novelty=s.novelty)
+                            attachment_margin=s.attachment_margin, novelty=s.novelty,
+                            foreign_support=s.foreign_support)
 
 
 def _nli(config: VerifierConfig, ctx: Any) -> Verifier:
