@@ -232,7 +232,8 @@ def main() -> None:
                             for k in sorted({r["kind"] for r in rows}, key=str)}
         results["backends"][name] = entry
         s = entry["all"]
-        print(f"{name:9s} {args.set}/{args.split} n={s['n']} acc {s['accuracy']:.3f} TPR {_f(s['tpr'])} TNR {_f(s['tnr'])} "
+        print(f"{name:9s} {args.set}/{args.split} n={s['n']} acc {s['accuracy']:.3f} TPR {_f(s['tpr'])} "
+              f"TNR {_f(s['tnr'])} "
               f"| wall p50 {s['wall_ms_p50']:.1f} ms p90 {s['wall_ms_p90']:.1f} ms, CPU p50 {s['cpu_ms_p50']:.1f} ms")
         for kind, k in entry["by_kind"].items():
             print(f"   {str(kind):16s} n={k['n']:3d} acc {k['accuracy']:.3f} TPR {_f(k['tpr'])} TNR {_f(k['tnr'])}")

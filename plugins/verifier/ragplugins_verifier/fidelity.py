@@ -1,26 +1,36 @@
 """The offline default: embedding support plus exact fidelity checks.
 
-For each answer sentence:
+For each answer sentence (a "Yes."/"No." answering a yes/no question also claims the
+question's statement, denied for "No"):
 
 1. **Facts** (numbers with units, dates, codes, named entities) must appear in the
-   evidence. A number must appear with a compatible unit ("18 months" is not
-   "18 weeks").
+   evidence. A number must match after unit conversion (pint; :mod:`.quantities`), within
+   the stated tolerance when the sentence hedges it ("about 94 °C").
 2. **Attachment**: a number or date must be attached to the same subject in the
    evidence. Each claimed value is compared with the other values of the same kind
    in the evidence: when another value sits clearly closer to the words the sentence
    uses for its subject ("below Grade 7 ... 23 days" against a claimed 28 days), the
    value was swapped. Closeness is measured on words the two evidence contexts do not
-   share, weighted by rarity (IDF over the evidence units) and by distance.
-3. **Polarity**: a clause and the evidence unit it matches best must agree on
-   negation ("not covered" against "covered").
-4. **Novelty**: a clause whose content words are mostly absent from the evidence
+   share, weighted by rarity (IDF over the evidence units) and by distance. A name is
+   swapped when the passage saying the rest of the sentence names a confusable other one
+   (FIFO/LIFO).
+3. **Roles**: exchanging two words that would put the sentence in the evidence's order
+   means the roles were swapped ("the primary applies WAL received from the standby").
+4. **Polarity**: a clause and the evidence it matches best must agree on negation (en, de,
+   fr, es), on opposites, prefixes, bounds and quantifiers, and "only" must not narrow it
+   (:mod:`.polarity`).
+5. **Novelty**: a clause whose content words are mostly absent from the evidence
    and the question adds something the evidence does not say (an extra step).
-5. **Support**: the cosine between the sentence and its best evidence unit under the
-   bundled embedder (all-MiniLM-L6-v2); the sentence's score. The unit is also the
-   reported supporting span.
+6. **Evidence is data**: units that address the checker or assistant are not evidence
+   (:mod:`.directives`); echoing them, or answering with a bare verdict word, fails.
+7. **Support**: the cosine between the sentence and its best evidence unit under the
+   bundled embedder (all-MiniLM-L6-v2); the sentence's score. The reported span is the
+   stretch of that unit holding the words the sentence shares with it.
 
-A sentence that fails a check scores 0 with the reasons listed; the answer's score is
-the minimum over its sentences (one unsupported sentence makes it ungrounded).
+A sentence in a language other than English, German, French or Spanish is not
+verified and therefore not supported. A sentence that fails a check scores 0 with the
+reasons listed; the answer's score is the minimum over its sentences (one unsupported
+sentence makes it ungrounded).
 """
 
 from __future__ import annotations
