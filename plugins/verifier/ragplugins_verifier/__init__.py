@@ -6,7 +6,7 @@ from ragplugins_verifier.backends import available, build_verifier  # noqa: E402
 from ragplugins_verifier.base import Evidence, Verifier, VerifierError  # noqa: E402
 from ragplugins_verifier.config import VerifierConfig  # noqa: E402
 from ragplugins_verifier.engine import VerifyingQueryEngine  # noqa: E402
-from ragplugins_verifier.evaluator import VerifierEvaluator  # noqa: E402
+from ragplugins_verifier.evaluator import VerifierEvaluationResult, VerifierEvaluator  # noqa: E402
 from ragplugins_verifier.fidelity import FidelityVerifier  # noqa: E402
 from ragplugins_verifier.llm import LLMVerifier  # noqa: E402
 from ragplugins_verifier.nli import NLIVerifier, VerifierModelUnavailable  # noqa: E402
@@ -14,6 +14,6 @@ from ragplugins_verifier.verdict import SentenceVerdict, Verdict  # noqa: E402
 
 __all__ = [
     "Evidence", "FidelityVerifier", "LLMVerifier", "NLIVerifier", "SentenceVerdict", "Verdict", "Verifier",
-    "VerifierConfig", "VerifierError", "VerifierEvaluator", "VerifierModelUnavailable", "VerifyingQueryEngine",
+    "VerifierConfig", "VerifierError", "VerifierEvaluationResult", "VerifierEvaluator", "VerifierModelUnavailable", "VerifyingQueryEngine",
     "available", "build_verifier",
 ]

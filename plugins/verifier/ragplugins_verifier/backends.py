@@ -39,7 +39,8 @@ def _fidelity(config: VerifierConfig, ctx: Any) -> Verifier:
 
     s = config.fidelity
     return FidelityVerifier(embed_model=ctx.embed_model, threshold=s.threshold, candidates=s.candidates,
-                            attachment_margin=s.attachment_margin, novelty=s.novelty)
+                            attachment_margin=s.attachment_margin, novelty=s.novelty,
+                            foreign_support=s.foreign_support)
 
 
 def _nli(config: VerifierConfig, ctx: Any) -> Verifier:
@@ -60,7 +61,13 @@ def _llm(config: VerifierConfig, ctx: Any) -> Verifier:
     return LLMVerifier(llm=ctx.llm, **kwargs)
 
 
-BUILTIN: dict[str, Factory] = {"fidelity": _fidelity, "nli": _nli, "llm": _llm}
+def _fidelity_nli(config: VerifierConfig, ctx: Any) -> Verifier:
+    from ragplugins_verifier.combined import CombinedVerifier
+
+    return CombinedVerifier(first=_fidelity(config, ctx), second=_nli(config, ctx))
+
+
+BUILTIN: dict[str, Factory] = {"fidelity": _fidelity, "nli": _nli, "llm": _llm, "fidelity+nli": _fidelity_nli}
 
 
 def available(pluginmanager: pluggy.PluginManager | None = None) -> dict[str, tuple[Factory, str]]:

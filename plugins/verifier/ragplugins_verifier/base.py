@@ -102,10 +102,11 @@ class Verifier(BaseComponent):
                        sentences=sentences or [], error=error)
 
     def conclude(self, sentences: list[SentenceVerdict], **extra: Any) -> Verdict:
-        """The answer's verdict from its sentences: minimum over the checked ones."""
-        scores = [s.score for s in sentences if s.checked and s.score is not None]
-        if not scores:
+        """The answer's verdict from its sentences: grounded when every checked sentence is supported (each
+        backend decides that per sentence, its score against its threshold); the score is the weakest one's."""
+        checked = [s for s in sentences if s.checked]
+        if not checked:
             return self.failed("no sentence in the answer makes a checkable claim", sentences)
-        score = min(scores)
-        return Verdict(grounded=score >= self.threshold and all(s.supported for s in sentences if s.checked),
-                       score=score, threshold=self.threshold, backend=self.name, sentences=sentences, **extra)
+        score = min((s.score for s in checked if s.score is not None), default=0.0)
+        return Verdict(grounded=all(s.supported for s in checked), score=score, threshold=self.threshold,
+                       backend=self.name, sentences=sentences, **extra)

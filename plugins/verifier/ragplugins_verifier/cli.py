@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from ragplugins_verifier.backends import build_verifier
+from ragplugins_verifier.base import VerifierError
 from ragplugins_verifier.cases import metrics, read_cases, run_cases
 from ragplugins_verifier.config import VerifierConfig
 
 
 @click.command("verify")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--backend", default=None, help="Backend to use (default: [ragplugins.verifier] backend, else fidelity).")
+@click.option("--backend", default=None, help="Backend to use (default: [ragplugins.verifier] backend, else "
+                                               "fidelity): fidelity, nli, fidelity+nli, llm or a plugin's.")
 @click.option("--nli-model", default=None, help="Model name or local path for --backend nli.")
 @click.option("--threshold", type=float, default=None, help="Override the backend's threshold.")
 @click.option("--root", type=click.Path(file_okay=False), default=None,
@@ -24,13 +27,16 @@ from ragplugins_verifier.config import VerifierConfig
 @click.option("--json", "as_json", is_flag=True, help="Print per-row verdicts and metrics as JSON.")
 @click.option("--show", type=click.Choice(["errors", "all", "none"]), default="errors",
               help="Rows to list: misclassified/unlabelled-ungrounded (default), all, or none.")
+@click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="torch threads for the embedder and NLI model; more than one is slower on a busy shared machine.")
 @click.pass_context
 def verify_cmd(ctx: click.Context, file: str, backend: str | None, nli_model: str | None, threshold: float | None,
-               root: str | None, split: str | None, as_json: bool, show: str) -> None:
+               root: str | None, split: str | None, as_json: bool, show: str, threads: int) -> None:
     """Verify rows of question, answer and evidence (JSONL). Rows with a 'label' are scored:
     accuracy, TPR (grounded answers accepted), TNR (ungrounded answers rejected), confusion matrix."""
     from ragplugins.cli import _load
 
+    _set_threads(threads)
     rp = _load(ctx)
     config = rp.config.for_plugin("verifier") or VerifierConfig()
     data = config.model_dump()
@@ -45,8 +51,11 @@ def verify_cmd(ctx: click.Context, file: str, backend: str | None, nli_model: st
         data[key]["threshold"] = threshold
     try:
         config = VerifierConfig.model_validate(data)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise VerifierError(f"{where}: {message}" if where else message) from None
     verifier = build_verifier(config, rp.context())
     cases = read_cases(file, root=root)
     if split is not None:
@@ -85,6 +94,14 @@ def _print(results, summary: dict, show: str) -> None:
         click.echo("confusion           predicted grounded  predicted ungrounded")
         click.echo(f"  label grounded    {c['tp']:>18}  {c['fn']:>20}")
         click.echo(f"  label ungrounded  {c['fp']:>18}  {c['tn']:>20}")
+
+
+def _set_threads(threads: int) -> None:
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(threads)
 
 
 def _fmt(value: float | None) -> str:

@@ -23,6 +23,9 @@ class FidelitySettings(BaseModel):
                                                             "before the claimed value counts as swapped.")
     novelty: float = Field(0.5, gt=0, le=1, description="Share of a clause's content words absent from the "
                                                         "evidence above which the clause is unsupported.")
+    foreign_support: float = Field(0.6, gt=0, le=1, description="Share of threshold a German, French or Spanish "
+                                                                "sentence must reach (the bundled embedder is "
+                                                                "English and scores across languages lower).")
 
 
 class NLISettings(BaseModel):
@@ -50,8 +53,9 @@ class LLMSettings(BaseModel):
 class VerifierConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: str = Field("fidelity", description="'fidelity' (offline default), 'nli', 'llm', or a backend added "
-                                                 "by another plugin.")
+    backend: str = Field("fidelity", description="'fidelity' (offline default), 'nli', 'fidelity+nli' (both must "
+                                                 "accept: the choice when an NLI checkpoint is on disk), 'llm', or "
+                                                 "a backend added by another plugin.")
     mode: Literal["annotate", "flag", "abstain"] = Field(
         "annotate", description="annotate: verdict in response.metadata only; flag: also append a warning to an "
                                 "ungrounded answer; abstain: replace an ungrounded answer with a refusal.")
@@ -64,8 +68,9 @@ class VerifierConfig(BaseModel):
 
     @model_validator(mode="after")
     def _backend_settings(self) -> "VerifierConfig":
-        if self.backend == "nli" and not self.nli.model:
-            raise ValueError("backend = 'nli' needs [ragplugins.verifier.nli] model = '<name or local path>'")
+        if self.backend in ("nli", "fidelity+nli") and not self.nli.model:
+            raise ValueError(f"backend = '{self.backend}' needs [ragplugins.verifier.nli] model = '<local directory "
+                             "or Hugging Face name>' (ragplugins verify: --nli-model PATH)")
         if "{unsupported}" not in self.refusal:
             raise ValueError("refusal must contain {unsupported} so the user sees what could not be verified")
         return self

@@ -4,8 +4,15 @@ Modes: ``annotate`` puts the verdict in ``response.metadata["ragplugins"]["verif
 ``flag`` also appends a visible warning to an ungrounded answer; ``abstain`` replaces an
 ungrounded answer with a refusal listing the unsupported sentences (the original answer
 stays in the verdict). Responses without answer text (no LLM: ragplugins' NoText
-synthesis) are marked ``skipped``. A streaming response is read to the end first:
-a stream cannot be verified before it is shown.
+synthesis) are marked ``skipped``.
+
+The record says what happened in its ``status``: ``grounded``, ``ungrounded``,
+``unverifiable`` (the check could not run: no evidence, an unreadable reply; never a pass)
+or ``skipped``. ``grounded`` is true only for the first.
+
+A streaming response stays a ``StreamingResponse``, but it is read to the end before it is
+verified (a stream cannot be checked before it is shown); its ``response_gen`` then replays
+the checked text (or the refusal) and the verdict says so under ``stream``.
 """
 
 from __future__ import annotations
@@ -41,20 +48,22 @@ class VerifyingQueryEngine(BaseQueryEngine):
         return {"inner": self.inner}
 
     def _query(self, query_bundle: QueryBundle) -> Any:
-        response = _materialise(self.inner.query(query_bundle))
+        original = self.inner.query(query_bundle)
+        response = _materialise(original)
         answer = _answer(response)
         if answer is None:
-            return self._skipped(response)
+            return _restream(original, self._skipped(response))
         verdict = self.verifier.verify(query_bundle.query_str, answer, response.source_nodes)
-        return self._apply(response, answer, verdict)
+        return _restream(original, self._apply(response, answer, verdict))
 
     async def _aquery(self, query_bundle: QueryBundle) -> Any:
-        response = _materialise(await self.inner.aquery(query_bundle))
+        original = await self.inner.aquery(query_bundle)
+        response = _materialise(original)
         answer = _answer(response)
         if answer is None:
-            return self._skipped(response)
+            return _restream(original, self._skipped(response))
         verdict = await self.verifier.averify(query_bundle.query_str, answer, response.source_nodes)
-        return self._apply(response, answer, verdict)
+        return _restream(original, self._apply(response, answer, verdict))
 
     def _skipped(self, response: Any) -> Any:
         info = {"status": "skipped", "reason": "the response has no answer text (no LLM synthesised one)",
@@ -65,10 +74,11 @@ class VerifyingQueryEngine(BaseQueryEngine):
 
     def _apply(self, response: Any, answer: str, verdict: Verdict) -> Any:
         unsupported = [s.text for s in verdict.unsupported]
-        trace.record(PLUGIN, "verdict", status="verified", grounded=verdict.grounded, score=verdict.score,
+        status = status_of(verdict)
+        trace.record(PLUGIN, "verdict", status=status, grounded=verdict.grounded, score=verdict.score,
                      backend=verdict.backend, unsupported=unsupported, error=verdict.error,
                      latency_ms=verdict.latency_ms, mode=self.mode)
-        info = {"status": "verified", "mode": self.mode, **verdict.to_dict()}
+        info = {"status": status, "mode": self.mode, **verdict.to_dict()}
         if not verdict.grounded and self.mode == "flag":
             response.response = f"{answer}\n\n[Unverified: {_listing(verdict)}]"
         elif not verdict.grounded and self.mode == "abstain":
@@ -78,10 +88,30 @@ class VerifyingQueryEngine(BaseQueryEngine):
         return response
 
 
+def status_of(verdict: Verdict) -> str:
+    """What the record says happened: 'grounded', 'ungrounded' or 'unverifiable' (the check could not run)."""
+    if verdict.error is not None:
+        return "unverifiable"
+    return "grounded" if verdict.grounded else "ungrounded"
+
+
 def _materialise(response: Any) -> Any:
     if isinstance(response, StreamingResponse):
         return response.get_response()
     return response
+
+
+def _restream(original: Any, response: Any) -> Any:
+    """Give a streaming caller a stream back: the checked text (or refusal) replayed through response_gen."""
+    if not isinstance(original, StreamingResponse):
+        return response
+    text = response.response or ""
+    info = _metadata(response).get("verification")
+    if isinstance(info, dict):
+        info["stream"] = ("read to the end and verified before it was shown; response_gen replays the checked "
+                          "text")
+    return StreamingResponse(response_gen=iter([text] if text else []), source_nodes=response.source_nodes,
+                             metadata=response.metadata, response_txt=None)
 
 
 def _answer(response: Any) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from llama_index.core.async_utils import asyncio_run
+from llama_index.core.bridge.pydantic import Field
 from llama_index.core.base.response.schema import Response
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
@@ -12,8 +13,16 @@ from llama_index.core.prompts.mixin import PromptDictType
 from ragplugins_verifier.base import Verifier, as_evidence
 
 
+class VerifierEvaluationResult(EvaluationResult):
+    """LlamaIndex's result with the backend's own number beside the 1.0/0.0 score."""
+
+    support: float | None = Field(None, description="The weakest checked sentence's support score from the "
+                                                     "backend (fidelity: embedder cosine; nli: entailment).")
+
+
 class VerifierEvaluator(BaseEvaluator):
-    """``passing`` = grounded, ``score`` = the weakest sentence's score, ``feedback`` lists what is
+    """``passing`` = grounded, ``score`` = 1.0 when grounded and 0.0 when not (LlamaIndex's convention, as
+    FaithfulnessEvaluator), ``support`` = the weakest sentence's backend score, ``feedback`` lists what is
     unsupported; an error (no evidence, unparseable LLM reply) is an invalid result that does not pass.
 
     ``evaluate_response`` keeps the response's source nodes, so per-sentence verdicts name node ids.
@@ -34,10 +43,10 @@ class VerifierEvaluator(BaseEvaluator):
                         contexts: Sequence[Any] | None = None, **kwargs: Any) -> EvaluationResult:
         evidence = as_evidence(kwargs.get("source_nodes") or contexts or [])
         verdict = await self.verifier.averify(query or "", response or "", evidence)
-        return EvaluationResult(
+        return VerifierEvaluationResult(
             query=query, response=response, contexts=[e.text for e in evidence],
-            passing=verdict.grounded, score=verdict.score, feedback=verdict.feedback(),
-            invalid_result=verdict.error is not None, invalid_reason=verdict.error)
+            passing=verdict.grounded, score=1.0 if verdict.grounded else 0.0, support=verdict.score,
+            feedback=verdict.feedback(), invalid_result=verdict.error is not None, invalid_reason=verdict.error)
 
     async def aevaluate_response(self, query: str | None = None, response: Response | None = None,
                                  **kwargs: Any) -> EvaluationResult:

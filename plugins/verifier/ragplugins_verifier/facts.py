@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragplugins_verifier.quantities import HEDGES
 from ragplugins_verifier.text import STOPWORDS, stem
 
 MONTHS = {m: i for i, names in enumerate(
@@ -80,6 +81,10 @@ for _key, _names in {
     "mb": "mb megabyte megabytes",
     "gb": "gb gigabyte gigabytes",
     "tb": "tb terabyte terabytes",
+    "kib": "kib kibibyte kibibytes",
+    "mib": "mib mebibyte mebibytes",
+    "gib": "gib gibibyte gibibytes",
+    "tib": "tib tebibyte tebibytes",
     "byte": "byte bytes",
     "token": "token tokens",
     "character": "character characters char chars",
@@ -114,6 +119,8 @@ class Fact:
     text: str
     start: int
     end: int
+    approximate: bool = False  # "about 94 °C": a hedge word right before the number
+
 
     def describe(self) -> str:
         return f"{self.kind} '{self.text}'"
@@ -157,12 +164,24 @@ def extract(text: str, *, claims: bool = True) -> list[Fact]:
         value = CARDINALS.get(word)
         if value is None and not claims:
             value = ORDINALS.get(word, 1 if word == "one" else None)
-        if value is None or word == "one" and claims or not free(m.start(), m.end()):
+        if value is None or not free(m.start(), m.end()):
             continue
         unit, unit_word, end = _unit_after(text, m.end())
+        if word == "one" and claims and unit is None:
+            continue  # "one of the options" is no quantity; "one minute" is
         take(Fact("number", float(value), unit, unit_word, text[m.start():end], m.start(), end))
     facts.extend(_entities(text, taken))
-    return _share_range_units(text, sorted(facts, key=lambda f: f.start))
+    return [_hedged(text, f) for f in _share_range_units(text, sorted(facts, key=lambda f: f.start))]
+
+
+_HEDGE_BEFORE = re.compile(r"(?:^|[\s(])(" + "|".join(sorted((re.escape(h) for h in HEDGES), key=len, reverse=True))
+                           + r")\.?\s*(?:of\s+|de\s+)?$", re.I)
+
+
+def _hedged(text: str, fact: Fact) -> Fact:
+    if fact.kind != "number" or not _HEDGE_BEFORE.search(text[max(0, fact.start - 24):fact.start]):
+        return fact
+    return Fact(fact.kind, fact.value, fact.unit, fact.unit_word, fact.text, fact.start, fact.end, True)
 
 
 def _share_range_units(text: str, facts: list[Fact]) -> list[Fact]:

@@ -1,32 +1,44 @@
 """The offline default: embedding support plus exact fidelity checks.
 
-For each answer sentence:
+For each answer sentence (a "Yes."/"No." answering a yes/no question also claims the
+question's statement, denied for "No"):
 
 1. **Facts** (numbers with units, dates, codes, named entities) must appear in the
-   evidence. A number must appear with a compatible unit ("18 months" is not
-   "18 weeks").
+   evidence. A number must match after unit conversion (pint; :mod:`.quantities`), within
+   the stated tolerance when the sentence hedges it ("about 94 °C").
 2. **Attachment**: a number or date must be attached to the same subject in the
    evidence. Each claimed value is compared with the other values of the same kind
    in the evidence: when another value sits clearly closer to the words the sentence
    uses for its subject ("below Grade 7 ... 23 days" against a claimed 28 days), the
    value was swapped. Closeness is measured on words the two evidence contexts do not
-   share, weighted by rarity (IDF over the evidence units) and by distance.
-3. **Polarity**: a clause and the evidence unit it matches best must agree on
-   negation ("not covered" against "covered").
-4. **Novelty**: a clause whose content words are mostly absent from the evidence
+   share, weighted by rarity (IDF over the evidence units) and by distance. A name is
+   swapped when the passage saying the rest of the sentence names a confusable other one
+   (FIFO/LIFO).
+3. **Roles**: exchanging two words that would put the sentence in the evidence's order
+   means the roles were swapped ("the primary applies WAL received from the standby").
+4. **Polarity**: a clause and the evidence it matches best must agree on negation (en, de,
+   fr, es), on opposites, prefixes, bounds and quantifiers, and "only" must not narrow it
+   (:mod:`.polarity`).
+5. **Novelty**: a clause whose content words are mostly absent from the evidence
    and the question adds something the evidence does not say (an extra step).
-5. **Support**: the cosine between the sentence and its best evidence unit under the
-   bundled embedder (all-MiniLM-L6-v2); the sentence's score. The unit is also the
-   reported supporting span.
+6. **Evidence is data**: units that address the checker or assistant are not evidence
+   (:mod:`.directives`); echoing them, or answering with a bare verdict word, fails.
+7. **Support**: the cosine between the sentence and its best evidence unit under the
+   bundled embedder (all-MiniLM-L6-v2); the sentence's score. The reported span is the
+   stretch of that unit holding the words the sentence shares with it.
 
-A sentence that fails a check scores 0 with the reasons listed; the answer's score is
-the minimum over its sentences (one unsupported sentence makes it ungrounded).
+A sentence in a language other than English, German, French or Spanish is not
+verified and therefore not supported. A sentence that fails a check scores 0 with the
+reasons listed; the answer's score is the minimum over its sentences (one unsupported
+sentence makes it ungrounded).
 """
 
 from __future__ import annotations
 
 import bisect
+import difflib
 import functools
+import itertools
 import math
 import re
 import threading
@@ -37,15 +49,22 @@ from typing import Any, ClassVar
 import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, SerializeAsAny
 
+from ragplugins_verifier import polarity, quantities
 from ragplugins_verifier.base import Evidence, Verifier
-from ragplugins_verifier.facts import ANSWER_PARTICLES, Fact, extract
+from ragplugins_verifier.directives import VERDICT_WORDS, is_directive
+from ragplugins_verifier.facts import ANSWER_PARTICLES, ORDINALS, Fact, _name_shaped, extract
 from ragplugins_verifier.text import STOPWORDS_ALL, Unit, evidence_units, is_content, split_sentences, stem, words
 from ragplugins_verifier.verdict import SentenceVerdict, Verdict
 
-NEGATIONS = {"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "cannot", "without", "n't"}
-# Quantifier idioms that contain a negation word but do not negate ("no more than 3 blocks").
-_NOT_NEGATION = re.compile(r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|greater|longer than|only)\b"
-                           r"|\bnot\s+only\b", re.I)
+NEGATIONS = polarity.NEGATIONS["en"]
+# Questions a "Yes." or "No." answers: they open with an auxiliary verb.
+_YES_NO_QUESTION = re.compile(
+    r"^\W*(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|must|may|might|"
+    r"isn't|aren't|doesn't|don't|can't|"
+    r"ist|sind|war|kann|können|muss|darf|wird|werden|hat|haben|gibt|entfernt|"
+    r"est-ce|peut|peuvent|faut-il|"
+    r"es|son|está|están|puede|pueden|hay|tiene|debe)\b", re.I)
+_PARTICLE = re.compile(r"^\W*(?P<word>[^\W\d_]+)\b[\s,.:;!-]*", re.I)
 _CLAUSE_SPLIT = re.compile(r"\s*(?:[;:](?=\s)|,(?=\s)\s*(?:and|but|while|whereas|then|or)?|"
                            r"\s(?:and|but|while|whereas|then)\s)\s*", re.I)
 # Negation scopes over its own clause: "no opinion on tax matters (see separate tax opinion)".
@@ -78,36 +97,53 @@ class _Unit:
     clauses: list[tuple[set[str], bool]]     # (content stems, negated) per clause, for polarity
     facts: list[Fact] = field(default_factory=list)
     breaks: list[int] = field(default_factory=list)  # item boundaries before each token
+    surface: set[str] = field(default_factory=set)   # lowercased words as written, for opposites
+    directive: bool = False                           # text addressing the checker or assistant: not evidence
 
 
 class _EvidenceIndex:
     """The evidence cut into units, with IDF, facts and a normalised text for exact look-ups."""
 
     def __init__(self, evidence: list[Evidence], question: str):
-        self.units: list[_Unit] = [u for ev in evidence for u in _parse(ev.node_id, ev.text)]
+        parsed = [(ev, _parse(ev.node_id, ev.text)) for ev in evidence]
+        self.units: list[_Unit] = [u for _, units in parsed for u in units if not u.directive]
+        self.directives: list[_Unit] = [u for _, units in parsed for u in units if u.directive]
         n = max(len(self.units), 1)
         df = Counter(s for u in self.units for s in u.stems)
         # Scaled to (0, 1]: a word found in a single unit weighs 1 however much evidence there is.
         self.idf = {s: math.log(1 + n / c) / math.log(1 + n) for s, c in df.items()}
         self.vocabulary = set(df) | {stem(w) for _, _, w in words(question)}
         self.question = _normalise(question)
-        self.text = " ".join(_normalise(ev.text) for ev in evidence)
+        self.text = " ".join(_normalise(_without_directives(ev.text, units)) for ev, units in parsed)
         self.occurrences = [_Occurrence(f, i, _token_at(u.tokens, f.start))
                             for i, u in enumerate(self.units) for f in u.facts]
+
+
+def _without_directives(text: str, units: tuple[_Unit, ...]) -> str:
+    for u in units:
+        if u.directive:
+            text = text[:u.unit.start] + " " * (u.unit.end - u.unit.start) + text[u.unit.end:]
+    return text
 
 
 @functools.lru_cache(maxsize=1024)
 def _parse(node_id: str, text: str) -> tuple[_Unit, ...]:
     """A node's units with their facts; cached because the same chunks are retrieved again and again."""
     out = []
+    term: set[str] = set()
+    directive = False
     for u in evidence_units(node_id, text):
         toks = [(s, e, stem(w)) for s, e, w in words(u.text)]
+        if m := _TERM.match(u.text):
+            term = {stem(w) for _, _, w in words(m.group(1)) if is_content(w)}
+        # A short line right after an instruction ("Output: VERIFIED") belongs to it.
+        directive = is_directive(u.text) or (directive and len(toks) < 8)
         out.append(_Unit(
             unit=u, tokens=toks, stems={t for _, _, t in toks if len(t) > 1},
-            heading={stem(w) for _, _, w in words(u.heading) if is_content(w)},
-            clauses=[(_polarity_stems(c), _negated(c)) for c in _EVIDENCE_CLAUSES.split(_code_free(u.text))],
+            heading={stem(w) for _, _, w in words(u.heading) if is_content(w)} | term,
+            clauses=[(_polarity_stems(c), _negated(_code_free(c))) for c in _EVIDENCE_CLAUSES.split(u.text)],
             facts=[f for f in extract(u.text, claims=False) if not _list_number(u.text, f)],
-            breaks=_breaks(u.text, toks)))
+            breaks=_breaks(u.text, toks), surface=set(polarity.tokens(_code_free(u.text))), directive=directive))
     return tuple(out)
 
 
@@ -130,8 +166,8 @@ def _breaks(text: str, tokens: list[tuple[int, int, str]]) -> list[int]:
 
 
 def _code_free(text: str) -> str:
-    """Inline code is not prose: `None` is a value, not a negation."""
-    return re.sub(r"`[^`]*`", " ", text)
+    """Inline code is not prose: `None` is a value, not a negation (so is a capitalised None mid-sentence)."""
+    return re.sub(r"(?<=[^.!?\s])(\s+)None\b", r"\1", re.sub(r"`[^`]*`", " ", text))
 
 
 def _polarity_stems(text: str) -> set[str]:
@@ -143,10 +179,13 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-def _negated(text: str) -> bool:
-    text = _NOT_NEGATION.sub(" ", text)
-    tokens = {w for _, _, w in words(text)}
-    return bool(tokens & NEGATIONS) or re.search(r"n['’]t\b", text) is not None
+def _negated(text: str, lang: str = "en") -> bool:
+    return polarity.negated(text, lang)
+
+
+# A definition-list term opens the passage it defines ("work_mem (integer) Sets ...", "--soft:: Does not ..."):
+# its name is the subject of the units after it, as a heading would be.
+_TERM = re.compile(r"^\s*([\w.-]+(?:\s+<[^>]+>)?)\s*(?:\((?:[a-z ]{3,30})\)|::)")
 
 
 def _token_at(tokens: list[tuple[int, int, str]], char: int) -> int:
@@ -170,6 +209,9 @@ class FidelityVerifier(Verifier):
     novelty: float = Field(0.5, gt=0, le=1, description="Share of a clause's content words absent from the evidence "
                                                         "above which the clause is unsupported (clauses of 3+ "
                                                         "content words, 2+ of them new).")
+    foreign_support: float = Field(0.6, gt=0, le=1, description="Share of the threshold a German, French or "
+                                                                "Spanish sentence must reach (the bundled embedder "
+                                                                "is English and scores across languages lower).")
     cache_size: int = Field(4096, ge=0, description="Evidence-unit embeddings kept between calls.")
 
     _cache: OrderedDict = PrivateAttr(default_factory=OrderedDict)
@@ -182,20 +224,29 @@ class FidelityVerifier(Verifier):
     # -- the verdict ---------------------------------------------------
     def _verify(self, question: str, answer: str, evidence: list[Evidence]) -> Verdict:
         index = _EvidenceIndex(evidence, question)
-        sentences = split_sentences(answer)
         results: list[SentenceVerdict] = []
-        checked = []
-        for span in sentences:
-            claim = _Claim(span.text, index)
-            if not claim.checkable:
-                results.append(SentenceVerdict(text=span.text, start=span.start, end=span.end, score=None,
-                                               supported=True, checked=False))
+        checked: list[tuple[int, _Claim]] = []
+        spans = split_sentences(answer)
+        for n, span in enumerate(spans):
+            # "Yes." alone answers with the question's statement; "No. <explanation>" lets the explanation speak.
+            bare = n == 0 and len(spans) > 1 and not words(_PARTICLE.sub("", span.text, count=1))
+            claims = _claims(span.text, question if n == 0 and not bare else "", index)
+            result = SentenceVerdict(text=span.text, start=span.start, end=span.end, score=0.0, supported=False)
+            results.append(result)
+            if claims and claims[0].unreadable:
+                result.reasons.append(claims[0].unreadable)
                 continue
-            reasons = self._fact_reasons(claim, index) + self._polarity_reasons(claim, index) + \
-                self._novelty_reasons(claim, index)
-            results.append(SentenceVerdict(text=span.text, start=span.start, end=span.end, score=0.0,
-                                           supported=False, reasons=reasons))
-            checked.append((len(results) - 1, claim))
+            live = [c for c in claims if c.checkable]
+            if not live:
+                result.score, result.supported, result.checked = None, True, False
+                continue
+            for claim in live:
+                result.reasons += self._fact_reasons(claim, index) + self._echo_reasons(claim, index)
+                if claim.lang == "en":
+                    result.reasons += self._polarity_reasons(claim, index) + self._role_reasons(claim, index)
+                    if not claim.from_question:
+                        result.reasons += self._novelty_reasons(claim, index)
+                checked.append((len(results) - 1, claim))
         self._support(index, checked, results)
         return self.conclude(results)
 
@@ -203,24 +254,37 @@ class FidelityVerifier(Verifier):
     def _support(self, index: _EvidenceIndex, checked: list[tuple[int, "_Claim"]],
                  results: list[SentenceVerdict]) -> None:
         if not checked or not index.units:
+            for i, _ in checked:
+                results[i].supported = False
             return
-        picks = {i: claim.candidates(index, self.candidates) for i, claim in checked}
-        unit_ids = sorted({u for ids in picks.values() for u in ids})
+        picks = [claim.candidates(index, self.candidates) for _, claim in checked]
+        unit_ids = sorted({u for ids in picks for u in ids})
         vectors = self._embed([claim.text for _, claim in checked], [index.units[u].unit.text for u in unit_ids])
         sent_vecs, unit_vecs = vectors[:len(checked)], dict(zip(unit_ids, vectors[len(checked):]))
-        for (i, _), svec in zip(checked, sent_vecs):
+        best_by_result: dict[int, float] = {}
+        for (i, claim), svec, ids in zip(checked, sent_vecs, picks):
             best, best_unit = -1.0, None
-            for u in picks[i]:
+            for u in ids:
                 sim = float(np.dot(svec, unit_vecs[u]))
                 if sim > best:
                     best, best_unit = sim, u
             res = results[i]
-            if best_unit is not None:
+            if best_unit is not None and (i not in best_by_result or best < best_by_result[i]):
                 unit = index.units[best_unit].unit
-                res.node_id, res.span, res.evidence = unit.node_id, (unit.start, unit.end), unit.text
+                start, end = claim.supporting_words(index.units[best_unit])
+                res.node_id, res.span = unit.node_id, (unit.start + start, unit.start + end)
+                res.evidence = unit.text[start:end]
+                if claim.lang != "en":
+                    res.reasons += _foreign_polarity(claim, index.units[best_unit])
             support = max(0.0, min(1.0, best))
-            if not res.reasons and support < self.threshold:
-                res.reasons.append(f"weak support: best evidence similarity {support:.2f} < {self.threshold:.2f}")
+            best_by_result[i] = min(support, best_by_result.get(i, 1.0))
+        foreign = {i for i, claim in checked if claim.lang != "en"}
+        for i, support in best_by_result.items():
+            res = results[i]
+            # The bundled embedder is English: across languages it scores related text lower.
+            threshold = self.threshold * self.foreign_support if i in foreign else self.threshold
+            if not res.reasons and support < threshold:
+                res.reasons.append(f"weak support: best evidence similarity {support:.2f} < {threshold:.2f}")
             res.supported = not res.reasons
             res.score = support if res.supported else 0.0
 
@@ -242,19 +306,25 @@ class FidelityVerifier(Verifier):
     def _fact_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
         for fact in claim.facts:
+            if claim.denies:
+                break  # "No." to "Is it ten minutes?": the evidence need not contain ten minutes
             if fact.kind == "code":
                 if not _contains(index.text, fact.value):
                     reasons.append(f"{fact.describe()} does not appear in the evidence")
             elif fact.kind == "entity":
+                if claim.lang != "en" and not _name_shaped(fact.text):
+                    continue  # German capitalises every noun; French and Spanish names are checked as written
                 if not _entity_found(fact.value, index):
                     reasons.append(f"{fact.describe()} does not appear in the evidence")
+                elif claim.lang == "en" and (why := _entity_attachment(claim, fact, index)):
+                    reasons.append(why)
             else:
                 reasons.extend(self._value_reasons(claim, fact, index))
         return reasons
 
     def _value_reasons(self, claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> list[str]:
+        found = [o for o in index.occurrences if o.fact.kind == fact.kind and _matches(fact, o.fact)]
         same = [o for o in index.occurrences if o.fact.kind == fact.kind and _same_value(fact, o.fact)]
-        found = [o for o in same if _compatible_units(fact, o.fact)]
         if not found:
             if same:
                 units = sorted({o.fact.text for o in same})
@@ -262,7 +332,8 @@ class FidelityVerifier(Verifier):
             return [f"{fact.describe()} does not appear in the evidence"]
         context = claim.context(fact, index)
         words_here = {st for st, _ in context}
-        rivals = [o for o in index.occurrences if o.fact.kind == fact.kind and _rival(fact, o.fact, words_here)]
+        rivals = [o for o in index.occurrences if o.fact.kind == fact.kind and _rival(fact, o.fact, words_here)
+                  and not any(_matches(fact, f.fact) for f in [o])]
         if not rivals:
             return []
         best_found = max(found, key=lambda o: _attachment(context, index, o))
@@ -276,11 +347,29 @@ class FidelityVerifier(Verifier):
 
     def _polarity_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
-        clauses = [(c, stems) for c, stems in ((c, _polarity_stems(c)) for c in claim.polarity_clauses())]
         evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
-        for clause, stems in clauses:
+        for clause in claim.polarity_clauses():
+            stems = _polarity_stems(clause)
             if len(stems) < 2 or not evidence:
                 continue
+            negated = _negated(_code_free(clause)) != claim.denies
+            surface = set(polarity.tokens(clause))
+            # Opposites and restrictions: against the units that say the most of the rest of the clause.
+            units = _best_units(stems - _lexicon_stems(surface), index)
+            if units:
+                said_by_peers = set().union(*(u.surface for u in units))
+                flips = polarity.opposites(surface, said_by_peers)
+                if flips:
+                    compensated = len(flips) == 1 and any(negated != _negated(_code_free(u.unit.text)) for u in units)
+                    if not compensated:
+                        said, instead = flips[0]
+                        reasons.append(f"says the opposite of the evidence: '{said}' where the evidence says "
+                                       f"'{instead}': \"{_clip(units[0].unit.text)}\"")
+                    continue
+                narrowed = [polarity.restriction(surface, u.surface) for u in units]
+                if all(narrowed) and not any(_negated(_code_free(u.unit.text)) for u in units):
+                    reasons.append(f"narrows the evidence with '{narrowed[0]}': \"{_clip(units[0].unit.text)}\"")
+                    continue
             scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & es), i)
                              for i, (es, _, _) in enumerate(evidence)), reverse=True)
             top = scored[0][0]
@@ -288,12 +377,43 @@ class FidelityVerifier(Verifier):
             # Only compare with evidence that says the same thing.
             if top <= 0 or top < 0.5 * total:
                 continue
-            negated = _negated(clause)
             peers = [evidence[i] for score, i in scored if score >= 0.8 * top]
             if all(neg != negated for _, neg, _ in peers):
                 unit = peers[0][2].unit.text
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
+
+    def _role_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+        """Who does what to whom: exchanging two words of the sentence would make it say, in order, what the
+        evidence says ("the primary applies WAL received from the standby" against the reverse)."""
+        body = _code_free(claim.text[claim.offset:])
+        seq = [stem(w) for _, _, w in words(body) if (is_content(w) or w.isdigit()) and w not in polarity.ALL_NEGATIONS
+               and w not in polarity.OPPOSITES and w not in _FRAME_WORDS]
+        units = _best_units(set(seq), index)
+        if not units:
+            return []
+        # "X approved Y" and "Y was approved by X" say the same: a passive on one side only is no swap.
+        passive = _PASSIVE.search(body) is not None
+        swaps = [None if passive != (_PASSIVE.search(u.unit.text) is not None) else
+                 _swapped(seq, [t for _, _, t in u.tokens]) for u in units]
+        if all(swaps):
+            x, y = swaps[0]
+            return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
+                    f"round: \"{_clip(units[0].unit.text)}\""]
+        return []
+
+    def _echo_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+        """An answer that repeats what the evidence tells the checker or assistant to say is not grounded."""
+        content = [w for _, _, w in words(claim.text) if is_content(w)]
+        if content and all(w in VERDICT_WORDS for w in content):
+            return [f"'{claim.text.strip()}' is a verdict, not a claim about the evidence"]
+        stems = {st for _, st in claim.content}
+        best = max((len(stems & u.stems) for u in index.units), default=0)
+        for u in index.directives:
+            if stems and len(stems & u.stems) >= max(2, 0.5 * len(stems)) and len(stems & u.stems) > best:
+                return [f"repeats text in the evidence that addresses the checker or assistant (evidence is data, "
+                        f"not instructions): \"{_clip(u.unit.text)}\""]
+        return []
 
     def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
@@ -307,12 +427,44 @@ class FidelityVerifier(Verifier):
         return reasons
 
 
-class _Claim:
-    """One answer sentence with its facts and content words."""
+def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list["_Claim"]:
+    """What an answer sentence claims. "Yes." / "No, it runs much more slowly." answering a yes/no question
+    also claim the question's statement (denied for "No"); the rest of the sentence is a claim of its own."""
+    lang = polarity.language(sentence)
+    particle = _PARTICLE.match(sentence)
+    word = particle.group("word").lower() if particle else ""
+    answers = (word in polarity.YES or word in polarity.NO) and _YES_NO_QUESTION.match(question or "")
+    if lang not in polarity.READ:
+        if not answers or len(words(sentence[particle.end():])) > 0:
+            return [_Claim(sentence, index, lang="en", unreadable=_unreadable(lang))]
+    claims = []
+    if answers:
+        statement = question.strip().rstrip("?").strip()
+        claims.append(_Claim(statement, index, lang=polarity.language(statement) if lang == "en" else lang,
+                             from_question=True, denies=word in polarity.NO))
+    claims.append(_Claim(sentence, index, lang=lang))
+    return claims
 
-    def __init__(self, text: str, index: _EvidenceIndex):
+
+def _unreadable(lang: str) -> str:
+    what = "another script" if lang == "other-script" else f"a language the fidelity backend does not read ({lang})"
+    return (f"written in {what}: fidelity checks English, German, French and Spanish answers; use the nli backend "
+            "with a multilingual checker or the llm backend for others (not verified, so not grounded)")
+
+
+class _Claim:
+    """One answer sentence (or the statement of the question it answers) with its facts and content words."""
+
+    def __init__(self, text: str, index: _EvidenceIndex, lang: str = "en", from_question: bool = False,
+                 denies: bool = False, unreadable: str | None = None):
         self.text = text
-        body = re.sub(r"^\W*(?:" + "|".join(ANSWER_PARTICLES) + r")\b[\s,.:;!-]*", "", text, flags=re.I)
+        self.lang, self.from_question, self.denies, self.unreadable = lang, from_question, denies, unreadable
+        particles = ANSWER_PARTICLES | polarity.YES | polarity.NO
+        body = re.sub(r"^\W*(?:" + "|".join(sorted(particles, key=len, reverse=True)) + r")\b[\s,.:;!-]*", "",
+                      text, flags=re.I)
+        if from_question:
+            # "Is sorted() stable" -> "sorted() stable": the auxiliary is not a claim of its own.
+            body = _YES_NO_QUESTION.sub("", body, count=1).lstrip()
         self.offset = len(text) - len(body)
         self.facts = extract(text)
         # Values are checked on their own; names and codes stay in the context (they are subjects).
@@ -323,8 +475,19 @@ class _Claim:
                     covered[i] = True
         self.tokens = [(s, e, stem(w)) for s, e, w in words(text) if s >= self.offset]
         self.content = [(i, st) for i, (s, e, st) in enumerate(self.tokens)
-                        if not covered[s] and is_content(text[s:e].lower()) and text[s:e].lower() not in NEGATIONS]
-        self.checkable = bool(self.facts) or len(self.content) >= 2
+                        if not covered[s] and is_content(text[s:e].lower())
+                        and text[s:e].lower() not in polarity.ALL_NEGATIONS]
+        verdict_only = bool(self.content) and all(text[s:e].lower() in VERDICT_WORDS
+                                                  for s, e, _ in (self.tokens[i] for i, _ in self.content))
+        self.checkable = bool(self.facts) or len(self.content) >= 2 or verdict_only
+
+    def supporting_words(self, unit: _Unit) -> tuple[int, int]:
+        """The stretch of ``unit`` (offsets in its text) from the first to the last word the claim shares with it."""
+        wanted = {st for _, st in self.content} | {stem(w) for f in self.facts for _, _, w in words(f.text)}
+        hits = [(s, e) for s, e, t in unit.tokens if t in wanted]
+        if not hits:
+            return 0, len(unit.unit.text)
+        return hits[0][0], hits[-1][1]
 
     def candidates(self, index: _EvidenceIndex, k: int) -> list[int]:
         stems = {st for _, st in self.content} | {stem(w) for f in self.facts for _, _, w in words(f.text)}
@@ -363,7 +526,114 @@ class _Claim:
         return out
 
     def polarity_clauses(self) -> list[str]:
-        return [p for p in _POLARITY_SPLIT.split(_code_free(self.text[self.offset:])) if p and p.strip()]
+        if self.from_question:
+            return [self.text[self.offset:]]  # a "No" denies the question as a whole
+        return [p for p in _POLARITY_SPLIT.split(self.text[self.offset:]) if p and p.strip()]
+
+
+# Words that frame a whole statement rather than fill a role in it ("X returns Y" = "Return Y of X",
+# "HTTP uses port 80 by default" = "The default port for HTTP is 80").
+_FRAME_WORDS = {"default", "defaults", "return", "returns", "value", "values", "set", "sets"}
+_PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ld|lt|nt)\s+by\b"
+                      r"|\b\w+ed\s+by\b", re.I)
+
+
+def _best_units(stems: set[str], index: _EvidenceIndex) -> list[_Unit]:
+    """The units that say most of ``stems`` (IDF-weighted): the best and those within 80% of it, provided
+    the best covers at least half of the clause."""
+    total = sum(index.idf.get(s, 0.0) for s in stems)
+    if len(stems) < 2 or total <= 0:
+        return []
+    scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & u.stems)
+                      + 0.5 * sum(index.idf.get(s, 0.0) for s in (stems & u.heading) - u.stems), i)
+                     for i, u in enumerate(index.units)), reverse=True)
+    top = scored[0][0] if scored else 0.0
+    if top <= 0 or top < 0.5 * total:
+        return []
+    return [index.units[i] for score, i in scored if score >= 0.8 * top]
+
+
+def _lexicon_stems(surface: set[str]) -> set[str]:
+    return {stem(w) for w in surface if w in polarity.OPPOSITES or w in polarity.RESTRICTIVE}
+
+
+def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
+    """Two words whose exchange makes the sentence follow the unit's order (the words both share, at least
+    four): a gain of two in their longest common subsequence, or of one when the sentence then follows it
+    completely.
+    The two must stand apart, with a shared word between them: "wastes less time" vs "time wasted" is no swap."""
+    shared = set(claim) & set(unit)
+    # "the child and the child's process id": a word repeated before any other shared word holds one place.
+    c = _runs([t for t in claim if t in shared])
+    u = _runs([t for t in unit if t in shared])
+    if len(shared) < 4:
+        return None
+    base = _lcs(c, u)
+    if base == len(u):
+        return None
+    first_c = {t: i for i, t in reversed(list(enumerate(c)))}
+    first_u = {t: i for i, t in reversed(list(enumerate(u)))}
+    for x, y in itertools.combinations(sorted(shared, key=first_c.get), 2):
+        if (first_u[x] < first_u[y]) or not _apart(c, x, y):
+            continue
+        exchanged = [y if t == x else x if t == y else t for t in c]
+        after = _lcs(exchanged, u)
+        if after - base >= 2 or (after - base >= 1 and after == min(len(c), len(u))):
+            return x, y
+    return None
+
+
+def _runs(seq: list[str]) -> list[str]:
+    return [t for i, t in enumerate(seq) if i == 0 or seq[i - 1] != t]
+
+
+def _apart(seq: list[str], x: str, y: str) -> bool:
+    spots = [i for i, t in enumerate(seq) if t in (x, y)]
+    return any(seq[i] != seq[j] and j - i >= 2 for i in spots for j in spots if j > i)
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev = 0
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def _foreign_polarity(claim: "_Claim", unit: _Unit) -> list[str]:
+    """A German, French or Spanish sentence against the English unit the embedder matched: negation must agree."""
+    negated = _negated(claim.text[claim.offset:], claim.lang) != claim.denies
+    if negated != _negated(unit.unit.text):
+        return [f"negation differs from the evidence ({claim.lang}): \"{_clip(claim.text)}\" vs "
+                f"\"{_clip(unit.unit.text)}\""]
+    return []
+
+
+def _entity_attachment(claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> str | None:
+    """A name found in the evidence, but the passage that says the rest of the sentence names another one:
+    "In a FIFO queue the most recently added entry ..." where that is said of the LIFO queue."""
+    own = {stem(w) for _, _, w in words(fact.text)}
+    rest = {st for _, st in claim.content} - own
+    units = _best_units(rest, index)
+    if not units or any(own <= (u.stems | u.heading) for u in units):
+        return None
+    best = units[0]
+    score = sum(index.idf.get(s, 0.0) for s in rest & best.stems)
+    holders = [u for u in index.units if own <= (u.stems | u.heading)]
+    if not holders:
+        return None
+    held = max(sum(index.idf.get(s, 0.0) for s in rest & u.stems) for u in holders)
+    claimed = {f.value for f in claim.facts if f.kind == "entity"}
+    # Only a confusable name counts as the rival (FIFO/LIFO, HTTP/HTTPS): other names in that passage are
+    # usually its own subject's parts.
+    others = [f for f in best.facts if f.kind == "entity" and f.value not in claimed and f.value != fact.value
+              and difflib.SequenceMatcher(None, f.value, fact.value).ratio() >= 0.6]
+    # About one distinctive word more (IDF scaled to at most 1) in the rival's passage.
+    if others and score - held >= 0.75:
+        return (f"{fact.describe()} is attached to another subject: the evidence says the rest of the sentence "
+                f"about '{others[0].text}': \"{_clip(best.unit.text)}\"")
+    return None
 
 
 def _attachment(context: list[tuple[str, float]], index: _EvidenceIndex, occ: _Occurrence) -> float:
@@ -386,6 +656,22 @@ def _lead(context: list[tuple[str, float]], index: _EvidenceIndex, rival: _Occur
     """How much more the sentence's subject words point at ``rival`` than at ``found``."""
     ru, fu = index.units[rival.unit], index.units[found.unit]
     return sum(weight * (_closeness(ru, st, rival) - _closeness(fu, st, found)) for st, weight in context)
+
+
+def _matches(claimed: Fact, found: Fact) -> bool:
+    """The claimed value is the evidence's: equal, equal after unit conversion, or within the tolerance of an
+    approximate claim ("about 94 °C" for 93.5 °C)."""
+    if claimed.kind != "number" or found.kind != "number":
+        return claimed.kind == found.kind and _same_value(claimed, found) and _compatible_units(claimed, found)
+    step = quantities.last_digit_step(claimed.text)
+    if claimed.unit and found.unit and claimed.unit != found.unit and \
+            quantities.convertible(claimed.unit, found.unit):
+        values = quantities.in_unit(claimed.value, claimed.unit, found.unit)
+        steps = [abs(v - w) for v, w in zip(quantities.in_unit(claimed.value + step, claimed.unit, found.unit), values)]
+        return any(quantities.close_enough(v, found.value, st, claimed.approximate) for v, st in zip(values, steps))
+    if not _compatible_units(claimed, found):
+        return False
+    return quantities.close_enough(claimed.value, found.value, step, claimed.approximate)
 
 
 def _same_value(a: Fact, b: Fact) -> bool:
@@ -413,8 +699,12 @@ def _rival(claimed: Fact, other: Fact, context: set[str]) -> bool:
         return False
     if claimed.kind == "date":
         return True
+    if other.text.lower() == "one" or other.text.lower() in ORDINALS:
+        return False  # "in any one table": evidence-side words support values, they do not compete
     if claimed.unit:
-        return other.unit == claimed.unit
+        return other.unit == claimed.unit or quantities.convertible(claimed.unit, other.unit)
+    if claimed.unit_word is None and other.unit is None and other.unit_word is None:
+        return True  # two bare values ("always 80", "The default is 4.0"): their subjects decide
     return other.unit is None and other.unit_word is not None and \
         (other.unit_word == claimed.unit_word or other.unit_word in context)
 

@@ -14,7 +14,9 @@ fallback to another backend. Custom modelling code runs only with
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 from typing import Any, ClassVar
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -26,6 +28,14 @@ from ragplugins_verifier.verdict import SentenceVerdict, Verdict
 SUPPORTED_LABELS = ("entailment", "entailed", "entails", "supported", "support", "consistent", "faithful",
                     "grounded", "true", "yes")
 _BINARY_DEFAULT = ("label_1", "1")
+
+
+def _looks_like_path(model: str) -> bool:
+    """A local path rather than a Hub name ("org/name"): absolute, relative with ./ or ~, Windows-style,
+    more than one slash, or under a folder that exists here."""
+    if model.startswith((".", "/", "~")) or os.sep != "/" and os.sep in model or model.count("/") > 1:
+        return True
+    return "/" in model and Path(model).parent.is_dir()
 
 
 class VerifierModelUnavailable(VerifierError):
@@ -71,6 +81,11 @@ class NLIVerifier(Verifier):
                 raise VerifierModelUnavailable(
                     f"the nli backend needs transformers and torch ({exc}); install them "
                     "(pip install transformers torch) or use backend = 'fidelity'") from exc
+            if _looks_like_path(self.model) and not Path(self.model).expanduser().is_dir():
+                raise VerifierModelUnavailable(
+                    f"nli model '{self.model}' is not a directory: give a local directory holding config.json, "
+                    "the weights and tokenizer.json (the README says how to place MiniCheck or a DeBERTa-v3 MNLI "
+                    "checkpoint there), or use backend = 'fidelity'. No other verifier was used instead.")
             kwargs = {"trust_remote_code": self.trust_remote_code}
             try:
                 model = AutoModelForSequenceClassification.from_pretrained(self.model, **kwargs)
@@ -78,8 +93,9 @@ class NLIVerifier(Verifier):
             except Exception as exc:  # noqa: BLE001 - every load failure gets the same advice
                 hint = ("; it ships its own modelling code: set nli.trust_remote_code = true only if you trust it"
                         if "trust_remote_code" in str(exc) else "")
+                detail = " ".join(str(exc).split())[:300]
                 raise VerifierModelUnavailable(
-                    f"cannot load the NLI model '{self.model}': {type(exc).__name__}: {exc}{hint}. "
+                    f"cannot load the NLI model '{self.model}': {type(exc).__name__}: {detail}{hint}. "
                     "Set [ragplugins.verifier.nli] model to a local directory holding config.json, the weights and "
                     "the tokenizer (downloading from the Hugging Face Hub needs network access), or use "
                     "backend = 'fidelity', which needs no download. No other verifier was used instead.") from exc

@@ -30,6 +30,13 @@ def ragplugins_check_config(config: VerifierConfig, pluginmanager):
 
 
 @ragplugins.hookimpl
+def ragplugins_node_postprocessors(config: VerifierConfig, ctx):
+    from ragplugins_verifier.notice import NotYetVerified
+
+    return [ragplugins.Contribution(NotYetVerified(), stage="finalize", order=1000)]
+
+
+@ragplugins.hookimpl
 def ragplugins_query_engine_wrappers(config: VerifierConfig, ctx):
     verifier = build_verifier(config, ctx)
     wrap = functools.partial(VerifyingQueryEngine, verifier=verifier, mode=config.mode, refusal=config.refusal)
@@ -46,7 +53,7 @@ def ragplugins_register_commands(cli):
 @ragplugins.hookimpl
 def ragplugins_eval_instrument(trace):
     verdict = trace.get("verifier", "verdict") if trace is not None else None
-    if not verdict or verdict.get("status") != "verified":
+    if not verdict or verdict.get("status") not in ("grounded", "ungrounded", "unverifiable"):
         return {"verified": False, "grounded": None, "score": None, "unsupported": None}
     return {"verified": True, "grounded": bool(verdict["grounded"]), "score": verdict["score"],
             "unsupported": len(verdict["unsupported"])}

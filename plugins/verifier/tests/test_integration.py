@@ -44,7 +44,7 @@ def test_annotate_puts_the_verdict_next_to_the_trace(corpus_index, bundled_embed
     response = qe.query("What is the annual fee?")
     meta = response.metadata["ragplugins"]
     v = meta["verification"]
-    assert v["status"] == "verified" and v["grounded"] and v["backend"] == "fidelity"
+    assert v["status"] == "grounded" and v["grounded"] and v["backend"] == "fidelity"
     assert v["sentences"][0]["node_id"] in {n.node.node_id for n in response.source_nodes}
     # The core's trace survives beside it, and the decision is in the trace too.
     assert meta["query"] == "What is the annual fee?" and meta["first_stage"]
@@ -154,7 +154,7 @@ def test_third_party_backends_come_through_the_hook(corpus_index, bundled_embed_
 
 
 def test_unknown_backend_lists_the_available_ones(corpus_index, bundled_embed_model):
-    with pytest.raises(ConfigError, match="'nope' is not a known backend; available: .*fidelity, llm, nli"):
+    with pytest.raises(ConfigError, match="'nope' is not a known backend; available: .*fidelity, fidelity\\+nli, llm, nli"):
         make_rag([plugin], {"verifier": {"backend": "nope"}}, embed_model=bundled_embed_model,
                  persist_dir=corpus_index)
 
@@ -180,7 +180,7 @@ def test_bad_config_names_the_key(section, message):
 def test_eval_instrument_reads_the_verdict_from_the_trace():
     tr = trace.Trace(query="q")
     assert plugin.ragplugins_eval_instrument(tr)["verified"] is False
-    tr.record("verifier", "verdict", status="verified", grounded=False, score=0.0, unsupported=["a", "b"])
+    tr.record("verifier", "verdict", status="ungrounded", grounded=False, score=0.0, unsupported=["a", "b"])
     assert plugin.ragplugins_eval_instrument(tr) == {"verified": True, "grounded": False, "score": 0.0,
                                                      "unsupported": 2}
 
@@ -230,3 +230,113 @@ def _config(tmp_path):
     path = tmp_path / "ragplugins.toml"
     path.write_text(f'[ragplugins]\nenable = ["verifier"]\npersist_dir = "{tmp_path / "idx"}"\n')
     return path
+
+
+# -- issue 18: records that read as what they mean, streams, evaluator score, CLI threads and errors
+
+
+def test_the_record_says_ungrounded_not_verified(corpus_index, bundled_embed_model):
+    qe = engine(corpus_index, bundled_embed_model, "The annual fee is 150,000 EUR, payable quarterly.")
+    v = qe.query("What is the annual fee?").metadata["ragplugins"]["verification"]
+    assert v["status"] == "ungrounded" and v["grounded"] is False
+    qe = engine(corpus_index, bundled_embed_model, "The annual fee is 120,000 EUR, payable quarterly.")
+    assert qe.query("What is the annual fee?").metadata["ragplugins"]["verification"]["status"] == "grounded"
+
+
+def test_an_unverifiable_answer_is_recorded_as_such():
+    from llama_index.core.base.response.schema import Response
+    from llama_index.core.query_engine import CustomQueryEngine
+
+    class NoSources(CustomQueryEngine):
+        def custom_query(self, query_str):
+            return Response("The pump pressure should read 9 bar.", source_nodes=[])
+
+    with trace.scope("q") as tr:
+        response = VerifyingQueryEngine(NoSources(), AlwaysGrounded()).query("q")
+    v = response.metadata["ragplugins"]["verification"]
+    assert v["status"] == "unverifiable" and v["grounded"] is False and "no evidence" in v["error"]
+    assert plugin.ragplugins_eval_instrument(tr)["grounded"] is False
+
+
+def test_a_search_without_an_llm_says_nothing_was_verified(corpus_index, bundled_embed_model):
+    rag = make_rag([plugin], {"verifier": {}}, embed_model=bundled_embed_model, persist_dir=corpus_index)
+    result = rag.search("What is the annual fee?")
+    verdict = result.trace.plugins["verifier"]["verdict"]
+    assert verdict["status"] == "skipped" and "no LLM wrote an answer" in verdict["reason"]
+    # With an answer the verdict replaces the note.
+    qe = engine(corpus_index, bundled_embed_model, "The annual fee is 120,000 EUR, payable quarterly.")
+    meta = qe.query("What is the annual fee?").metadata["ragplugins"]
+    assert meta["plugins"]["verifier"]["verdict"]["status"] == "grounded"
+
+
+def test_a_stream_stays_a_stream_and_replays_the_checked_text(bundled_embed_model):
+    from llama_index.core.base.response.schema import StreamingResponse
+    from llama_index.core.query_engine import CustomQueryEngine
+
+    node = NodeWithScore(node=TextNode(id_="n1", text="The pump pressure should read 9 bar."), score=1.0)
+
+    class Streaming(CustomQueryEngine):
+        answer: str
+
+        def custom_query(self, query_str):
+            return StreamingResponse(response_gen=iter(self.answer.split(" ")[:1] + [" " + w for w in
+                                                                                    self.answer.split(" ")[1:]]),
+                                     source_nodes=[node])
+
+    verifier = FidelityVerifier(embed_model=bundled_embed_model)
+    good = VerifyingQueryEngine(Streaming(answer="The pump pressure should read 9 bar."), verifier)
+    response = good.query("What should the pump read?")
+    assert isinstance(response, StreamingResponse)
+    assert "".join(response.response_gen) == "The pump pressure should read 9 bar."
+    assert response.metadata["ragplugins"]["verification"]["status"] == "grounded"
+    assert "read to the end" in response.metadata["ragplugins"]["verification"]["stream"]
+    bad = VerifyingQueryEngine(Streaming(answer="The pump pressure should read 12 bar."), verifier, mode="abstain")
+    response = bad.query("What should the pump read?")
+    assert "".join(response.response_gen).startswith("I could not verify this answer")
+
+
+def test_evaluator_score_is_one_or_zero_and_support_is_kept(bundled_embed_model):
+    evaluator = VerifierEvaluator(FidelityVerifier(embed_model=bundled_embed_model))
+    ok = evaluator.evaluate(query="fee?", response="The annual fee is 120,000 EUR.",
+                            contexts=["The annual fee is 120,000 EUR, payable quarterly."])
+    bad = evaluator.evaluate(query="fee?", response="The annual fee is 125,000 EUR.",
+                             contexts=["The annual fee is 120,000 EUR, payable quarterly."])
+    assert ok.score == 1.0 and 0.35 <= ok.support < 1.0
+    assert bad.score == 0.0 and not bad.passing
+
+
+def test_cli_uses_one_torch_thread_unless_told(cli, tmp_path):
+    import torch
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"answer": "The pump reads 9 bar.", "evidence": ["The pump should read 9 bar."]}) + "\n")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert CliRunner().invoke(cli, ["-c", str(_config(tmp_path)), "verify", str(path)]).exit_code == 0
+        assert torch.get_num_threads() == 1
+        assert CliRunner().invoke(cli, ["-c", str(_config(tmp_path)), "verify", str(path), "--threads", "2"]
+                                  ).exit_code == 0
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--backend", "nli"], "backend = 'nli' needs [ragplugins.verifier.nli] model"),
+    (["--backend", "fidelity+nli"], "backend = 'fidelity+nli' needs [ragplugins.verifier.nli] model"),
+    (["--backend", "nli", "--nli-model", "./no/such/checker"], "nli model './no/such/checker' is not a directory"),
+])
+def test_cli_nli_problems_are_one_line(args, message, tmp_path):
+    from ragplugins.cli import get_cli
+
+    group = get_cli()
+    if "verify" not in group.commands:
+        plugin.ragplugins_register_commands(group)
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"answer": "The pump reads 9 bar.", "evidence": ["The pump should read 9 bar."]}) + "\n")
+    result = CliRunner().invoke(group, ["-c", str(_config(tmp_path)), "verify", str(path), *args])
+    assert result.exit_code == 2, result.output
+    # (the core's embedder may print a progress bar while it loads: not the verifier's output)
+    lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
+    assert len(lines) == 1 and message in lines[0], result.output

@@ -148,3 +148,38 @@ def test_scores_are_probabilities(nli_model):
     v = NLIVerifier(model=nli_model)
     scores = v.score_pairs([("the kiln .", "the kiln ."), ("the door seal .", "every 18 months .")])
     assert all(0.0 <= s <= 1.0 and not math.isnan(s) for s in scores)
+
+
+def test_fidelity_plus_nli_rejects_when_either_rejects(nli_model, bundled_embed_model):
+    from ragplugins_verifier import FidelityVerifier
+    from ragplugins_verifier.combined import CombinedVerifier
+
+    evidence = ["the blower motor is rated for 75 watts ."]
+    fidelity = FidelityVerifier(embed_model=bundled_embed_model)
+    both = CombinedVerifier(first=fidelity, second=NLIVerifier(model=nli_model, threshold=0.0))
+    assert both.verify("", "The blower motor is rated for 75 watts.", evidence).grounded
+    wrong = both.verify("", "The blower motor is rated for 95 watts.", evidence)
+    assert not wrong.grounded and "95 watts" in " ".join(wrong.sentences[0].reasons)  # fidelity rejects
+    strict = CombinedVerifier(first=fidelity, second=NLIVerifier(model=nli_model, threshold=1.0))
+    v = strict.verify("", "The blower motor is rated for 75 watts.", evidence)
+    assert not v.grounded and v.backend == "fidelity+nli" and "nli: entailment" in v.sentences[0].reasons[0]
+
+
+def test_fidelity_plus_nli_is_a_backend_that_needs_a_model(nli_model, bundled_embed_model):
+    from types import SimpleNamespace
+
+    from ragplugins_verifier import VerifierConfig, build_verifier
+
+    with pytest.raises(ValueError, match="fidelity\\+nli' needs"):
+        VerifierConfig(backend="fidelity+nli")
+    config = VerifierConfig(backend="fidelity+nli", nli={"model": nli_model})
+    verifier = build_verifier(config, SimpleNamespace(embed_model=bundled_embed_model, pluginmanager=None))
+    assert verifier.name == "fidelity+nli"
+
+
+def test_a_local_path_that_does_not_exist_is_one_clear_line(tmp_path):
+    v = NLIVerifier(model=str(tmp_path / "checkpoints" / "minicheck"))
+    with pytest.raises(VerifierModelUnavailable) as err:
+        v.load()
+    assert "is not a directory" in str(err.value) and "\n" not in str(err.value)
+    assert "Repo id" not in str(err.value)
