@@ -490,7 +490,11 @@ class RagPlugins:
 def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,
          vector_store: Any = None, registry: PluginRegistry | None = None) -> RagPlugins:
     """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
-    and the installed plugins. Raises ConfigError listing every problem."""
+    and the installed plugins. Raises ConfigError listing every problem.
+
+    The embedder and the LLM are each taken from, in order: the argument, the config
+    (``embed_model``/``llm``), what the app set on LlamaIndex's ``Settings``, the bundled default
+    (MiniLM; no LLM). ``rp.models`` says which, and the ``ragplugins`` logger says it once."""
     cfg = parse_config(config, strict=False)
     registry = registry or PluginRegistry.discover()
     loaded = registry.loaded()
@@ -502,4 +506,9 @@ def load(config: str | Path | dict | None = None, *, embed_model: Any = None, ll
                 for problem in found]
     if problems:
         raise ConfigError(problems, cfg.source)
-    return RagPlugins(cfg, registry, embed_model=embed_model, llm=llm, vector_store=vector_store)
+    from ragplugins.models import choose_models
+
+    models = choose_models(cfg.core, embed_model=embed_model, llm=llm)
+    rp = RagPlugins(cfg, registry, embed_model=models.embed_model, llm=models.llm, vector_store=vector_store)
+    rp.models = models
+    return rp

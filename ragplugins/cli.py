@@ -62,21 +62,7 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 def _load(ctx: click.Context, **kwargs):
     from ragplugins.app import load
 
-    rp = load(ctx.obj["config"], registry=registry(), **kwargs)
-    if rp.config.core.llm and rp.llm is None:
-        rp.llm = _import_llm(rp.config.core.llm)
-    return rp
-
-
-def _import_llm(path: str):
-    import importlib
-
-    module, _, attr = path.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); give 'package.module:callable'")
-    return factory()
+    return load(ctx.obj["config"], registry=registry(), **kwargs)
 
 
 @cli.command("plugins")
@@ -281,6 +267,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     from ragplugins.config import read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
     from ragplugins.eval.runner import merge_config
+    from ragplugins.models import import_llm
 
     if bench_name:
         corpus_paths, gold = bench_corpus(bench_name, bench_dir)
@@ -306,7 +293,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     # One LLM for every arm, as in the app: the config file's [ragplugins] llm (or a --set *:llm=...).
     llm_spec = merge_config(base, overrides.get("*", {})).get("llm")
     run = run_eval(corpus_paths, gold, arms, ks=ks or (20,), base_config=base, cache_dir=cache_dir,
-                   llm=_import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
+                   llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
     from ragplugins.eval.report import instrument_keys, table
