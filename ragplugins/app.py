@@ -139,7 +139,7 @@ class RagQueryEngine(BaseQueryEngine):
         return {"inner": self.inner}
 
     def _attach(self, response: Any, tr: trace.Trace) -> Any:
-        tr.final = [n.node.node_id for n in getattr(response, "source_nodes", [])]
+        tr.set_final(getattr(response, "source_nodes", []))
         if getattr(response, "metadata", None) is None:
             response.metadata = {}
         response.metadata[ANNOTATION_KEY] = {**tr.to_dict(), **response.metadata.get(ANNOTATION_KEY, {})}
@@ -396,6 +396,32 @@ class RagPlugins:
                 self.on_plugin_error(err)
         search.invalidate(index)
 
+    def prepare(self, index: VectorStoreIndex | None = None) -> VectorStoreIndex:
+        """Run the index-time plugins over an index built without them (the app's own, or one indexed
+        before a plugin was enabled): what ``ragplugins_after_index`` does after a write, over every
+        stored chunk (crossref resolves references, overview writes overviews). Only metadata and
+        plugin state are written; text and vectors stay as they are."""
+        index = index or self.index()
+        self._after_write(index, [], [])
+        hidden = {k for k, v in self.metadata_keys().items() if not v.searchable}
+        if index.docstore.docs and hidden:
+            # Nodes the app split itself do not hide the plugins' keys from embed and LLM text.
+            changed = []
+            for node in index.docstore.docs.values():
+                for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+                    keys = list(getattr(node, attr))
+                    if missing := sorted(hidden & set(node.metadata) - set(keys)):
+                        setattr(node, attr, keys + missing)
+                        changed.append(node)
+            index.docstore.add_documents(list({n.node_id: n for n in changed}.values()), allow_update=True)
+        return index
+
+    @property
+    def last_trace(self) -> trace.Trace | None:
+        """The trace of the latest query in this thread, also when the app's own engine ran
+        ``rp.retriever(index)`` / ``rp.postprocessors(index)``."""
+        return trace.last()
+
     # -- query time ------------------------------------------------------
     def base_retriever(self, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
                        top_k: int | None = None) -> BaseRetriever:
@@ -483,7 +509,7 @@ class RagPlugins:
             with trace.timed("postprocess"):
                 for pp in self._assembled[key]:
                     final = pp.postprocess_nodes(final, query_bundle=bundle)
-            tr.final = [n.node.node_id for n in final]
+            tr.set_final(final)
         return SearchResult(first_stage=first, final=final, trace=tr)
 
 

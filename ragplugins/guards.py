@@ -11,6 +11,7 @@ from llama_index.core.bridge.pydantic import Field, SerializeAsAny
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, QueryBundle, TransformComponent
 
+from ragplugins import trace
 from ragplugins.errors import PluginError
 
 
@@ -143,20 +144,24 @@ class GuardedPostprocessor(BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        try:
-            out = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
-            _check_list(out, NodeWithScore)
+        with trace.join_last(query_bundle.query_str if query_bundle else "") as tr:
+            try:
+                out = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
+                _check_list(out, NodeWithScore)
+            except Exception as exc:  # noqa: BLE001
+                _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+                out = nodes
+            tr.set_final(out)
             return out
-        except Exception as exc:  # noqa: BLE001
-            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
-            return nodes
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        try:
-            out = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
-            _check_list(out, NodeWithScore)
+        with trace.join_last(query_bundle.query_str if query_bundle else "") as tr:
+            try:
+                out = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
+                _check_list(out, NodeWithScore)
+            except Exception as exc:  # noqa: BLE001
+                _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+                out = nodes
+            tr.set_final(out)
             return out
-        except Exception as exc:  # noqa: BLE001
-            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
-            return nodes

@@ -7,6 +7,7 @@ and LLM text.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from llama_index.core.schema import NodeWithScore
@@ -61,3 +62,19 @@ def query_cosine(nws: NodeWithScore, query_embedding: Sequence[float]) -> float 
 
 def doc_id(nws: NodeWithScore) -> str | None:
     return nws.node.ref_doc_id
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def document_name(node: Any) -> str:
+    """How output names a node's document: its id when that is a path (ragplugins' own indexes), else
+    the file name or title a reader recorded (an app's index has random UUIDs), else the id."""
+    ref = node.ref_doc_id or ""
+    if ref and not _UUID.match(ref.split("_part_")[0]):
+        return ref
+    meta = node.metadata or {}
+    for key in ("file_name", "title", "file_path", "source", "url"):
+        if meta.get(key):
+            return str(meta[key])
+    return ref or node.node_id

@@ -273,9 +273,12 @@ class CrossrefHop(BaseNodePostprocessor):
         named = self.named_documents(query)
         pointers = self._pointers(nodes, named)
         if not pointers:
+            # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
+            unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)
             trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0, named=sorted(named),
-                         reason="no resolved references in the top candidates"
-                                + (" from the documents the question names" if named else ""))
+                         reason=self._ctx.not_prepared(PLUGIN) if unprepared else
+                         "no resolved references in the top candidates"
+                         + (" from the documents the question names" if named else ""))
             return nodes
         query_embedding = self._ctx.embed_query(query)
         cosines = [c for c in (rnodes.query_cosine(n, query_embedding) for n in nodes) if c is not None]

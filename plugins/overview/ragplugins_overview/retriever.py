@@ -51,6 +51,8 @@ class OverviewRetriever(BaseRetriever):
         """The overviews and this query's document ranking, or None and why not."""
         overviews, problem = sidecar.usable(self.ctx)
         if overviews is None:
+            if problem == sidecar.MISSING:
+                return None, None, self.ctx.not_prepared("overview")
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
             return None, None, "no document has an overview yet"

@@ -272,12 +272,15 @@ class _Cache:
 cache = _Cache()
 
 
+MISSING = "it does not exist"
+
+
 def usable(ctx: Any) -> tuple[Overviews | None, str | None]:
     """The overviews to score queries against for ``ctx``'s index, or (None, why not). Warns once per problem."""
     location = location_for(ctx)
     overviews, problem = cache.get(location)
     if overviews is None and problem is None:
-        problem = "it does not exist"
+        problem = MISSING
     if overviews is not None:
         problem = overviews.problem_for(ctx.embedder_id, location.index_id)
     if problem is not None:
