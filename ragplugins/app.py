@@ -37,7 +37,6 @@ from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.readers import read_documents
 from ragplugins.splitting import MarkdownSections
-from ragplugins.store import RagLanceDBVectorStore
 
 logger = logging.getLogger(__name__)
 
@@ -243,8 +242,10 @@ class RagPlugins:
         store = self._vector_store
         if store is None:
             self._index_uid = self._check_manifest()
+            from ragplugins.store import RagLanceDBVectorStore
+
             store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"), table_name=self.config.core.table)
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
@@ -384,7 +385,7 @@ class RagPlugins:
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
         self._assembled.clear()
         store = index.vector_store
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             store.refresh_fts()
         search.invalidate(index)
         ctx = self.context(index)

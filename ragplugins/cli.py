@@ -14,20 +14,34 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragplugins.config import config_reference, parse_config, validate_plugins
 from ragplugins.errors import InputError, RagPluginsError
-from ragplugins.plugins import ENV_VAR, PluginRegistry
+from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 console = Console()
 _registry: PluginRegistry | None = None
+_warned: set[str] = set()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr, each text once per run (no Python file and line)."""
+    text = " ".join(str(message).split())
+    if text in _warned:
+        return
+    _warned.add(text)
+    click.echo(f"warning: {text.removeprefix('ragplugins: ')}", err=True)
 
 
 def registry() -> PluginRegistry:
     global _registry
     if _registry is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # failures are listed by `ragplugins plugins`
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             _registry = PluginRegistry.discover()
+        for w in caught:
+            # A plugin that failed to load is listed by `ragplugins plugins` (and named by any config that
+            # enables it); a RAGPLUGINS_PLUGINS name that matches nothing would otherwise go unsaid.
+            if ENV_VAR in str(w.message):
+                _show_warning(w.message, w.category, w.filename, w.lineno)
     return _registry
 
 
@@ -38,8 +52,29 @@ def _quiet_libraries() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def installed_plugin_names() -> list[str]:
+    """Entry-point names of the installed plugins, read from package metadata without importing them."""
+    import importlib.metadata as md
+
+    return sorted({ep.name for ep in md.entry_points(group=ENTRY_POINT_GROUP)})
+
+
 class RagGroup(click.Group):
-    """Turns ragplugins' own errors into one clear line and exit code 2."""
+    """Turns ragplugins' own errors into one clear line and exit code 2, and imports the plugins
+    (for the commands they add) only when a command that is not a core one is asked for."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        command = super().get_command(ctx, cmd_name)
+        if command is None and add_plugin_commands():
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = installed_plugin_names()
+        if names:
+            formatter.write_paragraph()
+            formatter.write_text(f"Installed plugins: {', '.join(names)}. Commands they add are listed by "
+                                 "`ragplugins plugins`; `ragplugins COMMAND --help` works for them too.")
 
     def invoke(self, ctx: click.Context):
         try:
@@ -70,6 +105,8 @@ def _load(ctx: click.Context, **kwargs):
 @click.pass_context
 def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     """List installed plugins: version, hooks, enabled, config status, load error."""
+    from ragplugins.config import parse_config, validate_plugins
+
     reg = registry()
     try:
         cfg = parse_config(ctx.obj["config"])
@@ -149,6 +186,8 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
 @config_group.command("docs")
 def config_docs() -> None:
     """Print the Markdown reference of every config key (core and installed plugins)."""
+    from ragplugins.config import config_reference
+
     click.echo(config_reference({n: r.info for n, r in registry().loaded().items()}))
 
 
@@ -323,22 +362,30 @@ def demo_cmd(persist_dir: str | None) -> None:
 _commands_added = False
 
 
-def get_cli() -> click.Group:
-    """The command group with every installed plugin's subcommands added (once)."""
+def add_plugin_commands() -> bool:
+    """Let every installed plugin add its subcommands (once); True the first time."""
     global _commands_added
-    if not _commands_added:
-        _commands_added = True
-        reg = registry()
-        for record in reg.loaded().values():
-            try:
-                reg.call(record, "ragplugins_register_commands", cli=cli)
-            except RagPluginsError as exc:
-                click.echo(f"warning: {exc}", err=True)
+    if _commands_added:
+        return False
+    _commands_added = True
+    reg = registry()
+    for record in reg.loaded().values():
+        try:
+            reg.call(record, "ragplugins_register_commands", cli=cli)
+        except RagPluginsError as exc:
+            click.echo(f"warning: {exc}", err=True)
+    return True
+
+
+def get_cli() -> click.Group:
+    """The command group; plugins' subcommands are added when first asked for."""
     return cli
 
 
 def main() -> None:
-    get_cli()()
+    # Set here, not in the group: a host that invokes the group (CliRunner, pytest.warns) keeps its own.
+    warnings.showwarning = _show_warning
+    cli()
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@ and LLM text.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Sequence
 
+import numpy as np
 from llama_index.core.schema import NodeWithScore
 
 ANNOTATION_KEY = "ragplugins"
@@ -45,6 +47,17 @@ def tags(nws: NodeWithScore) -> dict[str, Any]:
     return dict(annotation(nws).get("tags", {}))
 
 
+def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
+    """The cosine of two vectors, None when either is missing, empty, of another size or zero."""
+    if a is None or b is None or len(a) == 0 or len(a) != len(b):
+        return None
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    if denom == 0.0 or math.isnan(denom):
+        return None
+    return float(va @ vb / denom)
+
+
 def dense_cosine(nws: NodeWithScore) -> float | None:
     """The dense cosine the core's first stage measured for this node, if any."""
     value = annotation(nws).get("dense_cosine")
@@ -54,8 +67,6 @@ def dense_cosine(nws: NodeWithScore) -> float | None:
 def query_cosine(nws: NodeWithScore, query_embedding: Sequence[float]) -> float | None:
     """The cosine between a query and a node: from the node's vector when the store returned it, else
     the dense cosine the first stage measured (valid only if it ran for this same query)."""
-    from ragplugins.store import cosine  # the store module pulls in LanceDB; keep this one light
-
     value = cosine(query_embedding, nws.node.embedding)
     return value if value is not None else dense_cosine(nws)
 

@@ -33,6 +33,8 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 from llama_index.vector_stores.lancedb import LanceDBVectorStore
 from pydantic import PrivateAttr
 
+from ragplugins.nodes import cosine  # noqa: F401 - plugins import it from here too
+
 logger = logging.getLogger(__name__)
 
 _ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
@@ -315,13 +317,3 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if self._table is None:
             return []
         return self._table.search().select(columns).limit(None).to_arrow().to_pylist()
-
-
-def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
-    if a is None or b is None or len(a) == 0 or len(a) != len(b):
-        return None
-    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    if denom == 0.0 or math.isnan(denom):
-        return None
-    return float(va @ vb / denom)

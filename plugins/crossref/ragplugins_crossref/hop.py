@@ -55,7 +55,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import nodes as rnodes
 from ragplugins import trace
-from ragplugins.store import cosine
+from ragplugins.nodes import cosine
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.transform import stored_profiles
 
