@@ -308,6 +308,11 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     from ragplugins.eval.runner import merge_config
     from ragplugins.models import import_llm
 
+    from ragplugins.eval.report import chart_missing
+
+    no_chart = chart_missing()
+    if no_chart:  # said before the work starts, not after it
+        click.echo(f"note: {no_chart}", err=True)
     if bench_name:
         corpus_paths, gold = bench_corpus(bench_name, bench_dir)
     elif corpus_name:
@@ -346,7 +351,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     if run.coverage_failures:
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
                    + ", ".join(f["id"] for f in run.coverage_failures))
-    click.echo(f"\nwrote {out}/results.json, results.md, chart.png")
+    click.echo(f"\nwrote {out}/results.json, results.md" + ("" if no_chart else ", chart.png"))
 
 
 @cli.command("demo")

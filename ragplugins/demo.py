@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-DEMO_DIR = Path(__file__).resolve().parents[1] / "examples" / "demo"
+# Package data, so the demo runs from an installed wheel too.
+DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 
 
 def _hit(texts: list[str], expected: list[str]) -> bool:
@@ -25,7 +26,7 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
     from ragplugins.nodes import tags
 
     if not (demo_dir / "corpus").is_dir():
-        raise FileNotFoundError(f"demo corpus not found at {demo_dir / 'corpus'} (run from a source checkout)")
+        raise FileNotFoundError(f"demo corpus not found at {demo_dir / 'corpus'}; reinstall ragplugins")
     if persist_dir is None:
         with tempfile.TemporaryDirectory(prefix="ragplugins-demo-") as tmp:
             return run_demo(console, tmp, demo_dir)

@@ -1,10 +1,13 @@
 """The command line: plugins listing, config commands, index/query, eval and the demo."""
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import ragplugins
 from ragplugins.cli import get_cli
 
 
@@ -101,3 +104,20 @@ def test_query_without_an_index_says_so_and_creates_nothing(run, tmp_path):
     result = run("query", "annual fee")
     assert result.exit_code == 2 and "no index in '.ragplugins'" in result.output
     assert not (tmp_path / ".ragplugins").exists()
+
+
+def test_without_the_embed_extra_the_first_command_says_how_in_one_line(run, tmp_path, tiny_corpus, monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_index.embeddings.huggingface", None)  # as without ragplugins[embed]
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
+    result = run("index", str(tiny_corpus), config=cfg)
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert lines[0].startswith("error: no embedder installed") and "pip install 'ragplugins[embed]'" in lines[0]
+
+
+def test_the_demo_corpus_is_package_data():
+    from ragplugins.demo import DEMO_DIR
+
+    assert DEMO_DIR.is_relative_to(Path(ragplugins.__file__).parent)
+    assert len(list((DEMO_DIR / "corpus").glob("*.md"))) == 8 and (DEMO_DIR / "queries.jsonl").is_file()

@@ -1,6 +1,7 @@
 """ragplugins eval on a tiny corpus: metrics, coverage gate, invariant, budget control, determinism."""
 
 import json
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -187,3 +188,14 @@ def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):
     monkeypatch.setenv(BENCH_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(InputError, match=f"{BENCH_ENV} = .*nowhere' holds no corpora/"):
         bench_dir()
+
+
+def test_eval_without_matplotlib_says_so_first_and_writes_the_tables(tiny_corpus, gold_file, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    result = CliRunner().invoke(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                                            "--k", "3", "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    note = result.output.index("note: matplotlib is not installed")
+    assert note < result.output.index("k = 3") and "wrote" in result.output
+    assert (tmp_path / "o" / "results.md").is_file() and not (tmp_path / "o" / "chart.png").exists()

@@ -64,6 +64,15 @@ def markdown(run) -> str:
     return "\n".join(out)
 
 
+def chart_missing() -> str | None:
+    """Why no chart.png can be drawn (matplotlib is the ``eval`` extra), or None when it can."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "matplotlib is not installed, so no chart.png is drawn (pip install 'ragplugins[eval]' for it)"
+    return None
+
+
 def chart(run, path: str | Path) -> None:
     import matplotlib
 

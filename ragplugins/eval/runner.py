@@ -188,13 +188,14 @@ class EvalRun:
                 "invariant": self.invariant, "summary": summaries, "rows": rows}
 
     def write(self, out_dir: str | Path) -> Path:
-        from ragplugins.eval.report import chart, markdown
+        from ragplugins.eval.report import chart, chart_missing, markdown
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True, default=str))
         (out / "results.md").write_text(markdown(self))
-        chart(self, out / "chart.png")
+        if chart_missing() is None:
+            chart(self, out / "chart.png")
         return out
 
 
