@@ -198,9 +198,14 @@ def config_docs() -> None:
 @click.pass_context
 def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool) -> None:
     """Index files and directories (new, changed; unchanged ones are skipped)."""
+    from ragplugins.progress import IndexProgress
+
     rp = _load(ctx)
-    with console.status("indexing..."):
+    with console.status("indexing: reading and splitting files...") as status, \
+            IndexProgress(on_change=lambda p: status.update(f"indexing: {p.line()}")) as progress:
         _, report = rp.index_paths(paths, show_progress=False, reindex=reindex)
+    if progress.total:
+        click.echo(f"indexed: {progress.line().rsplit(', ', 1)[0]}", err=True)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
                f"skipped {len(report.skipped)}; {report.chunks_written} chunks written to "
                f"{rp.config.core.persist_dir}")

@@ -52,6 +52,9 @@ class ChunkBookkeeping(TransformComponent):
             for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
                 current = list(getattr(node, attr))
                 setattr(node, attr, current + [k for k in self.hidden_keys if k not in current])
+        # Announced for progress displays (ragplugins.progress): what the embedder will now embed, in order.
+        trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="split", data={
+            "chunks": len(nodes), "per_document": list(position.values())}))
         for node in nodes:  # keep PREVIOUS/NEXT/PARENT/CHILD links pointing at the new ids
             for rel, info in list(node.relationships.items()):
                 if isinstance(info, list):

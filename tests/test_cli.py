@@ -121,3 +121,17 @@ def test_the_demo_corpus_is_package_data():
 
     assert DEMO_DIR.is_relative_to(Path(ragplugins.__file__).parent)
     assert len(list((DEMO_DIR / "corpus").glob("*.md"))) == 8 and (DEMO_DIR / "queries.jsonl").is_file()
+
+
+def test_indexing_progress_counts_files_and_chunks(tmp_path, tiny_corpus, bundled_embed_model):
+    from ragplugins.progress import IndexProgress
+    from ragplugins.testing import make_rag
+
+    rp = make_rag(persist_dir=tmp_path / "idx", embed_model=bundled_embed_model)
+    lines = []
+    with IndexProgress(on_change=lambda p: lines.append(p.line())) as progress:
+        _, report = rp.index_paths([tiny_corpus])
+    assert progress.total == report.chunks_written and progress.done == progress.total
+    assert progress.files_done == len(progress.per_document) == len(report.added) == 4
+    assert lines[0].startswith("files 0/4, chunks 0/") and "chunks/s" in lines[-1]
+    assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}")
