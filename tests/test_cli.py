@@ -135,3 +135,24 @@ def test_indexing_progress_counts_files_and_chunks(tmp_path, tiny_corpus, bundle
     assert progress.files_done == len(progress.per_document) == len(report.added) == 4
     assert lines[0].startswith("files 0/4, chunks 0/") and "chunks/s" in lines[-1]
     assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}")
+
+
+def test_an_unknown_RAGPLUGINS_PLUGINS_name_is_said_once(run, monkeypatch):
+    import ragplugins.cli
+
+    monkeypatch.setattr(ragplugins.cli, "_registry", None)
+    monkeypatch.setenv("RAGPLUGINS_PLUGINS", "crosref,overview")
+    result = run("plugins", "--json")
+    said = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert len(said) == 1 and "names 'crosref'" in said[0] and "did you mean 'crossref'" in said[0], result.output
+
+
+def test_warnings_print_as_one_line_each_and_once(capsys):
+    import warnings
+
+    from ragplugins.cli import _show_warning
+
+    for _ in range(2):
+        _show_warning(UserWarning("ragplugins: overview: the sidecar\n   is stale"), UserWarning, "/x/y.py", 12)
+    err = capsys.readouterr().err
+    assert err == "warning: overview: the sidecar is stale\n"
