@@ -237,33 +237,59 @@ def _tags(nws) -> str:
 @click.option("--k", "top_k", type=click.IntRange(1, 1000), default=None,
               help="First-stage candidates (default: top_k).")
 @click.option("--show", type=int, default=8, help="How many sources to print.")
+@click.option("--full", is_flag=True, help="Print each source's whole text, not a shortened line.")
+@click.option("--trace", "show_trace", is_flag=True, help="Print the whole trace (what every plugin recorded).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: answer, sources, trace.")
 @click.pass_context
-def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -> None:
-    """Ranked sources with plugin tags, and an answer when [ragplugins] llm is configured."""
+def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, full: bool, show_trace: bool,
+              as_json: bool) -> None:
+    """Ranked sources with plugin tags, one line per plugin decision, and an answer when
+    [ragplugins] llm is configured."""
     from ragplugins.app import MANIFEST
+    from ragplugins.nodes import document_name, tags
+    from ragplugins.trace import decisions
 
     rp = _load(ctx)
     if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file():
         # Asking would create an empty index there; say where none was found instead.
         raise InputError(f"no index in '{rp.persist_dir}' ({rp.config.source}: persist_dir); build one with "
                          "`ragplugins index PATH`, or point persist_dir at an existing one")
+    answer = None
     if rp.llm is not None:
         response = rp.query_engine(similarity_top_k=top_k).query(question)
-        click.echo(f"answer: {response.response}\n")
-        nodes, plugins = response.source_nodes, response.metadata["ragplugins"]["plugins"]
+        answer, nodes, trace = response.response, response.source_nodes, response.metadata["ragplugins"]
     else:
         result = rp.search(question, top_k=top_k)
-        nodes, plugins = result.final, result.trace.plugins
+        nodes, trace = result.final, result.trace.to_dict()
+    if as_json:
+        sources = [{"rank": i, "score": n.score, "document": document_name(n.node), "node_id": n.node.node_id,
+                    "tags": tags(n), "text": n.node.get_content()} for i, n in enumerate(nodes[:show], 1)]
+        click.echo(json.dumps({"question": question, "answer": answer, "sources": sources, "trace": trace},
+                              indent=2, default=str))
+        return
+    if answer is not None:
+        click.echo(f"answer: {answer}\n")
     if not nodes:
         click.echo("no results (is the index empty? run `ragplugins index PATH` first)")
         return
-    table = Table("#", "score", "document", "tags", "text")
-    for i, n in enumerate(nodes[:show], 1):
-        table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(n.node.ref_doc_id or ""),
-                      escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
-    console.print(table)
-    if plugins:
-        click.echo(json.dumps(plugins, indent=2, default=str))
+    if full:
+        for i, n in enumerate(nodes[:show], 1):
+            score = f"{n.score:.4f}" if n.score is not None else "-"
+            label = f"#{i}  {score}  {document_name(n.node)}" + (f"  ({_tags(n)})" if tags(n) else "")
+            click.echo(f"{label}\n{n.node.get_content().strip()}\n")
+    else:
+        table = Table("#", "score", "document", "tags", "text")
+        for i, n in enumerate(nodes[:show], 1):
+            table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(document_name(n.node)),
+                          escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
+        console.print(table)
+    lines = decisions(trace.get("plugins", {}))
+    if lines:
+        click.echo("what each plugin decided:")
+        for line, _ in lines:
+            click.echo(f"  {line}")
+    if show_trace:
+        click.echo(json.dumps(trace, indent=2, default=str))
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:

@@ -74,12 +74,6 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
 
 
 def _decisions(plugins: dict) -> list[tuple[str, bool]]:
-    """One line per plugin action from the trace: what it did and why, and whether it changed anything."""
-    out = []
-    for plugin, actions in sorted(plugins.items()):
-        for action, data in actions.items():
-            if not isinstance(data, dict) or "reason" not in data:
-                continue
-            did = bool(data.get("fired") or data.get("applied"))
-            out.append((f"{plugin} {action}: {'acted' if did else 'no change'} ({data['reason']})", did))
-    return out
+    from ragplugins.trace import decisions
+
+    return decisions(plugins)

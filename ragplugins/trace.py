@@ -131,3 +131,16 @@ def timed(name: str) -> Iterator[None]:
         trace = _current.get()
         if trace is not None:
             trace.timings_ms[name] = trace.timings_ms.get(name, 0.0) + (time.perf_counter() - start) * 1000
+
+
+def decisions(plugins: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
+    """One line per recorded plugin decision, "<plugin> <action>: acted|no change (<reason>)", and whether
+    it changed anything: what ``ragplugins query`` and the demo print under the results."""
+    out = []
+    for plugin, actions in sorted(plugins.items()):
+        for action, data in actions.items():
+            if not isinstance(data, dict) or "reason" not in data:
+                continue
+            did = bool(data.get("fired") or data.get("applied"))
+            out.append((f"{plugin} {action}: {'acted' if did else 'no change'} ({data['reason']})", did))
+    return out

@@ -156,3 +156,21 @@ def test_warnings_print_as_one_line_each_and_once(capsys):
         _show_warning(UserWarning("ragplugins: overview: the sidecar\n   is stale"), UserWarning, "/x/y.py", 12)
     err = capsys.readouterr().err
     assert err == "warning: overview: the sidecar is stale\n"
+
+
+def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_request(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = ["retry"]\n')
+    run("index", str(tiny_corpus), config=cfg)
+    question = "How often is the boiler descaled?"
+    default = run("query", question, config=cfg).output
+    assert "what each plugin decided:\n  retry decision: " in default
+    assert '"plugins"' not in default and '"first_stage"' not in default  # the trace only on request
+    traced = run("query", question, "--trace", config=cfg).output
+    assert '"first_stage"' in traced and '"final_documents"' in traced
+    full = run("query", question, "--full", "--show", "1", config=cfg).output
+    data = json.loads(run("query", question, "--json", "--show", "2", config=cfg).output)
+    assert data["question"] == question and data["answer"] is None and len(data["sources"]) == 2
+    assert full.startswith("#1 ") and "espresso_manual.md" in full.splitlines()[0]
+    assert len(data["sources"][0]["text"]) > 90 and data["sources"][0]["text"].strip() in full  # not shortened
+    assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]
