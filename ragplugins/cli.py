@@ -317,7 +317,8 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
 @cli.command("eval")
 @click.argument("paths", nargs=-1)
 @click.option("--gold", "gold_files", multiple=True, help="Gold JSONL file(s) for PATHS.")
-@click.option("--bench", "bench_name", help="A named bench corpus: mixed, docs, acq, acq+docs.")
+@click.option("--bench", "bench_names", multiple=True,
+              help="A named bench corpus: mixed, docs, acq, acq+docs (repeatable: their union).")
 @click.option("--bench-dir", help="Folder holding the bench corpora/ and goldset/ (default $RAGPLUGINS_BENCH).")
 @click.option("--corpus", "corpus_name", help="A corpus defined in --corpora-file.")
 @click.option("--corpora-file", type=click.Path(dir_okay=False), help="TOML with [corpus.<name>] paths and gold.")
@@ -331,7 +332,7 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Index cache (default ~/.cache/ragplugins/eval).")
 @click.option("--force-reindex", is_flag=True, help="Rebuild indexes even when the fingerprint matches.")
 @click.pass_context
-def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpus_name, corpora_file, arm_specs,
+def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corpus_name, corpora_file, arm_specs,
              sets, budget_of, ks, out_dir, cache_dir, force_reindex) -> None:
     """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
     from ragplugins.config import read_config_source
@@ -344,8 +345,13 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     no_chart = chart_missing()
     if no_chart:  # said before the work starts, not after it
         click.echo(f"note: {no_chart}", err=True)
-    if bench_name:
-        corpus_paths, gold = bench_corpus(bench_name, bench_dir)
+    if bench_names:
+        corpus_paths, gold = [], []
+        for name in bench_names:  # repeated --bench: the union of the corpora and their gold rows
+            more_paths, more_gold = bench_corpus(name, bench_dir)
+            corpus_paths += [p for p in more_paths if p not in corpus_paths]
+            seen = {row.id for row in gold}
+            gold += [row for row in more_gold if row.id not in seen]
     elif corpus_name:
         if not corpora_file:
             raise click.UsageError("--corpus needs --corpora-file")
@@ -371,11 +377,13 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import instrument_keys, table
+    from ragplugins.eval.report import COST, identical_arms_note, instrument_keys, table
 
     instrument = instrument_keys(run)
+    if note := identical_arms_note(run):
+        click.echo(f"note: {note}", err=True)
     for k in run.ks:
-        click.echo(f"\nk = {k}\n" + table(run, k))
+        click.echo(f"\nk = {k}\n" + table(run, k) + "\n\n" + table(run, k, columns=COST))
         if instrument:
             click.echo("\nthe plugins' own measurements (mean per query)\n" + table(run, k, extra=instrument,
                                                                                     metrics=False))
