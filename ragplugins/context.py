@@ -27,6 +27,12 @@ TEXT_CACHE_LIMIT = 20_000
 T = TypeVar("T")
 
 
+def not_prepared(plugin: str) -> str:
+    """The reason a plugin gives when the index lacks what its index-time step writes."""
+    return (f"this index was not prepared for {plugin}: run rp.prepare(index) once (an index your app "
+            "built), or `ragplugins index PATH --reindex`")
+
+
 @dataclass
 class DocumentInfo:
     doc_id: str
@@ -75,11 +81,6 @@ class RagContext:
                 self._text_vectors.clear()
             self._text_vectors.update(zip(missing, self.embed_model.get_text_embedding_batch(missing)))
         return {t: self._text_vectors[t] for t in texts}
-
-    def not_prepared(self, plugin: str) -> str:
-        """The reason a plugin gives when the index lacks what its index-time step writes."""
-        return (f"this index was not prepared for {plugin}: run rp.prepare(index) once (an index your app "
-                "built), or `ragplugins index PATH --reindex`")
 
     # -- the store -----------------------------------------------------
     @property

@@ -55,6 +55,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import nodes as rnodes
 from ragplugins import trace
+from ragplugins.context import not_prepared
 from ragplugins.nodes import cosine
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.transform import stored_profiles
@@ -276,7 +277,7 @@ class CrossrefHop(BaseNodePostprocessor):
             # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
             unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)
             trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0, named=sorted(named),
-                         reason=self._ctx.not_prepared(PLUGIN) if unprepared else
+                         reason=not_prepared(PLUGIN) if unprepared else
                          "no resolved references in the top candidates"
                          + (" from the documents the question names" if named else ""))
             return nodes

@@ -16,6 +16,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import nodes, trace
+from ragplugins.context import not_prepared
 from ragplugins.search import RRF_K
 from ragplugins_overview import sidecar
 from ragplugins_overview.config import OverviewConfig
@@ -52,7 +53,7 @@ class OverviewRetriever(BaseRetriever):
         overviews, problem = sidecar.usable(self.ctx)
         if overviews is None:
             if problem == sidecar.MISSING:
-                return None, None, self.ctx.not_prepared("overview")
+                return None, None, not_prepared("overview")
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
             return None, None, "no document has an overview yet"
