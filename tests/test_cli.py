@@ -67,6 +67,10 @@ def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
     # Under each question, every enabled plugin says what it decided and why.
     for line in ("crossref hop: ", "overview select: ", "retry decision: "):
         assert out.count(line) == 6, line
+    # Scripted answers go through the answer-checking plugins: the two wrong figures are flagged.
+    answers = out.split("Answers checked against the retrieved evidence", 1)[1]
+    assert answers.count("verifier verdict: ") == 3 and answers.count("grounded=False") == 2
+    assert "answers flagged or changed: 2/3" in answers
 
 
 def test_query_with_a_configured_llm_prints_an_answer(run, tmp_path, tiny_corpus):
