@@ -123,19 +123,32 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         problems = [p for p in (config_error or "").splitlines() if f"ragplugins.{rec.name}]" in p
                     or f"'{rec.name}'" in p]
         rows.append({"name": rec.name, "version": rec.version, "distribution": rec.distribution,
-                     "hooks": rec.hooks, "enabled": rec.name in enabled and rec.loaded,
+                     "hooks": rec.hooks, "commands": _commands_of(reg, rec), "enabled": rec.name in enabled and rec.loaded,
                      "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
                      "error": rec.error})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table("name", "version", "enabled", "config", "hooks", "error")
+    table = Table("name", "version", "enabled", "config", "hooks", "commands", "error")
     for r in rows:
         table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", r["config"],
-                      ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]), r["error"] or "")
+                      ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]),
+                      ", ".join(f"ragplugins {c}" for c in r["commands"]), r["error"] or "")
     console.print(table)
     if ENV_VAR in os.environ:
         console.print(f"({ENV_VAR} restricts which plugins load)")
+
+
+def _commands_of(reg: PluginRegistry, record) -> list[str]:
+    """The subcommands ``record`` adds (registered on a scratch group, so nothing is added twice)."""
+    if not record.loaded or "ragplugins_register_commands" not in record.hooks:
+        return []
+    scratch = click.Group()
+    try:
+        reg.call(record, "ragplugins_register_commands", cli=scratch)
+    except RagPluginsError:
+        return []
+    return sorted(scratch.commands)
 
 
 @cli.group("config")

@@ -34,6 +34,14 @@ def test_plugins_json_lists_installed_plugins_including_the_template(run, tmp_pa
     assert "ragplugins_node_postprocessors" in template["hooks"]
     assert template["config"].startswith("error:") and "min_charz" in template["config"]
     assert rows["crossref"]["enabled"] is False and rows["crossref"]["error"] is None
+    # --help imports no plugin, so the commands plugins add are listed here.
+    assert rows["overview"]["commands"] == ["overview"] and rows["verifier"]["commands"] == ["verify"]
+    assert template["commands"] == []
+
+
+def test_a_plugins_command_is_found_although_help_lists_only_the_core_ones(run):
+    result = run("overview", "--help")
+    assert result.exit_code == 0 and "rebuild" in result.output
 
 
 def test_config_check_show_and_errors(run, tmp_path):
