@@ -28,7 +28,7 @@ class ModelChoice:
     def describe(self, embed_name: str) -> str:
         embed = type(self.embed_model).__name__ if self.embed_model is not None else embed_name
         llm = type(self.llm).__name__ if self.llm is not None else "none (ranked sources, no answers)"
-        return f"ragplugins: embedder {embed} ({self.embed_source}); LLM {llm} ({self.llm_source})"
+        return f"embedder {embed} ({self.embed_source}); LLM {llm} ({self.llm_source})"
 
 
 def host_settings() -> tuple[Any, Any]:

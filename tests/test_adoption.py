@@ -57,3 +57,14 @@ def test_document_names(app_index):
     node.relationships.clear()
     node.metadata = {"title": "Quarterly report"}
     assert document_name(node) == "Quarterly report"
+
+
+def test_the_hop_scores_candidates_of_the_apps_own_retriever(app_index, bundled_embed_model, tmp_path):
+    # index.as_retriever() returns neither vectors nor ragplugins' dense scores; the hop embeds the candidates.
+    rp = ragplugins.load({"enable": ["crossref"], "top_k": 3, "persist_dir": str(tmp_path)},
+                         embed_model=bundled_embed_model)
+    rp.prepare(app_index)
+    question = "How long is the standard lead time for deliveries under the Master Supply Agreement?"
+    rp.search(question, index=app_index, base=app_index.as_retriever(similarity_top_k=3))
+    reason = rp.last_trace.get("crossref", "hop")["reason"]
+    assert "no dense scores" not in reason and "not prepared" not in reason, reason

@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ragplugins import nodes as rnodes
 from ragplugins import trace
@@ -283,6 +283,12 @@ class CrossrefHop(BaseNodePostprocessor):
             return nodes
         query_embedding = self._ctx.embed_query(query)
         cosines = [c for c in (rnodes.query_cosine(n, query_embedding) for n in nodes) if c is not None]
+        if not cosines:
+            # A host's own retriever returns neither vectors nor ragplugins' dense scores: embed the
+            # candidates as the index embedded them (cached on the context across queries).
+            texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+            vectors = self._ctx.embed_texts(texts)
+            cosines = [c for c in (rnodes.cosine(query_embedding, vectors[t]) for t in texts) if c is not None]
         if not cosines:
             trace.record(PLUGIN, "hop", fired=False, considered=list(pointers.values()), chosen=[], chunks_added=0,
                          reason="no dense scores on the candidates")
