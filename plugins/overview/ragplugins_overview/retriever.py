@@ -54,6 +54,8 @@ class OverviewRetriever(BaseRetriever):
         if overviews is None:
             if problem == sidecar.MISSING:
                 return None, None, not_prepared("overview")
+            if problem.startswith(sidecar.OTHER_INDEX):  # the overviews beside it are another index's
+                return None, None, f"{not_prepared('overview')}; {problem}"
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
             return None, None, "no document has an overview yet"
