@@ -275,8 +275,6 @@ class _Cache:
 cache = _Cache()
 
 
-
-
 def usable(ctx: Any) -> tuple[Overviews | None, str | None]:
     """The overviews to score queries against for ``ctx``'s index, or (None, why not). Warns once per problem."""
     location = location_for(ctx)
