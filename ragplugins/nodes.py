@@ -81,11 +81,14 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 def document_name(node: Any) -> str:
     """How output names a node's document: its id when that is a path (ragplugins' own indexes), else
     the file name or title a reader recorded (an app's index has random UUIDs), else the id."""
-    ref = node.ref_doc_id or ""
-    if ref and not _UUID.match(ref.split("_part_")[0]):
-        return ref
-    meta = node.metadata or {}
+    return document_label(node.ref_doc_id or "", node.metadata or {}) or node.node_id
+
+
+def document_label(doc_id: str, metadata: dict[str, Any]) -> str:
+    """:func:`document_name` for a document id and its metadata (``ctx.list_documents()`` gives both)."""
+    if doc_id and not _UUID.match(doc_id.split("_part_")[0]):
+        return doc_id
     for key in ("file_name", "title", "file_path", "source", "url"):
-        if meta.get(key):
-            return str(meta[key])
-    return ref or node.node_id
+        if metadata.get(key):
+            return str(metadata[key])
+    return doc_id

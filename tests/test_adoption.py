@@ -68,3 +68,5 @@ def test_the_hop_scores_candidates_of_the_apps_own_retriever(app_index, bundled_
     rp.search(question, index=app_index, base=app_index.as_retriever(similarity_top_k=3))
     reason = rp.last_trace.get("crossref", "hop")["reason"]
     assert "no dense scores" not in reason and "not prepared" not in reason, reason
+    # Documents are named by file name in the reason, not by the app's UUID ids.
+    assert "01_master_supply_agreement.md -> 03_schedule_1_logistics.md" in reason, reason

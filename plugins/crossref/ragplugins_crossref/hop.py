@@ -264,6 +264,11 @@ class CrossrefHop(BaseNodePostprocessor):
                         "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
         return pointers
 
+    def _document_names(self) -> dict[str, str]:
+        """Document id -> the name output shows (an app's index has UUID ids), kept until the next write."""
+        return self._ctx.cached(f"{PLUGIN}.document_names", lambda ctx: {
+            doc_id: rnodes.document_label(doc_id, info.metadata) for doc_id, info in ctx.list_documents().items()})
+
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         if query_bundle is None or not nodes or self.max_hops < 1 or self._ctx is None:
@@ -312,9 +317,10 @@ class CrossrefHop(BaseNodePostprocessor):
             hops.append((pointer, picks))
         out, added, removed = self._place(nodes, hops)
         best = hops[0][0] if hops else None
+        name = self._document_names().get
         reason = ("no pointer left to follow" if best is None else
-                  f"the best pointer, '{best['ref']}' in {best['from_doc']} -> {best['target']}: "
-                  f"{best.get('outcome', 'not followed')}")
+                  f"the best pointer, '{best['ref']}' in {name(best['from_doc'], best['from_doc'])} -> "
+                  f"{name(best['target'], best['target'])}: {best.get('outcome', 'not followed')}")
         trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, named=sorted(named), reason=reason,
                      threshold=round(threshold, 4),
                      chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)), chunks_added=len(added),
