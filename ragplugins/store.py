@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import re
 import warnings
 from typing import Any, Sequence
 
-import numpy as np
 import pyarrow as pa
 from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import (

@@ -160,8 +160,6 @@ def test_an_unknown_RAGPLUGINS_PLUGINS_name_is_said_once(run, monkeypatch):
 
 
 def test_warnings_print_as_one_line_each_and_once(capsys):
-    import warnings
-
     from ragplugins.cli import _show_warning
 
     for _ in range(2):
