@@ -1,16 +1,47 @@
-"""ragplugins: retrieval features for LlamaIndex apps, as plugins switched on in a config file."""
+"""ragplugins: retrieval features for LlamaIndex apps, as plugins switched on in a config file.
 
-from ragplugins.app import IndexReport, RagPlugins, RagQueryEngine, RagRetriever, SearchResult, load
-from ragplugins.config import Config, CoreSettings
-from ragplugins.context import DocumentInfo, RagContext
-from ragplugins.contributions import Contribution, MetadataKey, NoConfig, PluginInfo
-from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError, RagPluginsError
+Names are imported when first used (PEP 562), so ``import ragplugins`` and the CLI's ``--help``
+do not pay for LlamaIndex, LanceDB or torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ragplugins.hookspecs import hookimpl
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Config", "ConfigError", "Contribution", "CoreSettings", "DocumentInfo", "EmbedderMismatchError",
-    "IndexReport", "InputError", "MetadataKey", "NoConfig", "PluginError", "PluginInfo", "RagContext",
-    "RagPlugins", "RagPluginsError", "RagQueryEngine", "RagRetriever", "SearchResult", "hookimpl", "load",
-]
+_LAZY = {
+    "IndexReport": "ragplugins.app", "RagPlugins": "ragplugins.app", "RagQueryEngine": "ragplugins.app",
+    "RagRetriever": "ragplugins.app", "SearchResult": "ragplugins.app", "load": "ragplugins.app",
+    "Config": "ragplugins.config", "CoreSettings": "ragplugins.config",
+    "DocumentInfo": "ragplugins.context", "RagContext": "ragplugins.context",
+    "Contribution": "ragplugins.contributions", "MetadataKey": "ragplugins.contributions",
+    "NoConfig": "ragplugins.contributions", "PluginInfo": "ragplugins.contributions",
+    "ConfigError": "ragplugins.errors", "EmbedderMismatchError": "ragplugins.errors", "InputError": "ragplugins.errors",
+    "PluginError": "ragplugins.errors", "RagPluginsError": "ragplugins.errors",
+}
+
+__all__ = sorted([*_LAZY, "hookimpl"])
+
+if TYPE_CHECKING:
+    from ragplugins.app import IndexReport, RagPlugins, RagQueryEngine, RagRetriever, SearchResult, load
+    from ragplugins.config import Config, CoreSettings
+    from ragplugins.context import DocumentInfo, RagContext
+    from ragplugins.contributions import Contribution, MetadataKey, NoConfig, PluginInfo
+    from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError, RagPluginsError
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragplugins' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -40,7 +40,6 @@ from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
 from ragplugins.splitting import MarkdownSections
-from ragplugins.store import RagLanceDBVectorStore
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +159,7 @@ class RagQueryEngine(BaseQueryEngine):
         return {"inner": self.inner}
 
     def _attach(self, response: Any, tr: trace.Trace) -> Any:
-        tr.final = [n.node.node_id for n in getattr(response, "source_nodes", [])]
+        tr.set_final(getattr(response, "source_nodes", []))
         if getattr(response, "metadata", None) is None:
             response.metadata = {}
         response.metadata[ANNOTATION_KEY] = {**tr.to_dict(), **response.metadata.get(ANNOTATION_KEY, {})}
@@ -264,8 +263,10 @@ class RagPlugins:
         store = self._vector_store
         if store is None:
             self._index_uid = self._check_manifest()
+            from ragplugins.store import RagLanceDBVectorStore
+
             store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"), table_name=self.config.core.table)
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
@@ -405,7 +406,7 @@ class RagPlugins:
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
         self._assembled.clear()
         store = index.vector_store
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             store.refresh_fts()
         search.invalidate(index)
         ctx = self.context(index)
@@ -416,6 +417,32 @@ class RagPlugins:
             except PluginError as err:
                 self.on_plugin_error(err)
         search.invalidate(index)
+
+    def prepare(self, index: VectorStoreIndex | None = None) -> VectorStoreIndex:
+        """Run the index-time plugins over an index built without them (the app's own, or one indexed
+        before a plugin was enabled): what ``ragplugins_after_index`` does after a write, over every
+        stored chunk (crossref resolves references, overview writes overviews). Only metadata and
+        plugin state are written; text and vectors stay as they are."""
+        index = index or self.index()
+        self._after_write(index, [], [])
+        hidden = {k for k, v in self.metadata_keys().items() if not v.searchable}
+        if index.docstore.docs and hidden:
+            # Nodes the app split itself do not hide the plugins' keys from embed and LLM text.
+            changed = []
+            for node in index.docstore.docs.values():
+                for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+                    keys = list(getattr(node, attr))
+                    if missing := sorted(hidden & set(node.metadata) - set(keys)):
+                        setattr(node, attr, keys + missing)
+                        changed.append(node)
+            index.docstore.add_documents(list({n.node_id: n for n in changed}.values()), allow_update=True)
+        return index
+
+    @property
+    def last_trace(self) -> trace.Trace | None:
+        """The trace of the latest query in this thread, also when the app's own engine ran
+        ``rp.retriever(index)`` / ``rp.postprocessors(index)``."""
+        return trace.last()
 
     # -- query time ------------------------------------------------------
     def base_retriever(self, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
@@ -522,14 +549,18 @@ class RagPlugins:
             with trace.timed("postprocess"):
                 for pp in self._assembled[key]:
                     final = pp.postprocess_nodes(final, query_bundle=bundle)
-            tr.final = [n.node.node_id for n in final]
+            tr.set_final(final)
         return SearchResult(first_stage=first, final=final, trace=tr)
 
 
 def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,
          vector_store: Any = None, registry: PluginRegistry | None = None) -> RagPlugins:
     """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
-    and the installed plugins. Raises ConfigError listing every problem."""
+    and the installed plugins. Raises ConfigError listing every problem.
+
+    The embedder and the LLM are each taken from, in order: the argument, the config
+    (``embed_model``/``llm``), what the app set on LlamaIndex's ``Settings``, the bundled default
+    (MiniLM; no LLM). ``rp.models`` says which, and the ``ragplugins`` logger says it once."""
     cfg = parse_config(config, strict=False)
     registry = registry or PluginRegistry.discover()
     loaded = registry.loaded()
@@ -541,4 +572,9 @@ def load(config: str | Path | dict | None = None, *, embed_model: Any = None, ll
                 for problem in found]
     if problems:
         raise ConfigError(problems, cfg.source)
-    return RagPlugins(cfg, registry, embed_model=embed_model, llm=llm, vector_store=vector_store)
+    from ragplugins.models import choose_models
+
+    models = choose_models(cfg.core, embed_model=embed_model, llm=llm)
+    rp = RagPlugins(cfg, registry, embed_model=models.embed_model, llm=models.llm, vector_store=vector_store)
+    rp.models = models
+    return rp

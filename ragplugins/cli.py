@@ -14,20 +14,34 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragplugins.config import config_reference, parse_config, validate_plugins
 from ragplugins.errors import InputError, RagPluginsError
-from ragplugins.plugins import ENV_VAR, PluginRegistry
+from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 console = Console()
 _registry: PluginRegistry | None = None
+_warned: set[str] = set()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr, each text once per run (no Python file and line)."""
+    text = " ".join(str(message).split())
+    if text in _warned:
+        return
+    _warned.add(text)
+    click.echo(f"warning: {text.removeprefix('ragplugins: ')}", err=True)
 
 
 def registry() -> PluginRegistry:
     global _registry
     if _registry is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # failures are listed by `ragplugins plugins`
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             _registry = PluginRegistry.discover()
+        for w in caught:
+            # A plugin that failed to load is listed by `ragplugins plugins` (and named by any config that
+            # enables it); a RAGPLUGINS_PLUGINS name that matches nothing would otherwise go unsaid.
+            if ENV_VAR in str(w.message):
+                _show_warning(w.message, w.category, w.filename, w.lineno)
     return _registry
 
 
@@ -38,8 +52,29 @@ def _quiet_libraries() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def installed_plugin_names() -> list[str]:
+    """Entry-point names of the installed plugins, read from package metadata without importing them."""
+    import importlib.metadata as md
+
+    return sorted({ep.name for ep in md.entry_points(group=ENTRY_POINT_GROUP)})
+
+
 class RagGroup(click.Group):
-    """Turns ragplugins' own errors into one clear line and exit code 2."""
+    """Turns ragplugins' own errors into one clear line and exit code 2, and imports the plugins
+    (for the commands they add) only when a command that is not a core one is asked for."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        command = super().get_command(ctx, cmd_name)
+        if command is None and add_plugin_commands():
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = installed_plugin_names()
+        if names:
+            formatter.write_paragraph()
+            formatter.write_text(f"Installed plugins: {', '.join(names)}. Commands they add are listed by "
+                                 "`ragplugins plugins`; `ragplugins COMMAND --help` works for them too.")
 
     def invoke(self, ctx: click.Context):
         try:
@@ -62,21 +97,7 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 def _load(ctx: click.Context, **kwargs):
     from ragplugins.app import load
 
-    rp = load(ctx.obj["config"], registry=registry(), **kwargs)
-    if rp.config.core.llm and rp.llm is None:
-        rp.llm = _import_llm(rp.config.core.llm)
-    return rp
-
-
-def _import_llm(path: str):
-    import importlib
-
-    module, _, attr = path.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); give 'package.module:callable'")
-    return factory()
+    return load(ctx.obj["config"], registry=registry(), **kwargs)
 
 
 @cli.command("plugins")
@@ -84,6 +105,8 @@ def _import_llm(path: str):
 @click.pass_context
 def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     """List installed plugins: version, hooks, enabled, config status, load error."""
+    from ragplugins.config import parse_config, validate_plugins
+
     reg = registry()
     try:
         cfg = parse_config(ctx.obj["config"])
@@ -100,19 +123,32 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         problems = [p for p in (config_error or "").splitlines() if f"ragplugins.{rec.name}]" in p
                     or f"'{rec.name}'" in p]
         rows.append({"name": rec.name, "version": rec.version, "distribution": rec.distribution,
-                     "hooks": rec.hooks, "enabled": rec.name in enabled and rec.loaded,
+                     "hooks": rec.hooks, "commands": _commands_of(reg, rec), "enabled": rec.name in enabled and rec.loaded,
                      "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
                      "error": rec.error})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table("name", "version", "enabled", "config", "hooks", "error")
+    table = Table("name", "version", "enabled", "config", "hooks", "commands", "error")
     for r in rows:
         table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", r["config"],
-                      ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]), r["error"] or "")
+                      ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]),
+                      ", ".join(f"ragplugins {c}" for c in r["commands"]), r["error"] or "")
     console.print(table)
     if ENV_VAR in os.environ:
         console.print(f"({ENV_VAR} restricts which plugins load)")
+
+
+def _commands_of(reg: PluginRegistry, record) -> list[str]:
+    """The subcommands ``record`` adds (registered on a scratch group, so nothing is added twice)."""
+    if not record.loaded or "ragplugins_register_commands" not in record.hooks:
+        return []
+    scratch = click.Group()
+    try:
+        reg.call(record, "ragplugins_register_commands", cli=scratch)
+    except RagPluginsError:
+        return []
+    return sorted(scratch.commands)
 
 
 @cli.group("config")
@@ -163,6 +199,8 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
 @config_group.command("docs")
 def config_docs() -> None:
     """Print the Markdown reference of every config key (core and installed plugins)."""
+    from ragplugins.config import config_reference
+
     click.echo(config_reference({n: r.info for n, r in registry().loaded().items()}))
 
 
@@ -173,9 +211,14 @@ def config_docs() -> None:
 @click.pass_context
 def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool) -> None:
     """Index files and directories (new, changed; unchanged ones are skipped)."""
+    from ragplugins.progress import IndexProgress
+
     rp = _load(ctx)
-    with console.status("indexing..."):
+    with console.status("indexing: reading and splitting files...") as status, \
+            IndexProgress(on_change=lambda p: status.update(f"indexing: {p.line()}")) as progress:
         _, report = rp.index_paths(paths, show_progress=False, reindex=reindex)
+    if progress.total:
+        click.echo(f"indexed: {progress.line().rsplit(', ', 1)[0]}", err=True)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
                f"skipped {len(report.skipped)}; {report.chunks_written} chunks written to "
                f"{rp.config.core.persist_dir}")
@@ -207,33 +250,59 @@ def _tags(nws) -> str:
 @click.option("--k", "top_k", type=click.IntRange(1, 1000), default=None,
               help="First-stage candidates (default: top_k).")
 @click.option("--show", type=int, default=8, help="How many sources to print.")
+@click.option("--full", is_flag=True, help="Print each source's whole text, not a shortened line.")
+@click.option("--trace", "show_trace", is_flag=True, help="Print the whole trace (what every plugin recorded).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: answer, sources, trace.")
 @click.pass_context
-def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -> None:
-    """Ranked sources with plugin tags, and an answer when [ragplugins] llm is configured."""
+def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, full: bool, show_trace: bool,
+              as_json: bool) -> None:
+    """Ranked sources with plugin tags, one line per plugin decision, and an answer when
+    [ragplugins] llm is configured."""
     from ragplugins.app import MANIFEST
+    from ragplugins.nodes import document_name, tags
+    from ragplugins.trace import decisions
 
     rp = _load(ctx)
     if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file():
         # Asking would create an empty index there; say where none was found instead.
         raise InputError(f"no index in '{rp.persist_dir}' ({rp.config.source}: persist_dir); build one with "
                          "`ragplugins index PATH`, or point persist_dir at an existing one")
+    answer = None
     if rp.llm is not None:
         response = rp.query_engine(similarity_top_k=top_k).query(question)
-        click.echo(f"answer: {response.response}\n")
-        nodes, plugins = response.source_nodes, response.metadata["ragplugins"]["plugins"]
+        answer, nodes, trace = response.response, response.source_nodes, response.metadata["ragplugins"]
     else:
         result = rp.search(question, top_k=top_k)
-        nodes, plugins = result.final, result.trace.plugins
+        nodes, trace = result.final, result.trace.to_dict()
+    if as_json:
+        sources = [{"rank": i, "score": n.score, "document": document_name(n.node), "node_id": n.node.node_id,
+                    "tags": tags(n), "text": n.node.get_content()} for i, n in enumerate(nodes[:show], 1)]
+        click.echo(json.dumps({"question": question, "answer": answer, "sources": sources, "trace": trace},
+                              indent=2, default=str))
+        return
+    if answer is not None:
+        click.echo(f"answer: {answer}\n")
     if not nodes:
         click.echo("no results (is the index empty? run `ragplugins index PATH` first)")
         return
-    table = Table("#", "score", "document", "tags", "text")
-    for i, n in enumerate(nodes[:show], 1):
-        table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(n.node.ref_doc_id or ""),
-                      escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
-    console.print(table)
-    if plugins:
-        click.echo(json.dumps(plugins, indent=2, default=str))
+    if full:
+        for i, n in enumerate(nodes[:show], 1):
+            score = f"{n.score:.4f}" if n.score is not None else "-"
+            label = f"#{i}  {score}  {document_name(n.node)}" + (f"  ({_tags(n)})" if tags(n) else "")
+            click.echo(f"{label}\n{n.node.get_content().strip()}\n")
+    else:
+        table = Table("#", "score", "document", "tags", "text")
+        for i, n in enumerate(nodes[:show], 1):
+            table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(document_name(n.node)),
+                          escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
+        console.print(table)
+    lines = decisions(trace.get("plugins", {}))
+    if lines:
+        click.echo("what each plugin decided:")
+        for line, _ in lines:
+            click.echo(f"  {line}")
+    if show_trace:
+        click.echo(json.dumps(trace, indent=2, default=str))
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
@@ -261,7 +330,8 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
 @cli.command("eval")
 @click.argument("paths", nargs=-1)
 @click.option("--gold", "gold_files", multiple=True, help="Gold JSONL file(s) for PATHS.")
-@click.option("--bench", "bench_name", help="A named bench corpus: mixed, docs, acq, acq+docs.")
+@click.option("--bench", "bench_names", multiple=True,
+              help="A named bench corpus: mixed, docs, acq, acq+docs (repeatable: their union).")
 @click.option("--bench-dir", help="Folder holding the bench corpora/ and goldset/ (default $RAGPLUGINS_BENCH).")
 @click.option("--corpus", "corpus_name", help="A corpus defined in --corpora-file.")
 @click.option("--corpora-file", type=click.Path(dir_okay=False), help="TOML with [corpus.<name>] paths and gold.")
@@ -275,15 +345,26 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Index cache (default ~/.cache/ragplugins/eval).")
 @click.option("--force-reindex", is_flag=True, help="Rebuild indexes even when the fingerprint matches.")
 @click.pass_context
-def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpus_name, corpora_file, arm_specs,
+def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corpus_name, corpora_file, arm_specs,
              sets, budget_of, ks, out_dir, cache_dir, force_reindex) -> None:
     """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
     from ragplugins.config import read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
     from ragplugins.eval.runner import merge_config
+    from ragplugins.models import import_llm
 
-    if bench_name:
-        corpus_paths, gold = bench_corpus(bench_name, bench_dir)
+    from ragplugins.eval.report import chart_missing
+
+    no_chart = chart_missing()
+    if no_chart:  # said before the work starts, not after it
+        click.echo(f"note: {no_chart}", err=True)
+    if bench_names:
+        corpus_paths, gold = [], []
+        for name in bench_names:  # repeated --bench: the union of the corpora and their gold rows
+            more_paths, more_gold = bench_corpus(name, bench_dir)
+            corpus_paths += [p for p in more_paths if p not in corpus_paths]
+            seen = {row.id for row in gold}
+            gold += [row for row in more_gold if row.id not in seen]
     elif corpus_name:
         if not corpora_file:
             raise click.UsageError("--corpus needs --corpora-file")
@@ -306,21 +387,23 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_name, bench_dir, corpu
     # One LLM for every arm, as in the app: the config file's [ragplugins] llm (or a --set *:llm=...).
     llm_spec = merge_config(base, overrides.get("*", {})).get("llm")
     run = run_eval(corpus_paths, gold, arms, ks=ks or (20,), base_config=base, cache_dir=cache_dir,
-                   llm=_import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
+                   llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import instrument_keys, table
+    from ragplugins.eval.report import COST, identical_arms_note, instrument_keys, table
 
     instrument = instrument_keys(run)
+    if note := identical_arms_note(run):
+        click.echo(f"note: {note}", err=True)
     for k in run.ks:
-        click.echo(f"\nk = {k}\n" + table(run, k))
+        click.echo(f"\nk = {k}\n" + table(run, k) + "\n\n" + table(run, k, columns=COST))
         if instrument:
             click.echo("\nthe plugins' own measurements (mean per query)\n" + table(run, k, extra=instrument,
                                                                                     metrics=False))
     if run.coverage_failures:
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
                    + ", ".join(f["id"] for f in run.coverage_failures))
-    click.echo(f"\nwrote {out}/results.json, results.md, chart.png")
+    click.echo(f"\nwrote {out}/results.json, results.md" + ("" if no_chart else ", chart.png"))
 
 
 @cli.command("demo")
@@ -336,22 +419,30 @@ def demo_cmd(persist_dir: str | None) -> None:
 _commands_added = False
 
 
-def get_cli() -> click.Group:
-    """The command group with every installed plugin's subcommands added (once)."""
+def add_plugin_commands() -> bool:
+    """Let every installed plugin add its subcommands (once); True the first time."""
     global _commands_added
-    if not _commands_added:
-        _commands_added = True
-        reg = registry()
-        for record in reg.loaded().values():
-            try:
-                reg.call(record, "ragplugins_register_commands", cli=cli)
-            except RagPluginsError as exc:
-                click.echo(f"warning: {exc}", err=True)
+    if _commands_added:
+        return False
+    _commands_added = True
+    reg = registry()
+    for record in reg.loaded().values():
+        try:
+            reg.call(record, "ragplugins_register_commands", cli=cli)
+        except RagPluginsError as exc:
+            click.echo(f"warning: {exc}", err=True)
+    return True
+
+
+def get_cli() -> click.Group:
+    """The command group; plugins' subcommands are added when first asked for."""
     return cli
 
 
 def main() -> None:
-    get_cli()()
+    # Set here, not in the group: a host that invokes the group (CliRunner, pytest.warns) keeps its own.
+    warnings.showwarning = _show_warning
+    cli()
 
 
 if __name__ == "__main__":

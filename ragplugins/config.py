@@ -90,33 +90,62 @@ class Config:
         return self.plugins.get(name)
 
 
+def _has_ragplugins_table(pyproject: Path) -> bool:
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+        return False
+    return "ragplugins" in data.get("tool", {})
+
+
 def find_config(start: Path | None = None) -> Path | None:
-    """The first ragplugins.toml, or pyproject.toml with [tool.ragplugins], in ``start``."""
-    start = Path(start or Path.cwd())
-    candidate = start / CONFIG_FILENAME
-    if candidate.is_file():
-        return candidate
-    pyproject = start / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, OSError):
-            return None
-        if "ragplugins" in data.get("tool", {}):
+    """The nearest ragplugins.toml, or pyproject.toml with [tool.ragplugins], in ``start`` or a parent
+    folder, as pyproject.toml is found. The search stops at the project root: a folder holding .git,
+    .hg or a pyproject.toml (after looking in it), so another project's config above is never read."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_FILENAME
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _has_ragplugins_table(pyproject):
             return pyproject
+        if pyproject.is_file() or (folder / ".git").exists() or (folder / ".hg").exists():
+            return None
     return None
 
 
-def read_config_source(source: str | Path | dict | None) -> tuple[dict, str]:
-    """Return (the ``[ragplugins]`` table, a label naming where it came from)."""
+def _stray_tables(data: dict, path: Path) -> list[str]:
+    """What the file holds outside [ragplugins] and would be ignored, such as a misspelt
+    ``[ragplugin.crossref]``. In pyproject.toml only tables close to ``ragplugins`` count."""
+    pyproject = path.name == "pyproject.toml"
+    names, prefix, top = (data.get("tool", {}), "tool.", "tool.ragplugins") if pyproject else (data, "", "ragplugins")
+    problems = []
+    for name in sorted(names):
+        close = difflib.get_close_matches(name, ["ragplugins"], n=1, cutoff=0.75)
+        if name == "ragplugins" or (pyproject and not close):
+            continue
+        value = names[name]
+        if not isinstance(value, dict):
+            problems.append(f"{name} = {value!r}: outside [{top}], so not read; move it under [{top}]")
+            continue
+        first = next((k for k, v in value.items() if isinstance(v, dict)), None)
+        sub = f".{first}" if first else ""
+        problems.append(f"[{prefix}{name}{sub}]: not read by ragplugins"
+                        + (f" (did you mean '[{top}{sub}]'?)" if close else f"; settings go under [{top}]"))
+    return problems
+
+
+def _read_source(source: str | Path | dict | None) -> tuple[dict, str, list[str]]:
+    """(the ``[ragplugins]`` table, a label naming where it came from, problems found in the file)."""
     if source is None:
         found = find_config()
         if found is None:
-            return {}, "defaults"
+            return {}, "defaults", []
         source = found
     if isinstance(source, dict):
         table = source.get("ragplugins", source)
-        return dict(table), "dict"
+        return dict(table), "dict", []
     path = Path(source)
     if not path.is_file():
         raise ConfigError([f"config file '{path}' does not exist; create it or pass a dict"], str(path))
@@ -126,18 +155,27 @@ def read_config_source(source: str | Path | dict | None) -> tuple[dict, str]:
         raise ConfigError([f"not valid TOML: {exc}"], str(path)) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"cannot read it: {exc}"], str(path)) from exc
+    stray = _stray_tables(data, path)
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("ragplugins")
         if table is None:
-            raise ConfigError(["no [tool.ragplugins] table in it"], str(path))
+            raise ConfigError(["no [tool.ragplugins] table in it", *stray], str(path))
     elif not data:  # an empty ragplugins.toml (say, one being written by `config show --defaults >`)
         table = {}
     else:
         table = data.get("ragplugins")
         if table is None:
-            extra = sorted(data)
-            raise ConfigError([f"no [ragplugins] table in it (found: {extra or 'nothing'})"], str(path))
-    return dict(table), str(path)
+            raise ConfigError([f"no [ragplugins] table in it (found: {sorted(data) or 'nothing'})",
+                               *[p for p in stray if "did you mean" in p]], str(path))
+    return dict(table), str(path), stray
+
+
+def read_config_source(source: str | Path | dict | None) -> tuple[dict, str]:
+    """Return (the ``[ragplugins]`` table, a label naming where it came from)."""
+    table, label, problems = _read_source(source)
+    if problems:
+        raise ConfigError(problems, label)
+    return table, label
 
 
 def check_prompt_template(value: str | None, required: dict[str, str],
@@ -221,10 +259,10 @@ def _table_name(label: str) -> str:
 def parse_config(source: str | Path | dict | None, strict: bool = True) -> Config:
     """Read and validate the core part; plugin sections are kept for :func:`validate_plugins`.
     With ``strict=False`` core problems are kept on the Config to be reported with the plugins'."""
-    table, label = read_config_source(source)
+    table, label, stray = _read_source(source)
     sections = {k: v for k, v in table.items() if isinstance(v, dict)}
     core_data = {k: v for k, v in table.items() if not isinstance(v, dict)}
-    problems = pydantic_problems(CoreSettings, core_data, f"[{_table_name(label)}]")
+    problems = stray + pydantic_problems(CoreSettings, core_data, f"[{_table_name(label)}]")
     if problems and strict:
         raise ConfigError(problems, label)
     if problems:

@@ -19,13 +19,18 @@ from llama_index.core.schema import NodeWithScore
 from ragplugins import index_cache, query_inputs, search
 from ragplugins.config import Config
 from ragplugins.embeddings import embedder_identity
-from ragplugins.store import RagLanceDBVectorStore
 
 DOC_HASH_KEY = "ragplugins_doc_hash"
 CHUNK_INDEX_KEY = "ragplugins_chunk_index"
 # Bounds RagContext.embed_texts' cache (about 30 MB of 384-dim vectors); it starts over when full.
 TEXT_CACHE_LIMIT = 20_000
 T = TypeVar("T")
+
+
+def not_prepared(plugin: str) -> str:
+    """The reason a plugin gives when the index lacks what its index-time step writes."""
+    return (f"this index was not prepared for {plugin}: run rp.prepare(index) once (an index your app "
+            "built), or `ragplugins index PATH --reindex`")
 
 
 @dataclass
@@ -101,7 +106,7 @@ class RagContext:
         if self.index_uid is not None:
             return f"{self.index_uid}:{self.config.core.table}"
         store = self.vector_store
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             return f"lancedb:{Path(str(store.uri)).resolve()}:{store._table_name}"
         # Host-given stores: a name that outlives this process, so what a plugin keeps for the index is
         # recognised after a restart. A collection in a database (Qdrant, Chroma, Milvus, ...) has its
@@ -148,7 +153,7 @@ class RagContext:
         index = self._require_index()
         store = index.vector_store
         docs: dict[str, DocumentInfo] = {}
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             keys = {k: f"metadata.{k}" for k in store._struct_fields() if k != "_node_content"}
             rows = store.document_rows({"id": "id", "doc": store.doc_id_key, **keys})
             rows.sort(key=lambda r: (r["doc"], r.get(CHUNK_INDEX_KEY) or 0))
@@ -170,7 +175,7 @@ class RagContext:
         """Merge metadata into stored chunks without touching text or vectors."""
         index = self._require_index()
         store = index.vector_store
-        if isinstance(store, RagLanceDBVectorStore):
+        if search.is_lancedb(store):
             return store.update_metadata(updates)
         if index.docstore.docs:
             changed = []

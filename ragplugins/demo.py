@@ -7,10 +7,15 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from typing import Any
+
+from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
 from rich.console import Console
 from rich.table import Table
 
-DEMO_DIR = Path(__file__).resolve().parents[1] / "examples" / "demo"
+# Package data, so the demo runs from an installed wheel too.
+DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 
 
 def _hit(texts: list[str], expected: list[str]) -> bool:
@@ -25,7 +30,7 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
     from ragplugins.nodes import tags
 
     if not (demo_dir / "corpus").is_dir():
-        raise FileNotFoundError(f"demo corpus not found at {demo_dir / 'corpus'} (run from a source checkout)")
+        raise FileNotFoundError(f"demo corpus not found at {demo_dir / 'corpus'}; reinstall ragplugins")
     if persist_dir is None:
         with tempfile.TemporaryDirectory(prefix="ragplugins-demo-") as tmp:
             return run_demo(console, tmp, demo_dir)
@@ -69,16 +74,74 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
                   f"on {summary['on']}/{len(queries)}; plugin decisions that changed the list: {acted}")
     console.print("Each plugin acts only when its own test passes (the lines under each table say why or why "
                   "not); measured effects on the bench corpora are in docs/benchmarks.md.")
+    summary["answers"] = _check_answers(console, demo_dir, {**wanted, "enable": installed,
+                                                            "persist_dir": str(root / "on")}, reg, embed)
     return summary
 
 
-def _decisions(plugins: dict) -> list[tuple[str, bool]]:
-    """One line per plugin action from the trace: what it did and why, and whether it changed anything."""
-    out = []
+class ScriptedAnswer(CustomLLM):
+    """Stands in for an app's LLM in the demo (no LLM runs here): always answers ``text``."""
+
+    text: str = ""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.demo.ScriptedAnswer"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted-answer")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self.text)
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        yield CompletionResponse(text=self.text, delta=self.text)
+
+
+def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed: Any) -> int:
+    """Answers written into answers.jsonl (one right, one wrong per question) through the plugins that
+    check answers, as an app's LLM answer would go; returns how many answers a plugin changed or flagged."""
+    from ragplugins.app import load
+
+    path = demo_dir / "answers.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    if not rows:
+        return 0
+    console.print("\nAnswers checked against the retrieved evidence (scripted answers stand in for an LLM):")
+    flagged = 0
+    for row in rows:
+        rp = load(cfg, registry=reg, embed_model=embed, llm=ScriptedAnswer(text=row["answer"]))
+        response = rp.query_engine().query(row["query"])
+        # Only the plugins that wrap the query engine: the retrieval decisions were shown above.
+        checkers = {r.name for r in rp.enabled if "ragplugins_query_engine_wrappers" in r.hooks}
+        plugins = response.metadata["ragplugins"]["plugins"]
+        lines = _records({name: plugins[name] for name in plugins if name in checkers})
+        changed = response.response != row["answer"] or any("grounded=False" in line for line in lines)
+        flagged += changed
+        console.print(f"  {row['query']}\n    answer ({row['note']}): {row['answer']}", markup=False)
+        for line in lines or ["no plugin checks answers (enable one, such as verifier)"]:
+            console.print(f"    {line}", markup=False)
+    console.print(f"answers flagged or changed: {flagged}/{len(rows)}")
+    return flagged
+
+
+def _records(plugins: dict) -> list[str]:
+    """Each plugin record as one line: its decision line when it gives a reason, else its fields."""
+    out = [line for line, _ in _decisions(plugins)]
     for plugin, actions in sorted(plugins.items()):
         for action, data in actions.items():
-            if not isinstance(data, dict) or "reason" not in data:
+            if not isinstance(data, dict) or "reason" in data:
                 continue
-            did = bool(data.get("fired") or data.get("applied"))
-            out.append((f"{plugin} {action}: {'acted' if did else 'no change'} ({data['reason']})", did))
+            fields = [f"{k}={round(v, 3) if isinstance(v, float) else v!r}" for k, v in data.items()
+                      if v not in (None, [], "") and not k.endswith("_ms") and isinstance(v, (str, bool, int, float, list))]
+            out.append(f"{plugin} {action}: " + ", ".join(fields))
     return out
+
+
+def _decisions(plugins: dict) -> list[tuple[str, bool]]:
+    from ragplugins.trace import decisions
+
+    return decisions(plugins)

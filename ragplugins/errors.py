@@ -35,3 +35,7 @@ class InputError(RagPluginsError):
 
 class EmbedderMismatchError(RagPluginsError):
     """The index was built with a different embedding model than the one given."""
+
+
+class MissingDependencyError(RagPluginsError, ImportError):
+    """An optional library a command needs is not installed; the message says what to install."""

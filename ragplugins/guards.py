@@ -12,7 +12,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, QueryBundle, TransformComponent
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from ragplugins import query_inputs
+from ragplugins import query_inputs, trace
 from ragplugins.errors import PluginError
 
 
@@ -53,6 +53,9 @@ class ChunkBookkeeping(TransformComponent):
             for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
                 current = list(getattr(node, attr))
                 setattr(node, attr, current + [k for k in self.hidden_keys if k not in current])
+        # Announced for progress displays (ragplugins.progress): what the embedder will now embed, in order.
+        trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="split", data={
+            "chunks": len(nodes), "per_document": list(position.values())}))
         for node in nodes:  # keep PREVIOUS/NEXT/PARENT/CHILD links pointing at the new ids
             for rel, info in list(node.relationships.items()):
                 if isinstance(info, list):
@@ -164,7 +167,8 @@ class GuardedPostprocessor(BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        with query_inputs.scope() as (inputs, opened):
+        query = query_bundle.query_str if query_bundle else ""
+        with query_inputs.scope() as (inputs, opened), trace.join_last(query) as tr:
             if opened:
                 self._open(inputs, nodes)
             try:
@@ -173,11 +177,14 @@ class GuardedPostprocessor(BaseNodePostprocessor):
             except Exception as exc:  # noqa: BLE001
                 _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
                 out = nodes
-            return inputs.screen(out, after=self.plugin)
+            out = inputs.screen(out, after=self.plugin)
+            tr.set_final(out)
+            return out
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        with query_inputs.scope() as (inputs, opened):
+        query = query_bundle.query_str if query_bundle else ""
+        with query_inputs.scope() as (inputs, opened), trace.join_last(query) as tr:
             if opened:
                 self._open(inputs, nodes)
             try:
@@ -186,7 +193,9 @@ class GuardedPostprocessor(BaseNodePostprocessor):
             except Exception as exc:  # noqa: BLE001
                 _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
                 out = nodes
-            return inputs.screen(out, after=self.plugin)
+            out = inputs.screen(out, after=self.plugin)
+            tr.set_final(out)
+            return out
 
 
 class BaseRecorder(BaseRetriever):

@@ -7,8 +7,11 @@ and LLM text.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Sequence
 
+import numpy as np
 from llama_index.core.schema import NodeWithScore
 
 ANNOTATION_KEY = "ragplugins"
@@ -44,6 +47,17 @@ def tags(nws: NodeWithScore) -> dict[str, Any]:
     return dict(annotation(nws).get("tags", {}))
 
 
+def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
+    """The cosine of two vectors, None when either is missing, empty, of another size or zero."""
+    if a is None or b is None or len(a) == 0 or len(a) != len(b):
+        return None
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    if denom == 0.0 or math.isnan(denom):
+        return None
+    return float(va @ vb / denom)
+
+
 def dense_cosine(nws: NodeWithScore) -> float | None:
     """The dense cosine the core's first stage measured for this node, if any."""
     value = annotation(nws).get("dense_cosine")
@@ -53,11 +67,28 @@ def dense_cosine(nws: NodeWithScore) -> float | None:
 def query_cosine(nws: NodeWithScore, query_embedding: Sequence[float]) -> float | None:
     """The cosine between a query and a node: from the node's vector when the store returned it, else
     the dense cosine the first stage measured (valid only if it ran for this same query)."""
-    from ragplugins.store import cosine  # the store module pulls in LanceDB; keep this one light
-
     value = cosine(query_embedding, nws.node.embedding)
     return value if value is not None else dense_cosine(nws)
 
 
 def doc_id(nws: NodeWithScore) -> str | None:
     return nws.node.ref_doc_id
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def document_name(node: Any) -> str:
+    """How output names a node's document: its id when that is a path (ragplugins' own indexes), else
+    the file name or title a reader recorded (an app's index has random UUIDs), else the id."""
+    return document_label(node.ref_doc_id or "", node.metadata or {}) or node.node_id
+
+
+def document_label(doc_id: str, metadata: dict[str, Any]) -> str:
+    """:func:`document_name` for a document id and its metadata (``ctx.list_documents()`` gives both)."""
+    if doc_id and not _UUID.match(doc_id.split("_part_")[0]):
+        return doc_id
+    for key in ("file_name", "title", "file_path", "source", "url"):
+        if metadata.get(key):
+            return str(metadata[key])
+    return doc_id

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any, Callable, Sequence
 
 from llama_index.core import VectorStoreIndex
@@ -26,8 +27,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from ragplugins import index_cache, trace
-from ragplugins.nodes import annotate, annotation
-from ragplugins.store import RagLanceDBVectorStore, cosine
+from ragplugins.nodes import annotate, annotation, cosine
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,13 @@ RRF_K = 60
 _COSINE_SCORE_STORES = {"SimpleVectorStore", "QdrantVectorStore"}
 
 EmbedFn = Callable[[str], list[float]]
+
+
+def is_lancedb(store: Any) -> bool:
+    """Whether ``store`` is the embedded default, without importing LanceDB for an app that never
+    opened one (no RagLanceDBVectorStore exists until ragplugins.store was imported)."""
+    module = sys.modules.get("ragplugins.store")
+    return module is not None and isinstance(store, module.RagLanceDBVectorStore)
 
 
 def _dense_cosine(index: VectorStoreIndex, query_embedding: Sequence[float], nws: NodeWithScore) -> float | None:

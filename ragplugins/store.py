@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import re
 import warnings
 from typing import Any, Sequence
 
-import numpy as np
 import pyarrow as pa
 from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import (
@@ -34,6 +32,7 @@ from llama_index.vector_stores.lancedb import LanceDBVectorStore
 from pydantic import PrivateAttr
 
 from ragplugins import query_inputs
+from ragplugins.nodes import cosine  # noqa: F401 - plugins import it from here too
 
 logger = logging.getLogger(__name__)
 
@@ -319,13 +318,3 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if self._table is None:
             return []
         return self._table.search().select(columns).limit(None).to_arrow().to_pylist()
-
-
-def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
-    if a is None or b is None or len(a) == 0 or len(a) != len(b):
-        return None
-    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    if denom == 0.0 or math.isnan(denom):
-        return None
-    return float(va @ vb / denom)

@@ -1,7 +1,9 @@
-"""Test helpers for ragplugins and for third-party plugins (a pytest plugin).
+"""Test helpers for ragplugins and for third-party plugins (a pytest plugin you opt into).
 
-Installed as a pytest plugin through the ``pytest11`` entry point, so these
-fixtures are available in any project that has ragplugins installed:
+Installing ragplugins does not load it into every test suite (it imports LlamaIndex, which would
+slow an unrelated host's tests). A plugin's tests opt in with ``-p ragplugins.testing`` (in
+``[tool.pytest.ini_options] addopts``) or with ``from ragplugins.testing import *`` in a
+``conftest.py``. Fixtures:
 
 - ``rag_registry``: a fresh plugin registry with no entry points loaded;
 - ``tiny_corpus``: a directory of four small documents that reference each other;
@@ -156,6 +158,10 @@ def rag_persist_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake_llm() -> FakeLLM:
     return FakeLLM(replies=[], prompts=[])
+
+
+# What `from ragplugins.testing import *` in a conftest.py brings: the fixtures (the helpers are imported by name).
+__all__ = ["bundled_embed_model", "fake_llm", "rag_persist_dir", "rag_registry", "tiny_corpus"]
 
 
 class PluginConformance:

@@ -1,10 +1,13 @@
 """The command line: plugins listing, config commands, index/query, eval and the demo."""
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import ragplugins
 from ragplugins.cli import get_cli
 
 
@@ -31,6 +34,14 @@ def test_plugins_json_lists_installed_plugins_including_the_template(run, tmp_pa
     assert "ragplugins_node_postprocessors" in template["hooks"]
     assert template["config"].startswith("error:") and "min_charz" in template["config"]
     assert rows["crossref"]["enabled"] is False and rows["crossref"]["error"] is None
+    # --help imports no plugin, so the commands plugins add are listed here.
+    assert rows["overview"]["commands"] == ["overview"] and rows["verifier"]["commands"] == ["verify"]
+    assert template["commands"] == []
+
+
+def test_a_plugins_command_is_found_although_help_lists_only_the_core_ones(run):
+    result = run("overview", "--help")
+    assert result.exit_code == 0 and "rebuild" in result.output
 
 
 def test_config_check_show_and_errors(run, tmp_path):
@@ -64,6 +75,10 @@ def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
     # Under each question, every enabled plugin says what it decided and why.
     for line in ("crossref hop: ", "overview select: ", "retry decision: "):
         assert out.count(line) == 6, line
+    # Scripted answers go through the answer-checking plugins: the two wrong figures are flagged.
+    answers = out.split("Answers checked against the retrieved evidence", 1)[1]
+    assert answers.count("verifier verdict: ") == 3 and answers.count("grounded=False") == 2
+    assert "answers flagged or changed: 2/3" in answers
 
 
 def test_query_with_a_configured_llm_prints_an_answer(run, tmp_path, tiny_corpus):
@@ -101,3 +116,71 @@ def test_query_without_an_index_says_so_and_creates_nothing(run, tmp_path):
     result = run("query", "annual fee")
     assert result.exit_code == 2 and "no index in '.ragplugins'" in result.output
     assert not (tmp_path / ".ragplugins").exists()
+
+
+def test_without_the_embed_extra_the_first_command_says_how_in_one_line(run, tmp_path, tiny_corpus, monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_index.embeddings.huggingface", None)  # as without ragplugins[embed]
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
+    result = run("index", str(tiny_corpus), config=cfg)
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert lines[0].startswith("error: no embedder installed") and "pip install 'ragplugins[embed]'" in lines[0]
+
+
+def test_the_demo_corpus_is_package_data():
+    from ragplugins.demo import DEMO_DIR
+
+    assert DEMO_DIR.is_relative_to(Path(ragplugins.__file__).parent)
+    assert len(list((DEMO_DIR / "corpus").glob("*.md"))) == 8 and (DEMO_DIR / "queries.jsonl").is_file()
+
+
+def test_indexing_progress_counts_files_and_chunks(tmp_path, tiny_corpus, bundled_embed_model):
+    from ragplugins.progress import IndexProgress
+    from ragplugins.testing import make_rag
+
+    rp = make_rag(persist_dir=tmp_path / "idx", embed_model=bundled_embed_model)
+    lines = []
+    with IndexProgress(on_change=lambda p: lines.append(p.line())) as progress:
+        _, report = rp.index_paths([tiny_corpus])
+    assert progress.total == report.chunks_written and progress.done == progress.total
+    assert progress.files_done == len(progress.per_document) == len(report.added) == 4
+    assert lines[0].startswith("files 0/4, chunks 0/") and "chunks/s" in lines[-1]
+    assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}")
+
+
+def test_an_unknown_RAGPLUGINS_PLUGINS_name_is_said_once(run, monkeypatch):
+    import ragplugins.cli
+
+    monkeypatch.setattr(ragplugins.cli, "_registry", None)
+    monkeypatch.setenv("RAGPLUGINS_PLUGINS", "crosref,overview")
+    result = run("plugins", "--json")
+    said = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert len(said) == 1 and "names 'crosref'" in said[0] and "did you mean 'crossref'" in said[0], result.output
+
+
+def test_warnings_print_as_one_line_each_and_once(capsys):
+    from ragplugins.cli import _show_warning
+
+    for _ in range(2):
+        _show_warning(UserWarning("ragplugins: overview: the sidecar\n   is stale"), UserWarning, "/x/y.py", 12)
+    err = capsys.readouterr().err
+    assert err == "warning: overview: the sidecar is stale\n"
+
+
+def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_request(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = ["retry"]\n')
+    run("index", str(tiny_corpus), config=cfg)
+    question = "How often is the boiler descaled?"
+    default = run("query", question, config=cfg).output
+    assert "what each plugin decided:\n  retry decision: " in default
+    assert '"plugins"' not in default and '"first_stage"' not in default  # the trace only on request
+    traced = run("query", question, "--trace", config=cfg).output
+    assert '"first_stage"' in traced and '"final_documents"' in traced
+    full = run("query", question, "--full", "--show", "1", config=cfg).stdout
+    data = json.loads(run("query", question, "--json", "--show", "2", config=cfg).stdout)  # stderr may hold a progress bar
+    assert data["question"] == question and data["answer"] is None and len(data["sources"]) == 2
+    assert full.startswith("#1 ") and "espresso_manual.md" in full.splitlines()[0]
+    assert len(data["sources"][0]["text"]) > 90 and data["sources"][0]["text"].strip() in full  # not shortened
+    assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]

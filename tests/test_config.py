@@ -157,3 +157,33 @@ def test_an_empty_ragplugins_toml_means_the_defaults_but_a_foreign_one_is_refuse
     (tmp_path / "ragplugins.toml").write_text('[tool.other]\nx = 1\n')
     with pytest.raises(ConfigError, match=r"no \[ragplugins\] table in it \(found: \['tool'\]\)"):
         load(tmp_path / "ragplugins.toml", registry=registry)
+
+
+def test_a_misspelt_table_is_an_error_with_a_suggestion_reported_with_the_rest(tmp_path, registry):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\ntop_k = "many"\n\n[ragplugin.hopper]\nmax_hops = 2\n\n[ragplugins.hopper]\nmax_hopz = 1\n')
+    with pytest.raises(ConfigError) as err:
+        load(cfg, registry=registry)
+    problems = err.value.problems
+    assert "[ragplugin.hopper]: not read by ragplugins (did you mean '[ragplugins.hopper]'?)" in problems
+    assert any("top_k" in p for p in problems) and any("max_hopz" in p for p in problems)  # all in one run
+    (tmp_path / "pyproject.toml").write_text('[tool.ragplugin]\ntop_k = 3\n[tool.ruff]\nline-length = 1\n')
+    with pytest.raises(ConfigError, match=r"did you mean '\[tool.ragplugins\]'") as err:
+        load(tmp_path / "pyproject.toml", registry=registry)
+    assert "ruff" not in str(err.value)
+
+
+def test_the_config_is_found_from_a_subdirectory_up_to_the_project_root(tmp_path, monkeypatch, registry):
+    from ragplugins.config import find_config
+
+    project = tmp_path / "project"
+    (project / "src" / "deep").mkdir(parents=True)
+    (project / "ragplugins.toml").write_text('[ragplugins]\ntop_k = 7\npersist_dir = "idx"\n')
+    monkeypatch.chdir(project / "src" / "deep")
+    rp = load(registry=registry)
+    assert rp.config.core.top_k == 7 and Path(rp.config.core.persist_dir).resolve() == (project / "idx").resolve()
+    # Another project inside (its own pyproject.toml, no ragplugins table) does not read the outer config.
+    inner = project / "src" / "deep" / "other"
+    inner.mkdir()
+    (inner / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert find_config(inner) is None and find_config(project / "src") == (project / "ragplugins.toml").resolve()

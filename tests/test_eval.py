@@ -1,6 +1,7 @@
 """ragplugins eval on a tiny corpus: metrics, coverage gate, invariant, budget control, determinism."""
 
 import json
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -187,3 +188,81 @@ def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):
     monkeypatch.setenv(BENCH_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(InputError, match=f"{BENCH_ENV} = .*nowhere' holds no corpora/"):
         bench_dir()
+
+
+def test_eval_without_matplotlib_says_so_first_and_writes_the_tables(tiny_corpus, gold_file, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    result = CliRunner().invoke(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                                            "--k", "3", "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    note = result.output.index("note: matplotlib is not installed")
+    assert note < result.output.index("k = 3") and "wrote" in result.output
+    assert (tmp_path / "o" / "results.md").is_file() and not (tmp_path / "o" / "chart.png").exists()
+
+
+def test_repeated_bench_runs_their_union_and_identical_arms_are_flagged(tiny_corpus, gold_file, tmp_path, monkeypatch):
+    import shutil
+
+    bench = tmp_path / "bench"
+    files = sorted(tiny_corpus.iterdir())
+    for folder, part in (("docs", files[:2]), ("acquisition", files[2:])):
+        (bench / "corpora" / folder).mkdir(parents=True)
+        for f in part:
+            shutil.copy(f, bench / "corpora" / folder / f.name)
+    (bench / "goldset").mkdir()
+    (bench / "goldset" / "docs.jsonl").write_text("\n".join(json.dumps(r) for r in GOLD[:2]))
+    (bench / "goldset" / "acquisition.jsonl").write_text("\n".join(json.dumps(r) for r in GOLD[2:]))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(get_cli(), ["eval", "--bench", "docs", "--bench", "acq", "--bench-dir", str(bench),
+                                            "--arm", "off", "--arm", "again=" + str(_write(tmp_path, "enable = []")),
+                                            "--k", "3", "--out", "o", "--cache-dir", "c"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["meta"]["corpus"] == ["docs", "acquisition"] and data["meta"]["n_queries"] == 4
+    assert data["meta"]["identical_arms"] == [["off", "again"]]
+    assert "note: arms with identical configs (their numbers differ only by noise): off = again" in result.output
+    md = (tmp_path / "o" / "results.md").read_text()
+    assert "off = again" in md and "| difficulty=hard | 1 |" in md  # every dimensions key is a slice
+
+
+def _write(tmp_path, body):
+    path = tmp_path / "arm.toml"
+    path.write_text(f"[ragplugins]\n{body}\n")
+    return path
+
+
+def test_latency_excludes_a_warm_up_and_has_one_format(tiny_corpus, gold_file, tmp_path, bundled_embed_model,
+                                                        monkeypatch):
+    from ragplugins.app import RagPlugins
+    from ragplugins.eval.report import markdown
+    from ragplugins.eval.runner import WARMUP_QUERY
+
+    asked = []
+    original = RagPlugins.search
+    monkeypatch.setattr(RagPlugins, "search", lambda self, q, *a, **kw: asked.append(q) or original(self, q, *a, **kw))
+    run = run_eval([tiny_corpus], load_gold([gold_file]), [Arm("off", {"enable": []})], ks=[2, 3],
+                   cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=False)
+    assert asked == [WARMUP_QUERY, *[r["query"] for r in GOLD]] * 2  # untimed first, then the timed ones
+    assert WARMUP_QUERY not in {r["query"] for r in run.rows}
+    cost = markdown(run).split("Cost (", 1)[1].split("\n\n", 2)[1]
+    row = cost.splitlines()[2].split("|")[3:6]  # list length, p50 ms, p90 ms
+    assert all(cell.strip().count(".") == 1 and len(cell.strip().split(".")[1]) == 1 for cell in row), cost
+
+
+def test_chart_shows_recall_and_ndcg_per_arm_with_spread(tiny_corpus, gold_file, tmp_path, bundled_embed_model,
+                                                         monkeypatch):
+    import matplotlib.axes
+
+    from ragplugins.eval.report import chart
+
+    run = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model)
+    boxes = []
+    original = matplotlib.axes.Axes.boxplot
+    monkeypatch.setattr(matplotlib.axes.Axes, "boxplot",
+                        lambda self, values, **kw: boxes.append((self.get_title(), values)) or original(self, values, **kw))
+    chart(run, tmp_path / "chart.png")
+    assert len(boxes) == 2 and (tmp_path / "chart.png").stat().st_size > 0
+    recall, ndcg = boxes[0][1], boxes[1][1]
+    assert len(recall) == len(ndcg) == len(run.arms) * len(run.ks) and all(len(v) == 4 for v in recall)
+    assert recall[0] == [r["final"]["recall@10"] for r in run._rows("off", 2)]

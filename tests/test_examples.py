@@ -33,7 +33,7 @@ def test_adoption_diff_is_three_lines_plus_the_import():
 def test_both_apps_answer_from_the_demo_corpus(tmp_path, monkeypatch):
     (tmp_path / "ragplugins.toml").write_text((APP / "ragplugins.toml").read_text())
     monkeypatch.chdir(tmp_path)
-    corpus = str(ROOT / "examples" / "demo" / "corpus")
+    corpus = str(ROOT / "ragplugins" / "demo_data" / "corpus")
     question = "What is the unit price of the HX-220 servo motor?"
     for name in ("app_before", "app_after"):
         sources = _load(name).build_engine(corpus).query(question).source_nodes

@@ -6,6 +6,7 @@ import site
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +31,9 @@ def test_install_crossref_extra_from_wheelhouse(tmp_path):
     wheels = build_wheelhouse.build(tmp_path / "wheelhouse")
     names = {w.name.split("-")[0] for w in wheels}
     assert {"ragplugins", "ragplugins_crossref", "ragplugins_overview", "ragplugins_length_filter"} <= names
+    core = next(w for w in wheels if w.name.startswith("ragplugins-"))
+    # `ragplugins demo` runs from an installed wheel: its corpus is package data.
+    assert "ragplugins/demo_data/corpus/01_master_supply_agreement.md" in zipfile.ZipFile(core).namelist()
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"

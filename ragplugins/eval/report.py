@@ -5,23 +5,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-COLUMNS = [("first.ndcg@10", "1st nDCG@10"), ("first.recall@10", "1st R@10"), ("final.recall@5", "R@5"),
-           ("final.recall@10", "R@10"), ("final.recall@20", "R@20"), ("final.ndcg@10", "nDCG@10"),
-           ("final_len", "len"), ("latency_ms_p50", "p50 ms"), ("latency_ms_p90", "p90 ms")]
+QUALITY = [("first.recall@10", "1st R@10"), ("first.ndcg@10", "1st nDCG@10"), ("final.recall@5", "R@5"),
+           ("final.recall@10", "R@10"), ("final.recall@20", "R@20"), ("final.ndcg@10", "nDCG@10")]
+COST = [("final_len", "list length"), ("latency_ms_p50", "p50 ms"), ("latency_ms_p90", "p90 ms")]
+SLICE = [("final.recall@10", "R@10"), ("final.ndcg@10", "nDCG@10")]
+COLUMNS = QUALITY + COST
 
 
-def _fmt(value) -> str:
+def _fmt(value, key: str = "") -> str:
+    """One format per kind of number: ms with one decimal, everything else with three."""
     if value is None:
         return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
-    return str(value)
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    return f"{value:.1f}" if key.endswith(("_ms", "ms_p50", "ms_p90", "ms_mean")) or key == "final_len" else f"{value:.3f}"
 
 
 def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
-          extra: Sequence[str] = (), metrics: bool = True) -> str:
-    """One row per arm: the metrics (unless ``metrics`` is false) and the ``extra`` summary columns."""
-    cols = (list(COLUMNS) if metrics else []) + [(e, e) for e in extra]
+          extra: Sequence[str] = (), metrics: bool = True, columns: Sequence[tuple[str, str]] | None = None) -> str:
+    """One row per arm: ``columns`` (default: quality metrics, unless ``metrics`` is false) and the
+    ``extra`` summary columns."""
+    cols = list(columns if columns is not None else QUALITY if metrics else []) + [(e, e) for e in extra]
     head = "| arm | n | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 2)]
     for arm in arms or run.arms:
@@ -29,8 +33,16 @@ def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
         if not s.get("n"):
             continue
         name = arm if s.get("k_used", k) == k else f"{arm} (k={s['k_used']})"
-        lines.append(f"| {name} | {s['n']} | " + " | ".join(_fmt(s.get(c[0])) for c in cols) + " |")
+        lines.append(f"| {name} | {s['n']} | " + " | ".join(_fmt(s.get(c[0]), c[0]) for c in cols) + " |")
     return "\n".join(lines)
+
+
+def identical_arms_note(run) -> str | None:
+    groups = run.meta.get("identical_arms") or []
+    if not groups:
+        return None
+    return ("arms with identical configs (their numbers differ only by noise): "
+            + "; ".join(" = ".join(g) for g in groups))
 
 
 def instrument_keys(run) -> list[str]:
@@ -42,12 +54,26 @@ def markdown(run) -> str:
     out = [f"# ragplugins eval: {', '.join(run.meta.get('corpus', []))}", "",
            f"{run.meta.get('n_queries')} queries; embedder {run.meta.get('embedder')}; seed {run.meta.get('seed')}.",
            ""]
+    note = identical_arms_note(run)
+    if note:
+        out += [f"**Note:** {note}.", ""]
     instrument = instrument_keys(run)
     for k in run.ks:
-        for sl in run.slices():
-            if sl != "all" and not sl.startswith(("requires_crossref", "control", "multi_document")):
-                continue
-            out += [f"## k = {k}, slice: {sl}", "", table(run, k, sl, extra=instrument), ""]
+        out += [f"## k = {k}", "", "Quality (mean over queries):", "", table(run, k), "",
+                f"Cost ({run.meta.get('warmup') or 'no warm-up'}):", "", table(run, k, columns=COST), ""]
+        if instrument:
+            out += ["The plugins' own measurements (mean per query):", "",
+                    table(run, k, extra=instrument, metrics=False), ""]
+        slices = [sl for sl in run.slices() if sl != "all"]
+        if slices:
+            out += [f"### k = {k}: slices (every `dimensions` key, multi_document)", "",
+                    "| slice | n | " + " | ".join(f"{arm} R@10 | {arm} nDCG@10" for arm in run.arms) + " |",
+                    "|---|---|" + "---|---|" * len(run.arms)]
+            for sl in slices:
+                summaries = [run.summary(arm, k, sl) for arm in run.arms]
+                cells = [_fmt(s.get(key)) for s in summaries for key in ("final.recall@10", "final.ndcg@10")]
+                out.append(f"| {sl} | {summaries[0].get('n', 0)} | " + " | ".join(cells) + " |")
+            out.append("")
     if len(run.arms) > 1:
         out += ["## Per-query changes against the first arm (final nDCG@10)", ""]
         for k in run.ks:
@@ -64,24 +90,37 @@ def markdown(run) -> str:
     return "\n".join(out)
 
 
+def chart_missing() -> str | None:
+    """Why no chart.png can be drawn (matplotlib is the ``eval`` extra), or None when it can."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "matplotlib is not installed, so no chart.png is drawn (pip install 'ragplugins[eval]' for it)"
+    return None
+
+
 def chart(run, path: str | Path) -> None:
+    """Recall@10 and nDCG@10 of the final list per arm (and k): the mean as a dot, the per-query
+    spread as a box (quartiles) with whiskers."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(run.arms) * len(run.ks)), 3.5))
-    width = 0.8 / max(1, len(run.arms))
-    for i, arm in enumerate(run.arms):
-        xs = [j + i * width for j in range(len(run.ks))]
-        ys = [run.summary(arm, k).get("final.ndcg@10") or 0 for k in run.ks]
-        ax.bar(xs, ys, width, label=arm)
-    ax.set_xticks([j + width * (len(run.arms) - 1) / 2 for j in range(len(run.ks))])
-    ax.set_xticklabels([f"k={k}" for k in run.ks])
-    ax.set_ylabel("final nDCG@10")
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=8)
-    ax.set_title(", ".join(run.meta.get("corpus", [])))
+    groups = [(arm, k) for k in run.ks for arm in run.arms]
+    fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.1 * len(groups) * 2), 3.8), sharey=True)
+    for ax, (metric, label) in zip(axes, (("recall@10", "final recall@10"), ("ndcg@10", "final nDCG@10"))):
+        values = [[r["final"][metric] for r in run._rows(arm, k)] for arm, k in groups]
+        ax.boxplot(values, widths=0.5, showfliers=False)
+        means = [sum(v) / len(v) if v else 0 for v in values]
+        ax.plot(range(1, len(groups) + 1), means, "o", color="black", label="mean")
+        ax.set_xticks(range(1, len(groups) + 1))
+        ax.set_xticklabels([arm if len(run.ks) == 1 else f"{arm}\nk={k}" for arm, k in groups], fontsize=8)
+        ax.set_title(label)
+        ax.set_ylim(-0.05, 1.05)
+    axes[0].set_ylabel("per query (box: quartiles)")
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(", ".join(run.meta.get("corpus", [])))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

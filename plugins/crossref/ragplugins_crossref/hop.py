@@ -51,11 +51,12 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ragplugins import nodes as rnodes
 from ragplugins import trace
-from ragplugins.store import cosine
+from ragplugins.context import not_prepared
+from ragplugins.nodes import cosine
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.transform import stored_profiles
 
@@ -263,6 +264,11 @@ class CrossrefHop(BaseNodePostprocessor):
                         "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
         return pointers
 
+    def _document_names(self) -> dict[str, str]:
+        """Document id -> the name output shows (an app's index has UUID ids), kept until the next write."""
+        return self._ctx.cached(f"{PLUGIN}.document_names", lambda ctx: {
+            doc_id: rnodes.document_label(doc_id, info.metadata) for doc_id, info in ctx.list_documents().items()})
+
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         if query_bundle is None or not nodes or self.max_hops < 1 or self._ctx is None:
@@ -271,12 +277,21 @@ class CrossrefHop(BaseNodePostprocessor):
         named = self.named_documents(query)
         pointers = self._pointers(nodes, named)
         if not pointers:
+            # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
+            unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)
             trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0, named=sorted(named),
-                         reason="no resolved references in the top candidates"
-                                + (" from the documents the question names" if named else ""))
+                         reason=not_prepared(PLUGIN) if unprepared else
+                         "no resolved references in the top candidates"
+                         + (" from the documents the question names" if named else ""))
             return nodes
         query_embedding = self._ctx.embed_query(query)
         cosines = [c for c in (rnodes.query_cosine(n, query_embedding) for n in nodes) if c is not None]
+        if not cosines:
+            # A host's own retriever returns neither vectors nor ragplugins' dense scores: embed the
+            # candidates as the index embedded them (cached on the context across queries).
+            texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
+            vectors = self._ctx.embed_texts(texts)
+            cosines = [c for c in (rnodes.cosine(query_embedding, vectors[t]) for t in texts) if c is not None]
         if not cosines:
             trace.record(PLUGIN, "hop", fired=False, considered=list(pointers.values()), chosen=[], chunks_added=0,
                          reason="no dense scores on the candidates")
@@ -300,9 +315,10 @@ class CrossrefHop(BaseNodePostprocessor):
             hops.append((pointer, picks))
         out, added, removed = self._place(nodes, hops)
         best = hops[0][0] if hops else None
+        name = self._document_names().get
         reason = ("no pointer left to follow" if best is None else
-                  f"the best pointer, '{best['ref']}' in {best['from_doc']} -> {best['target']}: "
-                  f"{best.get('outcome', 'not followed')}")
+                  f"the best pointer, '{best['ref']}' in {name(best['from_doc'], best['from_doc'])} -> "
+                  f"{name(best['target'], best['target'])}: {best.get('outcome', 'not followed')}")
         trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, named=sorted(named), reason=reason,
                      threshold=round(threshold, 4),
                      chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)), chunks_added=len(added),

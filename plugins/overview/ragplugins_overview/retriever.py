@@ -16,6 +16,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import nodes, trace
+from ragplugins.context import not_prepared
 from ragplugins.search import RRF_K
 from ragplugins_overview import sidecar
 from ragplugins_overview.config import OverviewConfig
@@ -51,6 +52,10 @@ class OverviewRetriever(BaseRetriever):
         """The overviews and this query's document ranking, or None and why not."""
         overviews, problem = sidecar.usable(self.ctx)
         if overviews is None:
+            if problem == sidecar.MISSING:
+                return None, None, not_prepared("overview")
+            if problem.startswith(sidecar.OTHER_INDEX):  # the overviews beside it are another index's
+                return None, None, f"{not_prepared('overview')}; {problem}"
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
             return None, None, "no document has an overview yet"

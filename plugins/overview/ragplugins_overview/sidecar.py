@@ -29,6 +29,9 @@ FIX = ("build the overviews with `ragplugins overview rebuild` or ragplugins_ove
        "the plugin enabled also updates them, but only when a document is added, changed or deleted)")
 # Rows are unit vectors up to float32 rounding; anything further off was not normalised.
 _NORM_TOLERANCE = 1e-3
+# Problems the retriever reports as 'this index was not prepared for overview'.
+MISSING = "it does not exist"
+OTHER_INDEX = "it belongs to another index"
 
 
 class SidecarError(Exception):
@@ -119,7 +122,7 @@ class Overviews:
         if self.embedder != embedder:
             return f"it was embedded with '{self.embedder}', but the index uses '{embedder}'"
         if self.index_id != index_id:
-            return f"it belongs to another index ('{self.index_id}', this one is '{index_id}')"
+            return f"{OTHER_INDEX} ('{self.index_id}', this one is '{index_id}')"
         return None
 
 
@@ -277,7 +280,7 @@ def usable(ctx: Any) -> tuple[Overviews | None, str | None]:
     location = location_for(ctx)
     overviews, problem = cache.get(location)
     if overviews is None and problem is None:
-        problem = "it does not exist"
+        problem = MISSING
     if overviews is not None:
         problem = overviews.problem_for(ctx.embedder_id, location.index_id)
     if problem is not None:

@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 from llama_index.core.schema import NodeWithScore
 
 from ragplugins.nodes import dense_cosine
-from ragplugins.store import cosine
+from ragplugins.nodes import cosine
 from ragplugins_retry.signal import Measurement, RetrySignal
 
 

@@ -1,0 +1,70 @@
+"""Indexing progress from LlamaIndex's instrumentation: files and chunks embedded, chunks/s, time left.
+
+The core announces a batch's chunks once they are split (a ``RagPluginsEvent`` 'core/split' with
+each document's chunk count, in order); the embedder's ``EmbeddingEndEvent`` says how many chunks
+each call embedded. Nothing in the indexing path knows about the display."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events.embedding import EmbeddingEndEvent
+
+from ragplugins.trace import RagPluginsEvent
+
+
+class IndexProgress(BaseEventHandler):
+    """Counts what was embedded of the announced batch; ``on_change(self)`` after each step."""
+
+    on_change: Callable[["IndexProgress"], None] | None = None
+    per_document: list[int] = []
+    total: int = 0
+    done: int = 0
+    started: float | None = None
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.IndexProgress"
+
+    def handle(self, event: Any, **kwargs: Any) -> None:
+        if isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "split"):
+            self.per_document = self.per_document + list(event.data["per_document"])
+            self.total += int(event.data["chunks"])
+            self.started = self.started or time.perf_counter()
+        elif isinstance(event, EmbeddingEndEvent) and self.total:
+            self.done = min(self.total, self.done + len(event.chunks))
+        else:
+            return
+        if self.on_change is not None:
+            self.on_change(self)
+
+    @property
+    def files_done(self) -> int:
+        seen, files = 0, 0
+        for count in self.per_document:
+            seen += count
+            if seen > self.done:
+                break
+            files += 1
+        return files
+
+    def line(self) -> str:
+        if not self.total:
+            return "reading and splitting files..."
+        elapsed = time.perf_counter() - (self.started or time.perf_counter())
+        rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
+        left = f"about {(self.total - self.done) / rate:.0f} s left" if rate else "estimating time left"
+        return (f"files {self.files_done}/{len(self.per_document)}, chunks {self.done}/{self.total}, "
+                f"{rate:.1f} chunks/s, {left}")
+
+    def __enter__(self) -> "IndexProgress":
+        get_dispatcher().add_event_handler(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        handlers = get_dispatcher().event_handlers
+        if self in handlers:
+            handlers.remove(self)

@@ -1,0 +1,47 @@
+"""ragplugins.load picks the embedder and the LLM: argument, config, the host's Settings, bundled."""
+
+import logging
+
+import pytest
+from llama_index.core import MockEmbedding, Settings
+from llama_index.core.llms import MockLLM
+
+import ragplugins
+from ragplugins.models import host_settings
+from ragplugins.plugins import PluginRegistry
+
+
+@pytest.fixture
+def host_settings_restored():
+    saved = (Settings._llm, Settings._embed_model)
+    Settings._llm = Settings._embed_model = None
+    yield Settings
+    Settings._llm, Settings._embed_model = saved
+
+
+def test_an_apps_settings_are_kept(host_settings_restored, caplog):
+    llm, embed = MockLLM(max_tokens=7), MockEmbedding(embed_dim=8)
+    Settings.llm, Settings.embed_model = llm, embed
+    with caplog.at_level(logging.INFO, logger="ragplugins"):
+        rp = ragplugins.load({"enable": []}, registry=PluginRegistry())
+    assert rp.llm is llm and rp.embed_model is embed
+    said = [r.getMessage() for r in caplog.records if r.name == "ragplugins"]
+    assert len(said) == 1 and said[0].count("LlamaIndex Settings") == 2
+
+
+def test_arguments_then_config_come_before_settings(host_settings_restored, tmp_path):
+    Settings.llm, Settings.embed_model = MockLLM(), MockEmbedding(embed_dim=8)
+    mine = MockEmbedding(embed_dim=4)
+    rp = ragplugins.load({"enable": []}, embed_model=mine, registry=PluginRegistry())
+    assert rp.embed_model is mine and rp.models.embed_source == "argument"
+    # The config's embed_model names a model: Settings' embedder is not used, the named one is loaded.
+    rp = ragplugins.load({"enable": [], "embed_model": str(tmp_path / "a-model")}, registry=PluginRegistry())
+    assert rp._embed_model is None and rp.models.embed_source.startswith("config")
+
+
+def test_unset_settings_are_not_resolved(host_settings_restored):
+    # Reading Settings.llm would resolve LlamaIndex's OpenAI default; load() must not.
+    rp = ragplugins.load({"enable": []}, registry=PluginRegistry())
+    assert rp.llm is None and rp.models.llm_source == "bundled default"
+    assert rp.models.embed_source == "bundled default"
+    assert host_settings() == (None, None) and Settings._llm is None
