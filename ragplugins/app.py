@@ -463,7 +463,7 @@ class RagPlugins:
         if base is None:
             filters = None if isinstance(filters, NotGiven) else filters
             base = self.base_retriever(index, filters=filters, top_k=top_k)
-        elif type(base) is VectorIndexRetriever and isinstance(index.vector_store, RagLanceDBVectorStore):
+        elif type(base) is VectorIndexRetriever and search.is_lancedb(index.vector_store):
             # Its filters reach ragplugins' own store, which reports them while this base runs
             # (ANDed with any given here: a filters= that says less than the base does cannot widen it).
             capture_store = index.vector_store
