@@ -48,8 +48,10 @@ class CoreSettings(BaseModel):
                                     "the leg whose best results stand out leads for this query; 'rrf': reciprocal "
                                     "rank fusion (k = 60), which ignores how far apart the scores are.")
     splitter: Literal["auto", "sentence", "markdown"] = Field(
-        "auto", description="Chunking: 'auto' splits Markdown files at headings first, then every document "
-                            "with SentenceSplitter; 'sentence' only SentenceSplitter; 'markdown' treats all as Markdown.")
+        "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings); "
+                                "'auto' splits Markdown files at every heading first, which leaves many small "
+                                "chunks (measured worse on Markdown corpora, docs/benchmarks.md); 'markdown' "
+                                "treats every file as Markdown.")
     chunk_size: int = Field(
         512, ge=32, le=8192,
         description="Chunk size in tokens. The bundled MiniLM embeds only the first 256 word pieces of a chunk "
