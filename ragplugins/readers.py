@@ -1,7 +1,9 @@
 """Turn paths into LlamaIndex Documents, with errors that name the file.
 
 PDFs go through LlamaIndex's PDFReader (pypdf), one Document per file; text
-formats are decoded as UTF-8, falling back to cp1252 with a warning. The
+formats are decoded as UTF-8, falling back to cp1252 with a warning; HTML pages
+are decoded the same way and converted to Markdown (``html_reader``), so their
+links survive as ``[text](href)``. The
 document id is the path relative to the indexed root, so ids and the
 ``file_path`` metadata (which LlamaIndex embeds) are the same on every checkout.
 """
@@ -20,10 +22,11 @@ from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func
 
 from ragplugins.errors import InputError
+from ragplugins.html_reader import HTML_SUFFIXES, html_to_markdown
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
-SUPPORTED = sorted(TEXT_SUFFIXES | PDF_SUFFIXES)
+SUPPORTED = sorted(TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES)
 _EXCLUDED = ["file_name", "file_type", "file_size", "creation_date", "last_modified_date",
              "last_accessed_date"]
 
@@ -112,7 +115,7 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
     files = _files(paths, skip_dirs)
     for path, doc_id in files:
         suffix = path.suffix.lower()
-        if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES:
+        if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES:
             report.skip(path, f"unsupported file type '{suffix or path.name}' (supported: {', '.join(SUPPORTED)})")
             continue
         size_mb = path.stat().st_size / 1_000_000
@@ -120,11 +123,13 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
             report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
                               "[ragplugins] max_file_mb to index it")
             continue
-        if suffix in TEXT_SUFFIXES and _is_binary(path):
+        if suffix in TEXT_SUFFIXES | HTML_SUFFIXES and _is_binary(path):
             report.skip(path, f"it is a binary file, not {suffix} text")
             continue
         try:
             text = _read_pdf(path) if suffix in PDF_SUFFIXES else _decode(path, report)
+            if suffix in HTML_SUFFIXES and text:
+                text = html_to_markdown(text)
         except OSError as exc:
             report.skip(path, f"cannot read it: {exc}")
             continue

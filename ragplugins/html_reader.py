@@ -1,0 +1,42 @@
+"""HTML pages as Markdown text: the words a reader sees, with every hyperlink kept as ``[text](href)``.
+
+Conversion is markdownify's (on a BeautifulSoup tree), not hand-written tag stripping. Before it,
+the page's navigation chrome is removed, so a chunk holds the page's own words rather than the
+"Prev / Up / Home / Next" bars that DocBook and Sphinx put on every page: ``<nav>``, ``<header>``,
+``<footer>``, anything with ``role="navigation"``, and the chrome classes of the two generators
+most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
+``sphinxsidebar`` and ``footer``). Link titles (tooltips repeating a target's heading) are dropped
+so they do not crowd the text a chunk is embedded with.
+"""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
+from markdownify import MarkdownConverter
+
+HTML_SUFFIXES = {".html", ".htm"}
+CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
+          "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer")
+
+
+def html_to_markdown(html: str) -> str:
+    """Markdown text of an HTML page: headings as ``#``, links as ``[text](href)``, code fenced,
+    navigation chrome removed. Text is kept literal (no ``\\_`` escapes), so identifiers such as
+    ``pg_dump`` stay searchable."""
+    soup = BeautifulSoup(html, "html.parser")
+    for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
+        node.extract()
+    for element in soup.select(CHROME):
+        element.decompose()
+    for link in soup.find_all("a"):
+        link.attrs.pop("title", None)
+    converter = MarkdownConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
+                                  escape_misc=False, bullets="-")
+    text = converter.convert_soup(soup)
+    # markdownify leaves runs of blank lines where block elements were removed.
+    lines, blank = [], 0
+    for line in text.splitlines():
+        blank = blank + 1 if not line.strip() else 0
+        if blank <= 1:
+            lines.append(line.rstrip())
+    return "\n".join(lines).strip() + "\n"

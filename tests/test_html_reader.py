@@ -1,0 +1,60 @@
+"""HTML pages are read as Markdown: the page's words and its links, without the navigation chrome."""
+
+import pytest
+
+from ragplugins.readers import read_documents
+
+DOCBOOK_PAGE = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE html><html><head><title>25.1. SQL Dump</title><style>p {color: red}</style></head><body>
+<div class="navheader"><table><tr><th colspan="5">25.1. SQL Dump</th></tr>
+<tr><td><a accesskey="p" href="backup.html" title="Chapter 25. Backup and Restore">Prev</a></td>
+<td><a accesskey="u" href="backup.html">Up</a></td><td><a accesskey="h" href="index.html">Home</a></td>
+<td><a accesskey="n" href="backup-file.html">Next</a></td></tr></table><hr/></div>
+<div class="sect1"><h2 class="title">25.1. SQL Dump</h2>
+<p>The utility <a class="xref" href="app-pgdump.html" title="pg_dump">pg_dump</a> writes a dump;
+restoring is described in <a class="xref" href="backup-dump.html#BACKUP-DUMP-RESTORE"
+title="25.1.1. Restoring the Dump">Section 25.1.1</a>.</p><pre>pg_dump dbname &gt; dumpfile</pre></div>
+<div class="navfooter"><hr/><table><tr><td><a href="backup.html">Prev</a></td>
+<td><a href="index.html">Home</a></td><td><a href="backup-file.html">Next</a></td></tr></table></div>
+</body></html>"""
+
+SPHINX_PAGE = """<html><head><title>os.path</title><script>var x = 1;</script></head><body>
+<div class="related" role="navigation"><ul><li><a href="../genindex.html">index</a></li>
+<li><a href="os.html">next</a></li></ul></div>
+<div class="body" role="main"><h1>os.path &#8212; Common pathname manipulations</h1>
+<p>See also <a class="reference internal" href="os.html#module-os"><code>os</code></a>.</p></div>
+<div class="sphinxsidebar" role="navigation"><h3>This page</h3><a href="../bugs.html">Report a Bug</a></div>
+<div class="footer">&copy; Copyright 2001-2023.</div></body></html>"""
+
+
+def _read(tmp_path, name, html):
+    (tmp_path / name).write_text(html, encoding="utf-8")
+    return read_documents([tmp_path / name]).documents
+
+
+def test_docbook_page_keeps_text_links_and_headings_and_drops_navigation(tmp_path):
+    [doc] = _read(tmp_path, "backup-dump.html", DOCBOOK_PAGE)
+    text = doc.text
+    assert text.startswith("## 25.1. SQL Dump")                                 # heading, no header bar
+    assert "[pg_dump](app-pgdump.html)" in text                                 # link kept, literal underscore
+    assert "[Section 25.1.1](backup-dump.html#BACKUP-DUMP-RESTORE)" in text
+    assert "pg_dump dbname > dumpfile" in text                                  # code, entities decoded
+    for chrome in ("Prev", "Home", "Next", "backup-file.html", "xml version", "color: red", "Restoring the Dump"):
+        assert chrome not in text                                               # nav bars, prolog, CSS, link titles
+
+
+def test_sphinx_page_drops_sidebar_related_bar_and_footer(tmp_path):
+    [doc] = _read(tmp_path, "os.path.htm", SPHINX_PAGE)
+    assert doc.text.startswith("# os.path")
+    assert "[`os`](os.html#module-os)" in doc.text
+    for chrome in ("genindex", "Report a Bug", "Copyright", "var x"):
+        assert chrome not in doc.text
+    assert doc.id_ == "os.path.htm"
+
+
+def test_a_page_with_only_chrome_is_skipped_as_empty(tmp_path):
+    (tmp_path / "nav.html").write_text('<html><body><nav><a href="a.html">A</a></nav></body></html>')
+    (tmp_path / "ok.md").write_text("Some text.")
+    with pytest.warns(UserWarning, match="nav.html': it has no text"):
+        report = read_documents([tmp_path])
+    assert [d.id_ for d in report.documents] == ["ok.md"]
