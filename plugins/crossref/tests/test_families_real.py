@@ -1,0 +1,137 @@
+"""The reference conventions of real documentation: hyperlinks, manual pages, sections that are
+separate files, reference lists, Sphinx roles; and the rule that a document's mention of itself
+never resolves to another document. Small fixtures written in each convention."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ragplugins_crossref.families import BUILTIN_FAMILIES
+from ragplugins_crossref.resolve import annotate
+
+
+def run(docs: dict[str, str], families=BUILTIN_FAMILIES):
+    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    ann = annotate(chunks, {d: {"file_name": d.rsplit("/", 1)[-1]} for d in docs}, families, max_refs=50)
+    return {d: {(r["kind"], r["ref"], r["target"]) for r in ann.refs[f"{d}#0"]} for d in docs}, ann
+
+
+def resolved(records):
+    return {(ref, target) for _, ref, target in records if target}
+
+
+def test_hyperlinks_resolve_relative_to_the_citing_file_and_drop_fragments():
+    refs, _ = run({
+        "manual/backup.html": "## Backup and Restore\n[SQL dump](backup-dump.html#BACKUP-DUMP-RESTORE), "
+                              "[tables](../reference/sql-createtable.html), [PostgreSQL](https://www.postgresql.org/), "
+                              "[mail](mailto:x@example.org), [this page](backup.html#TOP), [top](#TOP), "
+                              "[gone](missing.html) and <a class=\"xref\" href=\"backup-file.html\">file copies</a>.",
+        "manual/backup-dump.html": "## 25.1. SQL Dump\ntext",
+        "manual/backup-file.html": "## 25.2. File System Level Backup\ntext",
+        "reference/sql-createtable.html": "## CREATE TABLE\ntext",
+    })
+    assert resolved(refs["manual/backup.html"]) == {("backup-dump.html", "manual/backup-dump.html"),
+                                                    ("../reference/sql-createtable.html", "reference/sql-createtable.html"),
+                                                    ("backup-file.html", "manual/backup-file.html")}
+    # Other sites, mail, the page itself and files not indexed leave no record at all.
+    assert {kind for kind, _, _ in refs["manual/backup.html"]} == {"link"}
+    assert len(refs["manual/backup.html"]) == 3
+
+
+def test_manual_pages_by_name_and_linkgit():
+    refs, ann = run({
+        "git-config.txt": "git-config(1)\n=============\n\nNAME\n----\ngit-config - Get and set options\n\n"
+                          "See linkgit:git-config[1] (this page) and linkgit:git-commit[1].",
+        "git-commit.txt": "git-commit(1)\n=============\n\nNAME\n----\ngit-commit - Record changes\n\n"
+                          "The editor is set with linkgit:git-config[1]; see also git-config(1), stat(2) and "
+                          "linkgit:git-log[1].",
+    })
+    assert ann.profiles["git-config.txt"].ids == ["git-config(1)"]       # the page's setext title declares it
+    assert resolved(refs["git-commit.txt"]) == {("git-config(1)", "git-config.txt")}
+    assert ("identifier", "stat(2)", None) in refs["git-commit.txt"]      # outside the corpus: kept, null
+    assert resolved(refs["git-config.txt"]) == {("git-commit(1)", "git-commit.txt")}   # never itself
+
+
+def test_sections_that_are_separate_files_resolve_through_their_titles():
+    refs, ann = run({
+        "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
+        "08_overtime.md": "# Section 8: Overtime\nIntro.\n\n## 8.3 Approval\nA manager approves. See Section 8.3 above.",
+        "02_pay.md": "# Section 2: Pay\nSee Section 8.3, Section 7.2, Section 4 and Section 2.1.\n\n## 2.1 Pay dates\nMonthly.",
+        "backup-dump.html": "## 25.1. SQL Dump\nText.\n\n### 25.1.3. Restoring the Dump\nUse psql.",
+        "backup.html": "## Chapter 25. Backup and Restore\nSee Section 25.1.3 and Chapter 21.",
+        "client-auth.html": "## Chapter 21. Client Authentication\nText.",
+    })
+    assert resolved(refs["02_pay.md"]) == {("section 8.3", "08_overtime.md"), ("section 7.2", "07_leave.md")}
+    assert ("section", "section 4", None) in refs["02_pay.md"]             # no file has it
+    assert ("section", "section 2.1", None) in refs["02_pay.md"]           # its own section: internal
+    assert resolved(refs["08_overtime.md"]) == set()                       # its own section 8.3
+    assert resolved(refs["backup.html"]) == {("section 25.1.3", "backup-dump.html"),
+                                             ("chapter 21", "client-auth.html")}
+    rec = next(r for r in ann.refs["07_leave.md#0"] if r["ref"] == "section 8.3")
+    assert rec["how"] == "heading" and rec["chunk"] == "08_overtime.md#0"
+
+
+def test_bracket_keys_through_a_wrapped_reference_list():
+    refs, _ = run({
+        "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
+        "rfc9000.txt": "RFC 9000: QUIC: A UDP-Based Multiplexed and Secure Transport\ntext",
+        "rfc9001.txt": (
+            "RFC 9001: Using TLS to Secure QUIC\n\nThe key words are used as in [RFC2119]. Transport is\n"
+            "described in [QUIC-TRANSPORT] and [TLS13].\n\n9.  References\n\n"
+            "   [QUIC-TRANSPORT]\n              Iyengar, J., Ed. and M. Thomson, Ed., \"QUIC: A UDP-Based\n"
+            "              Multiplexed and Secure Transport\", RFC 9000,\n              May 2021.\n\n"
+            "   [RFC2119]  Bradner, S., \"Key words for use in RFCs to Indicate\n"
+            "              Requirement Levels\", BCP 14, RFC 2119,\n              March 1997.\n\n"
+            "   [TLS13]    Rescorla, E., \"The Transport Layer Security (TLS) Protocol\n"
+            "              Version 1.3\", RFC 8446, August 2018.\n"),
+    })
+    got = resolved(refs["rfc9001.txt"])
+    assert ("quic-transport", "rfc9000.txt") in got and ("rfc2119", "rfc2119.txt") in got
+    assert ("citation", "tls13", None) in refs["rfc9001.txt"]             # RFC 8446 is not indexed
+
+
+def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
+    refs, _ = run({
+        "rfc9000.txt": "QUIC Transport Protocol\n\nThis document, RFC 9000, defines QUIC. See also RFC 9001.",
+        "rfc9001.txt": "# Using TLS to Secure QUIC (RFC 9001, which updates RFC 9000)\ntext",
+    })
+    assert resolved(refs["rfc9000.txt"]) == {("rfc9001", "rfc9001.txt")}
+
+
+SPHINX = {
+    "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
+                  "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",
+    "os.path.rst.txt": ":mod:`os.path` --- Pathnames\n===\n\n.. module:: os.path\n\n.. function:: join(path, *paths)\n\n"
+                       "   Join paths; see :func:`join` here, :func:`os.path.join`, :func:`open`, "
+                       ":func:`os.stat`, :mod:`os` and :class:`~os.PathLike`.\n",
+    "functions.rst.txt": "Built-in Functions\n==================\n\n.. function:: open(file)\n\n   Open a file.\n",
+    "io.rst.txt": ".. _io-overview:\n\nOverview\n========\n\n.. module:: io\n\nText I/O. See "
+                  ":func:`os.path.join`, :ref:`the overview <io-overview>`, :ref:`tut-files`, :meth:`str.join` "
+                  "and :class:`io.TextIOWrapper`.\n",
+    "tutorial.rst.txt": ".. _tut-files:\n\nReading and Writing Files\n=========================\n\n"
+                        ":func:`open` returns a :term:`file object`; :mod:`!io` has the details.\n",
+}
+
+
+def test_sphinx_roles_resolve_through_declarations():
+    refs, ann = run(SPHINX)
+    assert ann.profiles["os.path.rst.txt"].scope == "os.path"
+    assert "py:os.path.join" in ann.profiles["os.path.rst.txt"].anchors
+    assert resolved(refs["os.path.rst.txt"]) == {("py:open", "functions.rst.txt"), ("py:os.stat", "os.rst.txt"),
+                                                 ("py:os", "os.rst.txt"), ("py:os.PathLike", "os.rst.txt")}
+    assert resolved(refs["io.rst.txt"]) == {("py:os.path.join", "os.path.rst.txt"), ("ref:tut-files", "tutorial.rst.txt")}
+    assert ("anchor", "py:str.join", None) in refs["io.rst.txt"]          # undeclared: kept, null
+    assert resolved(refs["tutorial.rst.txt"]) == {("py:open", "functions.rst.txt"), ("py:io", "io.rst.txt")}
+
+
+def test_config_families_run_in_linear_time_or_are_refused():
+    from ragplugins_crossref.config import FamilySpec
+
+    slow = FamilySpec(name="slow", kind="identifier", pattern=r"(?P<id>(a+)+b)").build()
+    start = time.perf_counter()
+    run({"a.md": "a" * 200_000}, families=[*BUILTIN_FAMILIES, slow])   # Python's re: exponential here
+    assert time.perf_counter() - start < 5.0
+    with pytest.raises(ValueError, match="'peek'.*cannot run in linear time"):
+        FamilySpec(name="peek", kind="identifier", pattern=r"(?<=x)(?P<id>T-\d+)")
