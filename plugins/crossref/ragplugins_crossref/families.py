@@ -65,11 +65,13 @@ _FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
 _MANPAGE = r"(?<![\w.:/-])(?P<id>[A-Za-z][\w.+-]{0,60})\((?P<volume>[1-9])[a-z]{0,3}\)(?![\w(])"
 _LINKGIT = r"\blinkgit:(?P<id>[\w.+-]{1,80})\[(?P<volume>[1-9])\]"
 # "[text](target.html#frag)" (text without nested brackets; an optional "title") and raw <a href="...">.
-_MD_LINK = (r"\[(?P<text>[^\[\]\n]{0,300})\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)")
+_MD_LINK = (r"\[(?P<text>[^\[\]]{0,300})\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)")
 _HTML_LINK = r"<a[ \t\n][^<>]{0,300}?\bhref=[\"'](?P<href>[^\"'<>\s]{1,300})[\"']"
 # Sphinx cross-reference roles: :mod:`os.path`, :func:`~os.path.join`, :ref:`text <label>`, :py:class:`!x`.
 _SPHINX_ROLE = (r":(?:py:)?(?P<space>mod|ref|func|class|meth|exc|attr|data|const|obj):"
-                r"`(?:[^`<>\n]{0,200}<(?P<key>[^`<>\n]{1,200})>|(?P<plain>[^`<>\n]{1,200}))`")
+                r"`(?:[^`<>]{0,200}<(?P<key>[^`<>]{1,200})>|(?P<plain>[^`<>]{1,200}))`")
+# AsciiDoc: "include::diff-options.txt[]" (the file's text is part of this page), "link:user-manual.html[the manual]".
+_ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?P<text>[^\[\]]{0,300})\]"
 _CITATION = r"\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
 
 
@@ -135,6 +137,7 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("linkgit", "identifier", _LINKGIT, "AsciiDoc manual-page links: linkgit:git-config[1]"),
     family("hyperlink", "link", _MD_LINK, "Markdown links [text](path#fragment), relative to the citing file"),
     family("html_link", "link", _HTML_LINK, "HTML <a href> links, relative to the citing file"),
+    family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,
            "Sphinx roles :mod:/:func:/:class:/:ref:..., resolved through .. module:: and .. _label: declarations"),
 )

@@ -56,6 +56,7 @@ class Registry:
     anchors: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     headings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     paths: dict[str, str] = field(default_factory=dict)
+    stems: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     entry_owners: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -75,9 +76,10 @@ class Registry:
                 self.definers[key].append((doc_id, info.get("caption", ""), info.get("chunk", "")))
             for key in prof.anchors:
                 self.anchors[key].add(doc_id)
-            for key in prof.sections:
+            for key in prof.headings:
                 self.headings[key].add(doc_id)
             self.paths[posixpath.normpath(doc_id.replace("\\", "/"))] = doc_id
+            self.stems[_source_stem(doc_id)].add(doc_id)
         self.refresh_claims()
 
     def refresh_claims(self) -> None:
@@ -122,7 +124,26 @@ def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     if exact is not None:
         return {exact}
     by_name = registry.files.get(href.rsplit("/", 1)[-1].lower(), set())
-    return set(by_name) if len(by_name) == 1 else set()
+    if len(by_name) == 1:
+        return set(by_name)
+    # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in
+    # user-manual.txt's neighbours, "os.path.html" for os.path.rst.txt): the one source with that stem.
+    by_stem = registry.stems.get(_source_stem(href), set())
+    return set(by_stem) if len(by_stem) == 1 else set()
+
+
+_DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf")
+
+
+def _source_stem(path: str) -> str:
+    """'os.path.rst.txt' -> 'os.path', 'user-manual.html' -> 'user-manual' (file name, lower case)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for _ in range(2):
+        for ext in _DOC_EXTENSIONS:
+            if name.endswith(ext) and len(name) > len(ext):
+                name = name[: -len(ext)]
+                break
+    return name
 
 
 def _dotted_prefixes(name: str) -> list[str]:
@@ -131,14 +152,18 @@ def _dotted_prefixes(name: str) -> list[str]:
 
 
 def _anchor_candidates(key: str, scope: str) -> list[str]:
-    """Keys to try for a Python role, in Sphinx's order: the name inside the citing document's
-    module, then the name as written, then its enclosing objects and modules ('os.path.join' ->
-    'os.path' -> 'os'). Labels are looked up as written."""
+    """Keys to try for a Python role, in the order of Sphinx's Python domain (a name as written
+    first, then inside the citing document's module), then, as a fallback for objects documented
+    inside another directive, their enclosing objects and modules ('os.path.join' -> 'os.path' ->
+    'os'). Labels are looked up as written."""
     space, _, name = key.partition(":")
     if space != "py":
         return [key]
-    scoped = [f"py:{scope}.{p}" for p in _dotted_prefixes(name)] if scope else []
-    return scoped + [f"py:{p}" for p in _dotted_prefixes(name)]
+    exact = _dotted_prefixes(name)
+    # Never the citing module itself or its parents: those are where the name was looked for, not found.
+    scoped = [p for p in _dotted_prefixes(f"{scope}.{name}") if len(p) > len(scope)] if scope else []
+    keys = [exact[0], *scoped[:1], *exact[1:], *scoped[1:]]
+    return [f"py:{k}" for k in dict.fromkeys(keys)]
 
 
 def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None = None) -> dict[str, Any]:
@@ -240,7 +265,9 @@ def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     other resolved ones, then the unresolved ones, so a long list never crowds out a target."""
     seen, unique = set(), []
     for rec in records:
-        key = (rec["kind"], rec["ref"], rec["target"])
+        # The same reference written differently ("Section 27.2" and "Section 27.2.5", both links to
+        # warm-standby.html) stays: each text says something else about the target.
+        key = (rec["kind"], rec["ref"], rec["target"], rec.get("text"))
         if key not in seen:
             seen.add(key)
             unique.append(rec)

@@ -17,12 +17,12 @@ from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants,
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
 # Where a section starts: "## 4.3 Title", "4.1 Buyer's obligation", "ARTICLE IV - ...", "Section 7. Fees", "§ 3".
 _SECTION_START = re.compile(
-    r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3})?"
-    r"(?:(?P<word>(?i:article|section|clause|chapter))[ \t]{1,3}|§[ \t]{0,2})?"
+    r"^[ \t]{0,8}(?P<hashes>#{1,6}[ \t]{1,3})?"
+    r"(?:(?P<word>(?i:article|section|clause|chapter))[ \t\u00a0]{1,3}|§[ \t]{0,2})?"
     # Roman numerals only after a word ("Article IV"), so list letters ("C. Due Diligence") are not sections.
     # A bare number has at most two digits at the top level: "500 Technology Drive" is an address.
     r"(?P<value>(?(word)\d{1,4}|\d{1,2})(?:\.\d{1,3}){0,4}|(?(word)[IVXLC]{1,7}(?=[ \t.:\-–—])|(?!)))"
-    r"[.:]?[ \t]{1,4}(?=[A-Z\"“(\-–—])",
+    r"[.:]?[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])",
     re.M)
 # A setext title, as AsciiDoc and reStructuredText write it: "git-config(1)" over a line of "=".
 _SETEXT_TITLE = re.compile(r"\A\s{0,200}?(?:[=\-~^*#]{3,300}[ \t]*\n)?(?P<text>\S[^\n]{0,300})\n[=\-~^*#]{3,300}[ \t]*$",
@@ -103,6 +103,7 @@ class Profile:
     ids: list[str] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)   # "exhibit b" -> {caption, chunk}
     sections: dict[str, str] = field(default_factory=dict)            # "section 4.3" -> chunk id
+    headings: list[str] = field(default_factory=list)                 # sections it starts with a heading
     citations: dict[str, str] = field(default_factory=dict)           # "brown19" -> reference-list entry
     claims: list[list[str]] = field(default_factory=list)             # [label, caption, owner doc]: labels it says belong elsewhere
     anchors: list[str] = field(default_factory=list)                  # names it declares: "py:os.path", "ref:label"
@@ -127,7 +128,7 @@ class Profile:
         if not isinstance(data, dict):
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
-                                      "anchors", "scope") if k in data}
+                                      "anchors", "scope", "headings") if k in data}
         return cls(doc_id=doc_id, **known)
 
 
@@ -167,9 +168,13 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                 if key not in prof.ids:
                     prof.ids.append(key)
     best_section: dict[str, tuple[int, str]] = {}
+    headings: dict[str, None] = {}
     for chunk_id, text in chunks:
         for sm in _SECTION_START.finditer(text):
             key = section_key(sm.group("word"), sm.group("value"))
+            if sm.group("hashes") or sm.group("word"):
+                # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item.
+                headings[key] = None
             room = len(text) - sm.start()
             # Chunks overlap: a heading in the last lines of one chunk starts its section in the next.
             if key not in best_section or (best_section[key][0] < 200 and room > best_section[key][0]):
@@ -189,6 +194,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
         for em in _REFERENCE_ENTRY.finditer(text):
             prof.citations.setdefault(em.group("key").lower(), " ".join(em.group("entry").split()))
     prof.sections = {k: v[1] for k, v in best_section.items()}
+    prof.headings = list(headings)
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     return prof
 
@@ -300,11 +306,23 @@ def _drop_inside_links(refs: list[RawRef]) -> list[RawRef]:
 
 
 def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
-    owners = [r for r in refs if r.kind in ("document", "citation", "identifier")]
+    owners = [r for r in refs if r.kind in ("document", "citation", "identifier", "link")]
     by_start = {r.start: r for r in owners}
     by_end = {r.end: r for r in owners}
     pointers = [r for r in refs if r.kind in ("label", "section")]
+    # "[Section 9.17](functions-sequence.html)": the link says whose section it is. ``refs`` is sorted
+    # by start and links do not nest, so the last link seen is the only one that can enclose a ref.
+    inside_link: dict[int, RawRef] = {}
+    link = None
+    for ref in refs:
+        if ref.kind == "link":
+            link = ref
+        elif link is not None and ref.kind in ("label", "section") and ref.end <= link.end:
+            inside_link[id(ref)] = link
     for ref in pointers:
+        if id(ref) in inside_link:
+            ref.qualifier = inside_link[id(ref)]
+            continue
         after = _QUALIFIER_AFTER.match(text, ref.end)
         if after and after.end() in by_start:
             ref.qualifier = by_start[after.end()]

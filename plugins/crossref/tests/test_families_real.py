@@ -135,3 +135,44 @@ def test_config_families_run_in_linear_time_or_are_refused():
     assert time.perf_counter() - start < 5.0
     with pytest.raises(ValueError, match="'peek'.*cannot run in linear time"):
         FamilySpec(name="peek", kind="identifier", pattern=r"(?<=x)(?P<id>T-\d+)")
+
+
+def test_a_linked_section_belongs_to_the_link_and_list_items_are_not_headings():
+    refs, ann = run({
+        "datatype-numeric.html": "## 8.1. Numeric Types\nSee [Section\u00a09.17](functions-sequence.html) and\n"
+                                 "[Section 9.3.1](functions-math.html), then [sequence\nobjects](functions-sequence.html).",
+        "functions-sequence.html": "## 9.17.\u00a0Sequence Manipulation Functions\nText.",
+        "functions-math.html": "## 9.3. Mathematical Functions\nText.",
+        "continuous-archiving.html": "## 26.3. Continuous Archiving\nSteps:\n\n9. Start the server.\n",
+    })
+    assert "section 9.17" in ann.profiles["functions-sequence.html"].headings          # a heading after a no-break space
+    assert "section 9" not in ann.profiles["continuous-archiving.html"].headings       # a numbered step
+    got = {(k, ref, t) for k, ref, t in refs["datatype-numeric.html"] if t}
+    assert ("section", "section 9.17", "functions-sequence.html") in got
+    assert ("section", "section 9.3.1", "functions-math.html") in got                  # the link owns it
+    assert all(t != "continuous-archiving.html" for _, _, t in got)
+    assert any(k == "link" and t == "functions-sequence.html" and ref == "functions-sequence.html"
+               for k, ref, t in got)                                                    # link text over a line break
+    recs = [r for r in ann.refs["datatype-numeric.html#0"] if r["target"] == "functions-sequence.html"
+            and r["kind"] == "link"]
+    assert len(recs) == 2                                                               # two texts, two records
+
+
+def test_asciidoc_include_and_links_to_rendered_pages():
+    refs, _ = run({
+        "git-diff.txt": "git-diff(1)\n===========\n\nOPTIONS\n-------\ninclude::diff-options.txt[]\n\n"
+                        "See link:user-manual.html[the Git User Manual] and link:https://git-scm.com/[the site].",
+        "diff-options.txt": "--stat::\n\tGenerate a diffstat.",
+        "user-manual.txt": "Git User Manual\n===============\n\nText.",
+    })
+    assert resolved(refs["git-diff.txt"]) == {("diff-options.txt", "diff-options.txt"),
+                                              ("user-manual.html", "user-manual.txt")}
+
+
+def test_sphinx_looks_up_a_name_as_written_before_the_citing_module():
+    refs, _ = run({
+        "exceptions.rst.txt": "Built-in Exceptions\n===================\n\n.. exception:: BlockingIOError\n\n   Raised.\n",
+        "io.rst.txt": "io\n==\n\n.. module:: io\n\n.. exception:: BlockingIOError\n\n   A compatibility alias.\n\n"
+                      "Methods raise :exc:`BlockingIOError`; see :data:`the list of\n   names <io.DEFAULT_BUFFER_SIZE>`.\n",
+    })
+    assert resolved(refs["io.rst.txt"]) == {("py:BlockingIOError", "exceptions.rst.txt")}
