@@ -15,7 +15,7 @@ row are the targets of the stored references of ``from`` whose text contains the
 ``to`` is ``from`` itself (a page pointing into itself) are not references to another document and are
 reported apart. Recall: rows with a ``to`` in the corpus whose predicted targets contain it. Precision:
 rows with any predicted target whose predicted targets are exactly {to}. Both with every reference kept
-(``uncapped``) and with the stored cap (``max_refs_per_chunk = 8``, what the hop sees).
+(``uncapped``) and with the default stored cap (``max_refs_per_chunk``, what the hop sees).
 """
 
 from __future__ import annotations
@@ -93,7 +93,9 @@ def measure(corpus: str, show: bool) -> dict:
     rows = [json.loads(line) for line in (GOLD / f"{corpus}.refs.jsonl").read_text().splitlines() if line.strip()]
     chunks, metadata = chunks_of(corpus_dir(corpus))
     out = {"corpus": corpus, "documents": len(chunks), "chunks": sum(map(len, chunks.values()))}
-    for label, cap in (("uncapped", 10_000), ("capped", 8)):
+    from ragplugins_crossref.config import CrossrefConfig
+
+    for label, cap in (("uncapped", 10_000), ("capped", CrossrefConfig().max_refs_per_chunk)):
         start = time.perf_counter()
         ann = annotate(chunks, metadata, BUILTIN_FAMILIES, max_refs=cap)
         seconds = time.perf_counter() - start

@@ -62,7 +62,7 @@ class CrossrefConfig(BaseModel):
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
-    max_refs_per_chunk: int = Field(8, ge=1, le=200, description="References kept per chunk (resolved ones first).")
+    max_refs_per_chunk: int = Field(16, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Extra names for documents, keyed by document id or file name, e.g. {'07_nda.pdf' = ['NDA']}: "

@@ -159,10 +159,13 @@ def _anchor_candidates(key: str, scope: str) -> list[str]:
     space, _, name = key.partition(":")
     if space != "py":
         return [key]
+    local_first = name.startswith(".")   # ':func:`.open`': this module's open before the built-in
+    name = name.lstrip(".")
     exact = _dotted_prefixes(name)
     # Never the citing module itself or its parents: those are where the name was looked for, not found.
     scoped = [p for p in _dotted_prefixes(f"{scope}.{name}") if len(p) > len(scope)] if scope else []
-    keys = [exact[0], *scoped[:1], *exact[1:], *scoped[1:]]
+    keys = [*scoped[:1], exact[0]] if local_first else [exact[0], *scoped[:1]]
+    keys += [*exact[1:], *scoped[1:]]
     return [f"py:{k}" for k in dict.fromkeys(keys)]
 
 
@@ -304,7 +307,7 @@ class Annotation:
 
 def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, dict],
              families: Sequence[ReferenceFamily], *, stored: dict[str, Profile] | None = None,
-             aliases: dict[str, list[str]] | None = None, max_refs: int = 8) -> Annotation:
+             aliases: dict[str, list[str]] | None = None, max_refs: int = 16) -> Annotation:
     """Extract and resolve the references of ``documents`` ({doc id: [(chunk id, text)] in reading
     order}) against themselves plus the ``stored`` profiles of documents indexed earlier."""
     profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families) for d, chunks in documents.items()}

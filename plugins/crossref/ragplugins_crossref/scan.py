@@ -66,8 +66,11 @@ def identifier_key(raw: str, volume: str | None = None) -> str:
 
 def anchor_key(space: str | None, name: str) -> str:
     """'py:os.path' for Python modules and objects (one namespace, so 'os.path.join' can fall back
-    to its module), 'ref:label' for labels; a role's '~'/'!' prefix and '()' suffix dropped."""
-    name = name.strip().lstrip("~!.").removesuffix("()")
+    to its module), 'ref:label' for labels; a role's '~'/'!' prefix and '()' suffix dropped
+    ('py:.open' keeps the dot of ':func:`.open`')."""
+    # A leading "." asks Sphinx to look in the citing module first; it is kept to say so.
+    name = name.strip().lstrip("~!").removesuffix("()")
+    name = ("." if name.startswith(".") else "") + name.lstrip(".")
     space = (space or "").lower()
     return f"ref:{name.lower()}" if space == "ref" else (f"{space}:{name}" if space and space not in PY_ROLES
                                                            else f"py:{name}")

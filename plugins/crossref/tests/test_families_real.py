@@ -176,3 +176,24 @@ def test_sphinx_looks_up_a_name_as_written_before_the_citing_module():
                       "Methods raise :exc:`BlockingIOError`; see :data:`the list of\n   names <io.DEFAULT_BUFFER_SIZE>`.\n",
     })
     assert resolved(refs["io.rst.txt"]) == {("py:BlockingIOError", "exceptions.rst.txt")}
+
+
+def test_a_leading_dot_looks_in_the_citing_module_first():
+    refs, _ = run({
+        "functions.rst.txt": "Built-in Functions\n==================\n\n.. function:: open(file)\n",
+        "tokenize.rst.txt": "tokenize\n========\n\n.. module:: tokenize\n\n.. function:: open(filename)\n\n"
+                            "   Like :func:`.open`; the built-in is :func:`open`.\n",
+    })
+    assert resolved(refs["tokenize.rst.txt"]) == {("py:open", "functions.rst.txt")}   # .open is its own
+
+
+def test_default_cap_keeps_a_dense_page_s_references():
+    from ragplugins_crossref.config import CrossrefConfig
+
+    targets_ = [f"m{i}" for i in range(12)]
+    docs = {f"{m}.rst.txt": f"{m}\n====\n\n.. module:: {m}\n" for m in targets_}
+    docs["index.rst.txt"] = "Index\n=====\n\n" + ", ".join(f":mod:`{m}`" for m in targets_) + ".\n"
+    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    ann = annotate(chunks, {d: {"file_name": d} for d in docs}, BUILTIN_FAMILIES,
+                   max_refs=CrossrefConfig().max_refs_per_chunk)
+    assert len([r for r in ann.refs["index.rst.txt#0"] if r["target"]]) == 12
