@@ -1,0 +1,56 @@
+"""The crossref hop on the Debian corpora's pointer questions (kind = pointer), dev split by default:
+final recall@10 with the hop against without, per query, at the default top k (20).
+
+    python bench/bench_crossref_debian_hop.py git postgres python [--split dev] [--cache DIR]
+
+Reads the question sets from bench/goldsets/debian/<corpus>.jsonl (or --gold-dir); writes
+bench/results/crossref/debian-hop-<corpus>-<split>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+RESULTS = HERE / "results" / "crossref"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from debian_corpora import corpus_dir
+    from ragplugins.eval import Arm, load_gold, run_eval
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("corpora", nargs="*", default=["git", "postgres", "python"])
+    p.add_argument("--split", default="dev")
+    p.add_argument("--k", type=int, default=20)
+    p.add_argument("--gold-dir", type=Path, default=HERE / "goldsets" / "debian")
+    p.add_argument("--cache", default=None)
+    p.add_argument("--arm", action="append", default=[], metavar="NAME=JSON",
+                   help="extra crossref arm, e.g. gate9='{\"gate\": 0.9}'")
+    args = p.parse_args(argv)
+    arms = [Arm("off", {"enable": []}), Arm("on", {"enable": ["crossref"]})]
+    for spec in args.arm:
+        name, _, cfg = spec.partition("=")
+        arms.append(Arm(name, {"enable": ["crossref"], "crossref": json.loads(cfg)}))
+    for corpus in args.corpora:
+        rows = [r for r in load_gold([args.gold_dir / f"{corpus}.jsonl"])
+                if r.dimensions.get("kind") == "pointer" and r.dimensions.get("split") == args.split]
+        run = run_eval([corpus_dir(corpus)], rows, arms, ks=[args.k], cache_dir=args.cache, progress=False)
+        run.write(RESULTS / f"debian-hop-{corpus}-{args.split}")
+        for arm in [a.name for a in arms]:
+            s = run.summary(arm, args.k)
+            print(f"{corpus} {args.split} n={s['n']} {arm}: first R@10 {s['first.recall@10']:.3f} "
+                  f"final R@10 {s['final.recall@10']:.3f} nDCG@10 {s['final.ndcg@10']:.3f} "
+                  f"fired {s.get('crossref.fired')} hit {s.get('crossref.hit_expected_source')}", flush=True)
+            if arm != "off":
+                cmp = run.compare("off", arm, args.k, "final.recall@10")
+                print(f"   vs off R@10: improved {cmp['improved']} regressed {cmp['regressed']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
