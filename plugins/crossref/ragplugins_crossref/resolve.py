@@ -249,11 +249,13 @@ def _section_by_heading(ref: RawRef, doc_id: str, registry: Registry) -> list[di
     """A section named without its document ("see Section 8.3", "Chapter 21"), for collections
     whose sections are separate files: the one other document whose headings or title start that
     section ("# Section 8: Overtime", "## 25.1.3. Restoring the Dump"), the nearest enclosing
-    section when none starts the exact one. Internal when the citing document has it itself."""
+    section when none starts the exact one. Internal when the citing document has that section or
+    one enclosing it (any numbered line counts there, not only headings)."""
     own = registry.profiles[doc_id].sections if doc_id in registry.profiles else {}
+    if any(key in own for key in _parent_sections(ref.key)):
+        # "Section 1.5" in a document that has a section 1: its own numbering.
+        return [_record(ref, None, "internal")]
     for key in _parent_sections(ref.key):
-        if key in own:
-            return [_record(ref, None, "internal")]
         definers = registry.headings.get(key, set()) - {doc_id}
         if len(definers) == 1:
             owner = next(iter(definers))
