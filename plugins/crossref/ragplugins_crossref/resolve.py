@@ -245,15 +245,21 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
     return [_record(ref, None, None)]
 
 
+def _top_section(key: str) -> str:
+    """'section 4.1.2' -> 'section 4'."""
+    return key.split(".", 1)[0]
+
+
 def _section_by_heading(ref: RawRef, doc_id: str, registry: Registry) -> list[dict[str, Any]]:
     """A section named without its document ("see Section 8.3", "Chapter 21"), for collections
     whose sections are separate files: the one other document whose headings or title start that
     section ("# Section 8: Overtime", "## 25.1.3. Restoring the Dump"), the nearest enclosing
-    section when none starts the exact one. Internal when the citing document has that section or
-    one enclosing it (any numbered line counts there, not only headings)."""
+    section when none starts the exact one. Internal when the citing document numbers sections
+    under the same top-level number itself (any numbered line counts there, not only headings)."""
     own = registry.profiles[doc_id].sections if doc_id in registry.profiles else {}
-    if any(key in own for key in _parent_sections(ref.key)):
-        # "Section 1.5" in a document that has a section 1: its own numbering.
+    if _top_section(ref.key) in {_top_section(key) for key in own}:
+        # "Section 1.5" in a document numbering its own sections 1.1-1.4: its own numbering (a
+        # section it lacks is a dangling internal reference, not a pointer to another file's 1.5).
         return [_record(ref, None, "internal")]
     for key in _parent_sections(ref.key):
         definers = registry.headings.get(key, set()) - {doc_id}

@@ -59,7 +59,7 @@ def test_sections_that_are_separate_files_resolve_through_their_titles():
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
         "08_overtime.md": "# Section 8: Overtime\nIntro.\n\n## 8.3 Approval\nA manager approves. See Section 8.3 above.",
         "02_pay.md": "# Section 2: Pay\nSee Section 8.3, Section 7.2, Section 4 and Section 2.1.\n\n## 2.1 Pay dates\nMonthly.",
-        "contract.pdf": "SUPPLY CONTRACT\n1. Scope\nGoods. Fees are set in Section 1.5.\n2. Term\nOne year.",
+        "contract.pdf": "SUPPLY CONTRACT\n1.1 Scope\nGoods. Fees are set in Section 1.5.\n2.1 Term\nOne year.",
         "api.md": "# API\n## 1.5 Errors\nCodes.",
         "backup-dump.html": "## 25.1. SQL Dump\nText.\n\n### 25.1.3. Restoring the Dump\nUse psql.",
         "backup.html": "## Chapter 25. Backup and Restore\nSee Section 25.1.3 and Chapter 21.",
@@ -69,7 +69,7 @@ def test_sections_that_are_separate_files_resolve_through_their_titles():
     assert ("section", "section 4", None) in refs["02_pay.md"]             # no file has it
     assert ("section", "section 2.1", None) in refs["02_pay.md"]           # its own section: internal
     assert resolved(refs["08_overtime.md"]) == set()                       # its own section 8.3
-    assert resolved(refs["contract.pdf"]) == set()                         # its own numbering (section 1)
+    assert resolved(refs["contract.pdf"]) == set()                         # its own numbering (1.1, 2.1)
     assert resolved(refs["backup.html"]) == {("section 25.1.3", "backup-dump.html"),
                                              ("chapter 21", "client-auth.html")}
     rec = next(r for r in ann.refs["07_leave.md#0"] if r["ref"] == "section 8.3")
