@@ -1,7 +1,7 @@
 """The crossref hop on the Debian corpora's pointer questions (kind = pointer), dev split by default:
 final recall@10 with the hop against without, per query, at the default top k (20).
 
-    python bench/bench_crossref_debian_hop.py git postgres python [--split dev] [--cache DIR]
+    python bench/bench_crossref_debian_hop.py git postgres python [--split dev] [--cache DIR] [--config JSON]
 
 Reads the question sets from bench/goldsets/debian/<corpus>.jsonl (or --gold-dir); writes
 bench/results/crossref/debian-hop-<corpus>-<split>/.
@@ -29,13 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--k", type=int, default=20)
     p.add_argument("--gold-dir", type=Path, default=HERE / "goldsets" / "debian")
     p.add_argument("--cache", default=None)
+    p.add_argument("--config", default="{}", help="crossref config of the main arm, e.g. '{\"gate\": 0.85}'")
     p.add_argument("--arm", action="append", default=[], metavar="NAME=JSON",
                    help="extra crossref arm, e.g. gate9='{\"gate\": 0.9}'")
     args = p.parse_args(argv)
     # One arm: with crossref the only plugin, its first-stage list IS the hop-off list (the hop is the
     # only postprocessor), so first vs final compares off and on on one index (the eval indexes once per
     # plugin config, and a second config would mean embedding the corpus twice).
-    arms = [Arm("on", {"enable": ["crossref"]})]
+    arms = [Arm("on", {"enable": ["crossref"], "crossref": json.loads(args.config)})]
     for spec in args.arm:
         name, _, cfg = spec.partition("=")
         arms.append(Arm(name, {"enable": ["crossref"], "crossref": json.loads(cfg)}))
