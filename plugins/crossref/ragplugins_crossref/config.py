@@ -62,10 +62,6 @@ class CrossrefConfig(BaseModel):
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
-    promote_covered: bool = Field(
-        False, description="When the chunk a reference leads to is already a candidate but ranked below the "
-                           "referring chunk, move it up to right after the referrer (the list keeps its members "
-                           "and length). Off by default: measured on dev questions only.")
     max_refs_per_chunk: int = Field(16, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,

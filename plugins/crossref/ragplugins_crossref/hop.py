@@ -218,8 +218,6 @@ class CrossrefHop(BaseNodePostprocessor):
         "after_referrer", description="Where hopped chunks go.")
     aliases: dict[str, list[str]] = Field(default_factory=dict,
                                           description="Extra document names, by doc id or file name.")
-    promote_covered: bool = Field(False, description="When the pointer's lead chunk is a candidate ranked below "
-                                                     "its referrer, move it up to right after the referrer.")
     _ctx: Any = PrivateAttr(default=None)
 
     def __init__(self, ctx: Any = None, **data: Any):
@@ -298,9 +296,8 @@ class CrossrefHop(BaseNodePostprocessor):
         ranked = self._rank(pointers, query_embedding, query)
         ranked = self._break_ties(ranked, threshold, search)
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
-        position = {n.node.node_id: i for i, n in enumerate(nodes)}
         for pointer in ranked[: self.max_hops]:
-            picks = self._follow(pointer, search, present, threshold, position)
+            picks = self._follow(pointer, search, present, threshold)
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
         out, added, removed = self._place(nodes, hops)
@@ -367,7 +364,7 @@ class CrossrefHop(BaseNodePostprocessor):
         return scored
 
     def _follow(self, pointer: dict[str, Any], search: Any, present: set[str],
-                threshold: float, position: dict[str, int] | None = None) -> list[tuple[float, NodeWithScore]]:
+                threshold: float) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) to add for one pointer, lead chunk first: none when its sentence matches
         the query less than ``threshold`` (the candidates answer it better than the pointer describes
         it), when the lead chunk is already a candidate (the evidence is there), or the search fails."""
@@ -379,12 +376,6 @@ class CrossrefHop(BaseNodePostprocessor):
             return []
         lead_score, lead = scored[0]
         if lead.node.node_id in present:
-            # With promote_covered, a lead chunk ranked below its referrer is moved up next to it (the
-            # list keeps its members and its length); above the referrer it is covered.
-            at, referrer = (position or {}).get(lead.node.node_id), (position or {}).get(pointer["from_chunk"])
-            if self.promote_covered and at is not None and referrer is not None and at > referrer + 1:
-                pointer["outcome"] = "promoted"
-                return [(lead_score, self._tag(lead, pointer, lead_score))]
             pointer["outcome"] = "covered"
             return []
         pointer["outcome"] = "followed"
@@ -406,14 +397,11 @@ class CrossrefHop(BaseNodePostprocessor):
         """(final list, hopped chunks in it, candidates that made room for them)."""
         position = {n.node.node_id: i for i, n in enumerate(nodes)}
         removed: set[int] = set()
-        moved: set[int] = set()
         after: dict[int, list[NodeWithScore]] = {}
         for pointer, picks in hops:
             referrer = position[pointer["from_chunk"]]
             for score, nws in picks:
-                if nws.node.node_id in position:      # a promoted candidate leaves its old place
-                    moved.add(position[nws.node.node_id])
-                elif self.placement == "replace_tail":
+                if self.placement == "replace_tail":
                     # Budget-neutral: a hopped chunk takes the place of the lowest-ranked candidate
                     # below its referrer (never a referrer); without one it is dropped.
                     referrers = {position[p["from_chunk"]] for p, _ in hops}
@@ -426,7 +414,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 after.setdefault(len(nodes) if self.placement == "append" else referrer, []).append(nws)
         out: list[NodeWithScore] = []
         for i, nws in enumerate(nodes):
-            if i not in removed and i not in moved:
+            if i not in removed:
                 out.append(nws)
             out.extend(after.get(i, []))
         out.extend(after.get(len(nodes), []))

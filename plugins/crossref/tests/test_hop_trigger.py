@@ -175,15 +175,3 @@ def test_a_sentence_naming_two_documents_gives_each_its_own_clause():
     assert reference_contexts(text, "Acquisition Agreement", others=checklist) == [
         "subject to satisfaction of other conditions in the Document: Acquisition Agreement."]
     assert reference_contexts(text, "Closing Checklist") == [" ".join(text.split())]   # no others: whole sentence
-
-
-def test_promote_covered_moves_a_lead_chunk_ranked_below_its_referrer_up_to_it(deal):
-    docs = [NOTE, CANTEEN, PRICING]
-    candidates, out, decision = run(deal, PRICE_Q, docs, gate=0.0)
-    assert out == candidates and decision["considered"][0]["outcome"] == "covered"   # off by default
-    candidates, out, decision = run(deal, PRICE_Q, docs, gate=0.0, promote_covered=True)
-    assert docs_of(out) == [NOTE, PRICING, CANTEEN]                                   # same members, same length
-    assert decision["considered"][0]["outcome"] == "promoted" and decision["fired"] is True
-    # Right after the referrer already: nothing to move.
-    candidates, out, decision = run(deal, PRICE_Q, [NOTE, PRICING, CANTEEN], gate=0.0, promote_covered=True)
-    assert out == candidates and decision["considered"][0]["outcome"] == "covered"
