@@ -2,7 +2,7 @@
 (git AsciiDoc manual pages, PostgreSQL HTML pages, Python Sphinx sources), against the reference
 catalogues in bench/goldsets/debian/<corpus>.refs.jsonl (written by other helpers from the documents).
 
-    python bench/debian_corpora.py                  # extract the corpora first (bench/.cache/debian/)
+    python bench/debian_corpora.py                  # extract the corpora first (bench/corpora-debian/)
     python bench/bench_crossref_debian.py           # all three
     python bench/bench_crossref_debian.py git --show-misses
 
