@@ -142,10 +142,12 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
 def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
 
-    key = hashlib.sha1(json.dumps([name, config], sort_keys=True).encode()).hexdigest()[:12]
+    cfg = {"enable": [], "top_k": K, **config}
+    # Keyed by every effective core setting (defaults included), so a changed default is a new index.
+    core = ragplugins.load({"ragplugins": cfg}, embed_model=embed).config.core.model_dump(mode="json")
+    key = hashlib.sha1(json.dumps([name, core], sort_keys=True).encode()).hexdigest()[:12]
     persist = CACHE / "firststage" / f"{name.replace('+', '_')}-{key}"
-    cfg = {"enable": [], "persist_dir": str(persist), "top_k": K, **config}
-    rp = ragplugins.load({"ragplugins": cfg}, embed_model=embed)
+    rp = ragplugins.load({"ragplugins": {**cfg, "persist_dir": str(persist)}}, embed_model=embed)
     if not (persist / "done").exists():
         rp.index_paths(paths)
         (persist / "done").write_text("ok")
