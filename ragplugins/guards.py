@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.bridge.pydantic import Field, SerializeAsAny
@@ -165,37 +166,35 @@ class GuardedPostprocessor(BaseNodePostprocessor):
             inputs.unknown("the host's retriever may filter: "
                            + query_inputs.PASS_FILTERS.format(where="rp.postprocessors"))
 
-    def _postprocess_nodes(self, nodes: list[NodeWithScore],
-                           query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+    @contextmanager
+    def _guarded(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> Iterator[dict]:
+        """Around one call of the plugin's postprocessor (sync or async): the query's inputs and trace
+        are open, a failure obeys the error policy, and the result is screened against the host's filters."""
         query = query_bundle.query_str if query_bundle else ""
         with query_inputs.scope() as (inputs, opened), trace.join_last(query) as tr:
             if opened:
                 self._open(inputs, nodes)
+            result = {"out": nodes}
             try:
-                out = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
-                _check_list(out, NodeWithScore)
+                yield result
+                _check_list(result["out"], NodeWithScore)
             except Exception as exc:  # noqa: BLE001
                 _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
-                out = nodes
-            out = inputs.screen(out, after=self.plugin)
-            tr.set_final(out)
-            return out
+                result["out"] = nodes
+            result["out"] = inputs.screen(result["out"], after=self.plugin)
+            tr.set_final(result["out"])
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore],
+                           query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        with self._guarded(nodes, query_bundle) as result:
+            result["out"] = self.inner.postprocess_nodes(list(nodes), query_bundle=query_bundle)
+        return result["out"]
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        query = query_bundle.query_str if query_bundle else ""
-        with query_inputs.scope() as (inputs, opened), trace.join_last(query) as tr:
-            if opened:
-                self._open(inputs, nodes)
-            try:
-                out = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
-                _check_list(out, NodeWithScore)
-            except Exception as exc:  # noqa: BLE001
-                _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
-                out = nodes
-            out = inputs.screen(out, after=self.plugin)
-            tr.set_final(out)
-            return out
+        with self._guarded(nodes, query_bundle) as result:
+            result["out"] = await self.inner.apostprocess_nodes(list(nodes), query_bundle=query_bundle)
+        return result["out"]
 
 
 class BaseRecorder(BaseRetriever):
