@@ -4,13 +4,14 @@ from ragplugins.app import IndexReport, RagPlugins, RagQueryEngine, RagRetriever
 from ragplugins.config import Config, CoreSettings
 from ragplugins.context import DocumentInfo, RagContext
 from ragplugins.contributions import Contribution, MetadataKey, NoConfig, PluginInfo
-from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError, RagPluginsError
+from ragplugins.errors import (ConfigError, EmbedderMismatchError, IndexBusyError, InputError, PluginError,
+                               RagPluginsError, StoreError)
 from ragplugins.hookspecs import hookimpl
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Config", "ConfigError", "Contribution", "CoreSettings", "DocumentInfo", "EmbedderMismatchError",
-    "IndexReport", "InputError", "MetadataKey", "NoConfig", "PluginError", "PluginInfo", "RagContext",
-    "RagPlugins", "RagPluginsError", "RagQueryEngine", "RagRetriever", "SearchResult", "hookimpl", "load",
+    "IndexBusyError", "IndexReport", "InputError", "MetadataKey", "NoConfig", "PluginError", "PluginInfo", "RagContext",
+    "RagPlugins", "RagPluginsError", "RagQueryEngine", "RagRetriever", "SearchResult", "StoreError", "hookimpl", "load",
 ]

@@ -35,3 +35,12 @@ class InputError(RagPluginsError):
 
 class EmbedderMismatchError(RagPluginsError):
     """The index was built with a different embedding model than the one given."""
+
+
+class IndexBusyError(RagPluginsError):
+    """Another process is writing the same embedded index."""
+
+
+class StoreError(RagPluginsError):
+    """The embedded index on disk is damaged or is not a ragplugins index; the message says which
+    directory and what to run."""

@@ -144,13 +144,26 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     # -- writes ------------------------------------------------------------
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
-        if not nodes:
-            return []
+        """Add ``nodes``; a node whose id is already stored replaces that row (no duplicate ids)."""
+        self.write_batch(nodes, replace_doc_ids=())
+        return [n.node_id for n in nodes]
+
+    def write_batch(self, nodes: Sequence[BaseNode], replace_doc_ids: Sequence[str]) -> None:
+        """One commit: ``nodes`` are added or replace the rows with their ids, and every other row of
+        the documents ``replace_doc_ids`` is removed, so a reader sees each document as it was or as it
+        is now. A new metadata key first migrates the table (one commit of its own that keeps every row)."""
         metas = [node_to_metadata_dict(n, remove_text=False, flat_metadata=self.flat_metadata) for n in nodes]
+        doc_clause = (f"{self.doc_id_key} IN ({', '.join(_sql_literal(d) for d in replace_doc_ids)})"
+                      if replace_doc_ids else None)
+        if not nodes:
+            if doc_clause and self._table is not None:
+                self._table.delete(doc_clause)
+            return
         if self._table is None:
-            dim = len(nodes[0].get_embedding())
-            schema = self._new_schema(dim, metas)
+            schema = self._new_schema(len(nodes[0].get_embedding()), metas)
             self._table = self._connection.create_table(self._table_name, schema=schema, mode="create")
+        else:
+            self.migrate_schema(metas)
         fields = self._struct_fields()
         rows = [{
             "id": n.node_id,
@@ -159,10 +172,42 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             self.text_key: n.get_content(metadata_mode="none"),
             "metadata": self._conform(meta, fields),
         } for n, meta in zip(nodes, metas)]
-        self._table.add(pa.Table.from_pylist(rows, schema=self._table.schema))
+        merge = self._table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        if doc_clause:
+            merge = merge.when_not_matched_by_source_delete(doc_clause)
+        merge.execute(pa.Table.from_pylist(rows, schema=self._table.schema))
         self._metadata_keys = list(fields)
         self._fts_index_ready = False
-        return [n.node_id for n in nodes]
+
+    def migrate_schema(self, metas: Sequence[dict] = ()) -> list[str]:
+        """Give the table a column for every declared key (and every key in ``metas``) it lacks, reading
+        the values back from each row's stored node; one commit, no row lost. Returns the added keys."""
+        if self._table is None:
+            return []
+        fields = self._struct_fields()
+        added = {k: _ARROW_TYPES[t] for k, t in self._declared.items() if k not in fields}
+        for meta in metas:
+            for key, value in meta.items():
+                if key not in fields and key not in added:
+                    added[key] = pa.string() if value is None else _arrow_type_of(value)
+        if not added:
+            return []
+        new_fields = {**fields, **added}
+        struct = pa.struct([pa.field(k, t, nullable=True) for k, t in new_fields.items()])
+        old = self._table.schema
+        schema = pa.schema([old.field(i) if old.field(i).name != "metadata" else pa.field("metadata", struct)
+                            for i in range(len(old))])
+        rows = self._table.to_arrow().to_pylist()
+        for row in rows:
+            node = metadata_dict_to_node(row["metadata"])
+            meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
+            row["metadata"] = self._conform(meta, new_fields)
+        # mode="overwrite" is one Lance commit: a reader sees the table before or after, never without rows.
+        self._table = self._connection.create_table(self._table_name, pa.Table.from_pylist(rows, schema=schema),
+                                                    schema=schema, mode="overwrite")
+        self._fts_index_ready = False
+        logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._table_name, sorted(added))
+        return sorted(added)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         if self._table is not None:
@@ -184,6 +229,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
         if self._table is None or not updates:
             return 0
+        self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
         ids = list(updates)
         found = self._table.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
             .limit(None).to_arrow().to_pylist()
