@@ -322,14 +322,23 @@ class RagPlugins:
         ``nodes``: the batch as just written (else read back from the store)."""
         journal = self._journal()
         deleted = list(entry["deleted"])
+        landed = True
         if nodes is None:
             present = self.context(index).list_documents()
-            written = [d for d in entry["written"] if d in present]
-            ids = [n for d in written for n in present[d].node_ids]
+            written = entry["written"]
+            # The rows are written in one commit: it landed when every document has the content announced.
+            landed = all(d in present and present[d].doc_hash == h for d, h in written.items()) \
+                and not any(d in present for d in deleted)
+            if not landed and entry["op"] == "delete":
+                # A delete needs nothing but its list: done now (rolled forward) rather than forgotten.
+                crash_point("store_write")
+                self._remove_rows(index, [d for d in deleted if d in present], present)
+                present, landed = self.context(index).list_documents(), True
+            ids = [n for d in written if d in present for n in present[d].node_ids]
             nodes = index.vector_store.get_nodes(node_ids=ids) if ids else []
             deleted = [d for d in deleted if d not in present]
         self._after_write(index, nodes, deleted)
-        if entry.get("manifest"):
+        if entry.get("manifest") and landed:
             crash_point("manifest")
             self._manifest(**entry["manifest"])
         crash_point("journal_clear")
@@ -512,7 +521,7 @@ class RagPlugins:
                 deleted: Sequence[str], existing: dict, manifest_update: dict, op: str) -> None:
         """Write the rows of a batch in one step, then everything derived from them, under a journal
         that lets the next process complete the second part when this one is stopped in between."""
-        written = sorted({n.ref_doc_id for n in nodes if n.ref_doc_id} | set(replaced))
+        written = {n.ref_doc_id: n.metadata.get(DOC_HASH_KEY) for n in nodes if n.ref_doc_id}
         journal = self._journal()
         if journal is not None:
             journal.begin(op, written, deleted, manifest_update)
@@ -532,10 +541,18 @@ class RagPlugins:
                 index.insert_nodes(nodes)
             if stale:
                 index.delete_nodes(stale, delete_from_docstore=True)
-            for doc_id in deleted:
-                index.delete_ref_doc(doc_id, delete_from_docstore=True)
+            self._remove_rows(index, deleted, existing)
         self._finish(index, {"op": op, "written": written, "deleted": list(deleted), "manifest": manifest_update},
                      nodes=nodes)
+
+    @staticmethod
+    def _remove_rows(index: VectorStoreIndex, doc_ids: Sequence[str], existing: dict) -> None:
+        store = index.vector_store
+        if isinstance(store, RagLanceDBVectorStore):
+            store.write_batch([], replace_doc_ids=list(doc_ids))
+            return
+        for doc_id in doc_ids:
+            index.delete_ref_doc(doc_id, delete_from_docstore=True)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:
         with self._writing():

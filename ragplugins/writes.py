@@ -123,10 +123,11 @@ class Journal:
     def __init__(self, persist_dir: Path):
         self.path = Path(persist_dir) / JOURNAL
 
-    def begin(self, op: str, written: Sequence[str], deleted: Sequence[str], manifest: dict | None = None) -> None:
-        """Announce a write: the documents it writes and removes, and the manifest keys it sets at the end."""
-        atomic_write_text(self.path, json.dumps({"op": op, "written": sorted(written), "deleted": sorted(deleted),
-                                                 "manifest": manifest or {}}, indent=2))
+    def begin(self, op: str, written: dict[str, str], deleted: Sequence[str], manifest: dict | None = None) -> None:
+        """Announce a write: the documents it writes (id -> content hash) and removes, and the manifest keys
+        it sets once the rows are written."""
+        atomic_write_text(self.path, json.dumps({"op": op, "written": dict(sorted(written.items())),
+                                                 "deleted": sorted(deleted), "manifest": manifest or {}}, indent=2))
 
     def pending(self) -> dict | None:
         """The unfinished write, or None. An unreadable journal (cut short) still counts: its write
@@ -138,11 +139,11 @@ class Journal:
         try:
             entry = json.loads(text)
             if isinstance(entry, dict):
-                return {"op": str(entry.get("op", "?")), "written": list(entry.get("written") or []),
+                return {"op": str(entry.get("op", "?")), "written": dict(entry.get("written") or {}),
                         "deleted": list(entry.get("deleted") or []), "manifest": dict(entry.get("manifest") or {})}
         except ValueError:
             pass
-        return {"op": "?", "written": [], "deleted": [], "manifest": {}}
+        return {"op": "?", "written": {}, "deleted": [], "manifest": {}}
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
