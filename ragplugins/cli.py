@@ -170,15 +170,21 @@ def config_docs() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--reindex", is_flag=True,
               help="Re-index unchanged files too (after enabling a plugin that works at index time).")
+@click.option("--no-prune", is_flag=True, help="Keep indexed documents whose files were removed from PATHS.")
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool) -> None:
-    """Index files and directories (new, changed; unchanged ones are skipped)."""
+def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prune: bool) -> None:
+    """Index files and directories: new and changed files are (re)indexed, unchanged ones skipped, and
+    documents whose files were removed from PATHS are removed (unless --no-prune)."""
     rp = _load(ctx)
     with console.status("indexing..."):
-        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex)
+        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
-               f"skipped {len(report.skipped)}; {report.chunks_written} chunks written to "
-               f"{rp.config.core.persist_dir}")
+               f"removed {len(report.deleted)}, skipped {len(report.skipped)}; {report.chunks_written} chunks "
+               f"written to {rp.config.core.persist_dir}")
+    for doc_id in report.deleted:
+        click.echo(f"  removed {doc_id}: its file is gone")
+    for doc_id in report.kept_missing:
+        click.echo(f"  kept {doc_id}: its file is gone (--no-prune)")
     for path, why in report.skipped:
         click.echo(f"  skipped {path}: {why}")
 
@@ -193,6 +199,24 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     missing = [d for d in doc_ids if d not in gone]
     click.echo(f"deleted {len(gone)}" + (f"; not in the index: {', '.join(missing)}" if missing else ""))
     if missing and not gone:
+        sys.exit(1)
+
+
+@cli.command("check")
+@click.option("--repair", is_flag=True, help="Fix what was found (see docs/architecture.md, 'Crash safety').")
+@click.pass_context
+def check_cmd(ctx: click.Context, repair: bool) -> None:
+    """Verify the index: manifest, rows per document, duplicate ids, embedder, full-text index, plugin state."""
+    from ragplugins.check import check_index
+
+    report = check_index(_load(ctx), repair=repair)
+    for finding in report.findings:
+        click.echo(f"{'repaired' if finding.repaired else 'problem'}: {finding.problem}"
+                   + (f" -> {finding.repaired}" if finding.repaired else ""))
+    if report.ok:
+        click.echo(f"ok: {report.persist_dir}: {report.documents} documents, {report.rows} chunks")
+    else:
+        click.echo("run `ragplugins check --repair` to fix it" if not repair else "not everything could be repaired")
         sys.exit(1)
 
 

@@ -11,7 +11,7 @@ from llama_index.core.bridge.pydantic import Field, SerializeAsAny
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, QueryBundle, TransformComponent
 
-from ragplugins.errors import PluginError
+from ragplugins.errors import PluginError, StoreError
 
 
 _CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
@@ -62,6 +62,8 @@ class ChunkBookkeeping(TransformComponent):
 
 
 def _handle(policy: str, err: PluginError) -> None:
+    if isinstance(err.cause, StoreError):
+        raise err.cause  # the store is damaged, not the plugin that was reading it
     if policy == "raise":
         raise err
     warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=4)

@@ -33,6 +33,8 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_
 from llama_index.vector_stores.lancedb import LanceDBVectorStore
 from pydantic import PrivateAttr
 
+from ragplugins.errors import StoreError
+
 logger = logging.getLogger(__name__)
 
 _ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
@@ -333,6 +335,36 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 self._table.create_fts_index(self.text_key, replace=True)
             self._fts_index_ready = True
 
+    def fts_problem(self) -> str | None:
+        """What is wrong with the full-text index ("is missing", "cannot be read (...)"), or None."""
+        if self._table is None or self._table.count_rows() == 0:
+            return None
+        if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._table.list_indices()):
+            return "is missing"
+        try:
+            self._table.search("ragplugins", query_type="fts").limit(1).to_arrow()
+        except Exception as exc:  # noqa: BLE001 - lost or damaged index files
+            return f"cannot be read ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+        return None
+
+    def deduplicate(self) -> int:
+        """Keep one row per chunk id (one commit); returns how many rows were dropped."""
+        if self._table is None:
+            return 0
+        data = self._table.to_arrow()
+        seen: set[str] = set()
+        keep = []
+        for i, node_id in enumerate(data.column("id").to_pylist()):
+            if node_id not in seen:
+                seen.add(node_id)
+                keep.append(i)
+        if len(keep) == data.num_rows:
+            return 0
+        self._table = self._connection.create_table(self._table_name, data.take(keep), schema=data.schema,
+                                                    mode="overwrite")
+        self._fts_index_ready = False
+        return data.num_rows - len(keep)
+
     def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:
         """Full-text (BM25) search on chunk text, prefiltered like the dense leg."""
         if self._table is None or not query_str.strip():
@@ -346,9 +378,16 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             search = search.where(self.where_clause(filters), prefilter=True)
         try:
             rows = search.to_arrow().to_pylist()
-        except Exception as exc:  # noqa: BLE001 - a query the FTS parser rejects
-            logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
-            return []
+        except Exception as exc:  # noqa: BLE001 - a query the FTS parser rejects, or a lost index
+            problem = self.fts_problem()
+            if problem is None:
+                logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
+                return []
+            # Derived data: rebuilt from the rows rather than leaving BM25 silently off.
+            logger.warning("ragplugins: the full-text index of table '%s' %s; rebuilding it", self._table_name,
+                           problem)
+            self.refresh_fts()
+            rows = search.to_arrow().to_pylist()
         nodes = []
         for row in rows:
             node = metadata_dict_to_node(row["metadata"])
@@ -361,6 +400,28 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if self._table is None:
             return []
         return self._table.search().select(columns).limit(None).to_arrow().to_pylist()
+
+
+def _reads_store(method):
+    """Lance reports a damaged table (a lost data file, a cut-short version record) with RuntimeError or
+    OSError from deep inside; callers get one StoreError that names the table and the fix."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (RuntimeError, OSError) as exc:
+            if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
+                raise
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StoreError(f"the LanceDB table '{self._table_name}' in '{self.uri}' cannot be read "
+                             f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
+    return wrapper
+
+
+for _name in ("query", "get_nodes", "fts_search", "document_rows", "write_batch", "update_metadata"):
+    setattr(RagLanceDBVectorStore, _name, _reads_store(getattr(RagLanceDBVectorStore, _name)))
 
 
 def cosine(a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
