@@ -197,7 +197,8 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
         by_doc: dict[str, list[dict]] = {}
         for row in rows:
             ids[row["id"]] = ids.get(row["id"], 0) + 1
-            by_doc.setdefault(row["doc"], []).append(row)
+            if ids[row["id"]] == 1:  # a duplicate is its own finding, not a damaged document
+                by_doc.setdefault(row["doc"], []).append(row)
         report.documents = len(by_doc)
         duplicates = sorted(i for i, n in ids.items() if n > 1)
         damaged = sorted(d for d, rs in by_doc.items()
