@@ -34,7 +34,8 @@ from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError, StoreError
-from ragplugins.guards import ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever, GuardedTransformation
+from ragplugins.guards import (ChunkBookkeeping, GuardedPostprocessor, GuardedQueryEngine, GuardedRetriever,
+                               GuardedTransformation, RecordingQueryEngine)
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.readers import read_documents
@@ -634,7 +635,10 @@ class RagPlugins:
             retriever=self.retriever(index, base=base, filters=filters, top_k=similarity_top_k),
             response_synthesizer=synth, node_postprocessors=[*self.postprocessors(index), *node_postprocessors])
         for contrib in self._contributions("ragplugins_query_engine_wrappers", self.context(index)):
-            engine = self._wrap(contrib, engine, BaseQueryEngine) or engine
+            below = RecordingQueryEngine(engine)
+            wrapped = self._wrap(contrib, below, BaseQueryEngine)
+            if wrapped is not None:
+                engine = GuardedQueryEngine(wrapped, below, contrib.plugin, self.config.core.on_plugin_error)
         return RagQueryEngine(engine)
 
     def _wrap(self, contrib: Any, inner: Any, expected: type) -> Any:

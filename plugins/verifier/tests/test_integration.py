@@ -230,3 +230,26 @@ def _config(tmp_path):
     path = tmp_path / "ragplugins.toml"
     path.write_text(f'[ragplugins]\nenable = ["verifier"]\npersist_dir = "{tmp_path / "idx"}"\n')
     return path
+
+
+@pytest.mark.parametrize("policy", ["warn", "raise"])
+def test_the_verifier_llm_failing_obeys_on_plugin_error(corpus_index, bundled_embed_model, policy):
+    """The answer comes from the LLM; only the verification call fails (a rate limit, say)."""
+    answer = "The annual fee is 120,000 EUR, payable quarterly."
+
+    def respond(prompt):
+        if "<evidence" in prompt:
+            raise RuntimeError("429 too many requests")
+        return answer
+
+    rag = make_rag([plugin], {"on_plugin_error": policy, "verifier": {"backend": "llm"}},
+                   embed_model=bundled_embed_model, llm=FakeLLM(responder=respond, prompts=[]),
+                   persist_dir=corpus_index)
+    if policy == "raise":
+        with pytest.raises(PluginError, match="plugin 'verifier' failed.*429 too many requests"):
+            rag.query_engine().query("What is the annual fee?")
+        return
+    with pytest.warns(UserWarning, match="plugin 'verifier' failed.*429.*continuing without it"):
+        response = rag.query_engine().query("What is the annual fee?")
+    assert response.response == answer and response.source_nodes
+    assert "verification" not in response.metadata["ragplugins"]
