@@ -246,3 +246,22 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
             for problem in plugin_problems:
                 report.add(problem, ("rebuilt from the rows" if not again else None) if repair else None)
     return report
+
+
+def persist_dir_problems(rp: Any) -> list[str]:
+    """What `config check` can tell about persist_dir without opening the index: writable, ragplugins' own."""
+    import os
+
+    if rp.persist_dir is None:
+        return []
+    path = Path(rp.persist_dir)
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        return [f"persist_dir = '{path}': '{existing}' is not a writable directory; point persist_dir elsewhere "
+                "or fix its permissions"]
+    try:
+        if not rp._manifest():
+            rp._refuse_foreign_directory()
+    except StoreError as exc:
+        return [str(exc)]
+    return []

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragplugins.config import config_reference, parse_config, validate_plugins
-from ragplugins.errors import InputError, RagPluginsError
+from ragplugins.errors import ConfigError, InputError, RagPluginsError
 from ragplugins.plugins import ENV_VAR, PluginRegistry
 
 console = Console()
@@ -76,7 +76,17 @@ def _import_llm(path: str):
         factory = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError, ValueError) as exc:
         raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); give 'package.module:callable'")
-    return factory()
+    from llama_index.core.llms import LLM
+
+    try:
+        llm = factory()
+    except Exception as exc:  # noqa: BLE001 - the config names code; its failure is a config problem
+        raise RagPluginsError(f"[ragplugins] llm = '{path}': calling it failed ({type(exc).__name__}: {exc}); give "
+                              "a zero-argument callable that returns a LlamaIndex LLM") from None
+    if not isinstance(llm, LLM):
+        raise RagPluginsError(f"[ragplugins] llm = '{path}' returned {type(llm).__name__}, not a LlamaIndex LLM; "
+                              "give a zero-argument callable that returns one")
+    return llm
 
 
 @cli.command("plugins")
@@ -124,7 +134,11 @@ def config_group() -> None:
 @click.pass_context
 def config_check(ctx: click.Context) -> None:
     """Validate the config against the installed plugins."""
+    from ragplugins.check import persist_dir_problems
+
     rp = _load(ctx)
+    if problems := persist_dir_problems(rp):
+        raise ConfigError(problems, rp.config.source)
     click.echo(f"ok: {rp.config.source}; enabled: {', '.join(rp.config.enabled) or 'none'}")
 
 

@@ -274,3 +274,37 @@ def test_encrypted_and_corrupt_pdfs_are_named(tmp_path):
     assert skipped["locked.pdf"].startswith("encrypted PDF")
     assert skipped["broken.pdf"].startswith("not a valid PDF")
     assert "RetryError" not in " ".join(skipped.values())
+
+
+# -- config check ------------------------------------------------------------------
+@pytest.mark.parametrize("line, message", [
+    ('table = "my table"', "table = 'my table': use 1-128 letters"),
+    ('embed_model = "./models/nowhere"', "embed_model = './models/nowhere': no such file or directory"),
+    ('llm = "os:system"', "llm = 'os:system': calling it failed (TypeError"),
+    ('llm = "builtins:dict"', "llm = 'builtins:dict' returned dict, not a LlamaIndex LLM"),
+])
+def test_config_check_catches_what_used_to_fail_later(tmp_path, monkeypatch, line, message):
+    from ragplugins.cli import get_cli
+
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f"[ragplugins]\n{line}\n")
+    result = CliRunner().invoke(get_cli(), ["--config", str(cfg), "config", "check"])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_config_check_catches_an_unwritable_or_foreign_persist_dir(tmp_path, monkeypatch):
+    from ragplugins.cli import get_cli
+
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "ro" / "idx"}"\n')
+    (tmp_path / "ro").mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p).endswith("ro") else real_access(p, mode))
+    result = CliRunner().invoke(get_cli(), ["--config", str(cfg), "config", "check"])
+    assert result.exit_code == 2 and f"'{tmp_path / 'ro'}' is not a writable directory" in result.output
+    monkeypatch.setattr(os, "access", real_access)
+    (tmp_path / "ro" / "idx").mkdir()
+    (tmp_path / "ro" / "idx" / "manifest.json").write_text('{"name": "other"}')
+    result = CliRunner().invoke(get_cli(), ["--config", str(cfg), "config", "check"])
+    assert result.exit_code == 2 and "not a ragplugins manifest" in result.output
