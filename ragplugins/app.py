@@ -39,7 +39,7 @@ from ragplugins.guards import (ChunkBookkeeping, GuardedPostprocessor, GuardedQu
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.readers import read_documents
-from ragplugins.splitting import MarkdownSections
+from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections
 from ragplugins.store import RagLanceDBVectorStore
 from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
@@ -349,7 +349,7 @@ class RagPlugins:
     # -- index time ------------------------------------------------------
     def splitter(self) -> TransformComponent:
         core = self.config.core
-        return SentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
+        return BlockedSentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
 
     def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
         """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""

@@ -70,18 +70,39 @@ def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[
     return out
 
 
+def _utf16_without_bom(head: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when ``head`` looks like UTF-16 text written without a byte-order mark
+    (mostly Latin text: nearly every other byte is NUL, the rest are not), else None."""
+    pairs = len(head) // 2
+    if pairs < 4:
+        return None
+    zero_even = head[0:pairs * 2:2].count(0) / pairs
+    zero_odd = head[1:pairs * 2:2].count(0) / pairs
+    for codec, zeros, text in (("utf-16-le", zero_odd, zero_even), ("utf-16-be", zero_even, zero_odd)):
+        if zeros > 0.7 and text < 0.05:
+            try:
+                head[:pairs * 2].decode(codec)
+            except UnicodeDecodeError:
+                return None
+            return codec
+    return None
+
+
 def _is_binary(path: Path) -> bool:
     """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none; UTF-16
-    text has many, but starts with its byte-order mark."""
+    text has many, but starts with its byte-order mark, or (without one) has them in every other byte."""
     with path.open("rb") as f:
         head = f.read(8000)
-    return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+        and _utf16_without_bom(head) is None
 
 
 def _decode(path: Path, report: ReadReport) -> str | None:
     data = path.read_bytes()
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
+    if b"\0" in data[:8000] and (codec := _utf16_without_bom(data[:8000])):
+        return data.decode(codec, errors="replace")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

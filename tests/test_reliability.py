@@ -308,3 +308,32 @@ def test_config_check_catches_an_unwritable_or_foreign_persist_dir(tmp_path, mon
     (tmp_path / "ro" / "idx" / "manifest.json").write_text('{"name": "other"}')
     result = CliRunner().invoke(get_cli(), ["--config", str(cfg), "config", "check"])
     assert result.exit_code == 2 and "not a ragplugins manifest" in result.output
+
+
+def test_utf16_without_a_byte_order_mark_is_read_as_text(tmp_path):
+    from ragplugins.readers import read_documents
+
+    text = "Überweisungen sind bis zum 1. März fällig. Late payments accrue interest.\n" * 20
+    (tmp_path / "le.txt").write_bytes(text.encode("utf-16-le"))
+    (tmp_path / "be.txt").write_bytes(text.encode("utf-16-be"))
+    (tmp_path / "blob.txt").write_bytes(bytes(range(256)) * 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read = read_documents([tmp_path])
+    assert {d.id_: d.text for d in read.documents} == {"le.txt": text, "be.txt": text}
+    assert [Path(p).name for p, _ in read.skipped] == ["blob.txt"]
+
+
+def test_a_two_megabyte_paragraph_is_split_without_tripping_nltks_regex_timeout(monkeypatch):
+    import nltk.redos
+
+    words = ("the annual fee is payable quarterly as set out in exhibit a and late payments accrue "
+             "interest").split()
+    text = " ".join(f"{w}." if i % 23 == 22 else w for i, w in enumerate(words * 20000))  # ~2 MB, one paragraph
+    # nltk's guard is 5 s of wall clock for a regex over the whole text: a 16-20 MB file tripped it. Here a
+    # 2 MB text against a 0.4 s guard (its sentence regex takes ~1.5 s over 2 MB, ~0.08 s over a block).
+    monkeypatch.setattr(nltk.redos, "DEFAULT_TIMEOUT", 0.4)
+    splitter = _rp("unused", enable=()).splitter()
+    chunks = splitter.split_text(text)
+    assert len(chunks) > 200
+    assert " ".join(chunks).count("exhibit") >= 20000  # nothing dropped (overlap may repeat some)

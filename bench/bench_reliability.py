@@ -1,0 +1,70 @@
+"""Large plain-text files: reading and splitting time per MB (the step that used to fail on 16-20 MB).
+
+    python bench/bench_reliability.py --sizes 1,4,16
+
+Each size is one generated .txt file (one paragraph per 80 words, one sentence end every ~20
+words), read by ragplugins' reader and split by the core splitter at the default chunk size,
+under nltk's own regex timeout (5 s). Times are wall clock on a shared machine: read them as
+"linear or not", not as absolute speeds. The crash-injection results are from
+tests/test_crash.py (pytest), not from this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from ragplugins import load
+from ragplugins.readers import read_documents
+
+RESULTS = Path(__file__).parent / "results" / "reliability"
+WORDS = ("the agreement fee payment schedule section exhibit policy termination notice party clause "
+         "invoice quarter annual interest late written days either may").split()
+
+
+def make_text(mb: float, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    out, size, n = [], 0, 0
+    while size < mb * 1_000_000:
+        word = rng.choice(WORDS)
+        n += 1
+        if n % 20 == 0:
+            word += "."
+        if n % 80 == 0:
+            word += "\n\n"
+        out.append(word)
+        size += len(word) + 1
+    return " ".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1,4,16", help="File sizes in MB, comma-separated.")
+    args = ap.parse_args()
+    rp = load({"enable": []})
+    splitter = rp.splitter()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in [float(s) for s in args.sizes.split(",")]:
+            path = Path(tmp) / f"big-{mb:g}mb.txt"
+            path.write_text(make_text(mb), encoding="utf-8")
+            start = time.perf_counter()
+            docs = read_documents([path]).documents
+            read_s = time.perf_counter() - start
+            start = time.perf_counter()
+            nodes = splitter.get_nodes_from_documents(docs)
+            split_s = time.perf_counter() - start
+            size = path.stat().st_size / 1_000_000
+            rows.append({"mb": round(size, 2), "read_s": round(read_s, 2), "split_s": round(split_s, 2),
+                         "split_s_per_mb": round(split_s / size, 2), "chunks": len(nodes)})
+            print(rows[-1], flush=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "large_files.json").write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
