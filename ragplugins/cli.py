@@ -251,7 +251,8 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int) -
     from ragplugins.app import MANIFEST
 
     rp = _load(ctx)
-    if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file():
+    if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file() \
+            and not (rp.persist_dir / "lancedb").is_dir():
         # Asking would create an empty index there; say where none was found instead.
         raise InputError(f"no index in '{rp.persist_dir}' ({rp.config.source}: persist_dir); build one with "
                          "`ragplugins index PATH`, or point persist_dir at an existing one")

@@ -73,6 +73,18 @@ def test_missing_manifest_is_refused_then_rebuilt_only_for_the_embedder_that_mad
     assert check_index(_rp(idx)).findings == []
 
 
+def test_query_over_rows_without_a_manifest_says_so_not_no_index(indexed, tmp_path, monkeypatch):
+    idx, _ = indexed
+    (idx / "manifest.json").unlink()
+    monkeypatch.setattr("ragplugins.app.load_embed_model", lambda *a, **k: HashEmbedding())
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{idx}"\n')
+    from ragplugins.cli import get_cli
+
+    result = CliRunner().invoke(get_cli(), ["--config", str(cfg), "query", "fees"])
+    assert result.exit_code == 2 and "has lost its manifest.json" in result.output and "no index" not in result.output
+
+
 def test_invalid_manifest_is_one_line_naming_the_file(indexed, tmp_path, monkeypatch):
     idx, corpus = indexed
     (idx / "manifest.json").write_text("{not json")
