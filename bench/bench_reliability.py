@@ -41,12 +41,51 @@ def make_text(mb: float, seed: int = 0) -> str:
     return " ".join(out)
 
 
+def commit_cost(rows: int = 100_000, batch: int = 1_000) -> dict:
+    """Seconds to write ``batch`` rows into a ``rows``-row LanceDB table: append, merge on id, and merge
+    that also removes two documents' other rows (what RagLanceDBVectorStore.write_batch does)."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    def table(start: int, n: int) -> pa.Table:
+        vectors = np.random.default_rng(start).random(n * 384, dtype=np.float32)
+        return pa.table({"id": [f"id{i}" for i in range(start, start + n)],
+                         "doc_id": [f"d{i // 10}" for i in range(start, start + n)],
+                         "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors), 384),
+                         "text": ["some chunk text " * 20] * n})
+
+    out = {"rows": rows, "batch": batch}
+    with tempfile.TemporaryDirectory() as tmp:
+        t = lancedb.connect(tmp).create_table("t", table(0, rows))
+        steps = {
+            "append_s": lambda: t.add(table(rows * 2, batch)),
+            "merge_s": lambda: t.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+            .execute(table(rows * 3, batch)),
+            "merge_and_remove_s": lambda: t.merge_insert("id").when_matched_update_all()
+            .when_not_matched_insert_all().when_not_matched_by_source_delete("doc_id IN ('d5', 'd6')")
+            .execute(table(rows * 4, batch)),
+        }
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            out[name] = round(time.perf_counter() - start, 3)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1,4,16", help="File sizes in MB, comma-separated.")
     ap.add_argument("--plain", action="store_true",
                     help="LlamaIndex's SentenceSplitter as the core used it before (whole text at once), to compare.")
+    ap.add_argument("--commit-cost", action="store_true", help="Only time one batch commit on a 100,000-row table.")
     args = ap.parse_args()
+    if args.commit_cost:
+        result = commit_cost()
+        print(result)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "commit_cost.json").write_text(json.dumps(result, indent=2))
+        return
     rp = load({"enable": []})
     splitter = rp.splitter()
     if args.plain:
