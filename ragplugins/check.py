@@ -249,9 +249,14 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
 
 
 def persist_dir_problems(rp: Any) -> list[str]:
-    """What `config check` can tell about persist_dir without opening the index: writable, ragplugins' own."""
+    """What `config check` can tell without loading a model or opening the index: an embed_model that cannot
+    load offline; persist_dir writable and ragplugins' own."""
     import os
 
+    from ragplugins.embeddings import offline_model_problem
+
+    if rp._embed_model is None and (problem := offline_model_problem(rp.config.core.embed_model)):
+        return [problem]
     if rp.persist_dir is None:
         return []
     path = Path(rp.persist_dir)

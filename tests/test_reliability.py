@@ -349,3 +349,19 @@ def test_a_two_megabyte_paragraph_is_split_without_tripping_nltks_regex_timeout(
     chunks = splitter.split_text(text)
     assert len(chunks) > 200
     assert " ".join(chunks).count("exhibit") >= 20000  # nothing dropped (overlap may repeat some)
+
+
+def test_an_offline_hub_name_is_one_line_at_config_check_and_at_load(tmp_path, monkeypatch):
+    from ragplugins.cli import get_cli
+    from ragplugins.embeddings import load_embed_model
+    from ragplugins.errors import RagPluginsError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\nembed_model = "nobody-here/no-such-model"\n')
+    result = CliRunner().invoke(get_cli(), ["--config", str(cfg), "config", "check"])
+    assert result.exit_code == 2 and "'nobody-here/no-such-model': not in the local Hugging Face cache" in result.output
+    with pytest.raises(RagPluginsError, match="embed_model = 'nobody-here/no-such-model' cannot be loaded") as err:
+        load_embed_model("nobody-here/no-such-model")
+    assert "\n" not in str(err.value)
