@@ -300,15 +300,15 @@ class RagPlugins:
         if journal is None or journal.pending() is None:
             return
         lock = self._writing()
-        if not lock.is_free():
-            return  # its writer is still at work
         try:
+            if not lock.is_free():
+                return  # its writer is still at work
             with lock:
                 entry = journal.pending()
                 if entry is None:
                     return
                 self._finish(self._index, entry)
-        except OSError as exc:
+        except (OSError, StoreError) as exc:
             warnings.warn(f"ragplugins: the index in '{self.persist_dir}' has a write a stopped process left "
                           f"unfinished, and it cannot be completed now ({exc}); run `ragplugins check --repair` "
                           "with write access", stacklevel=3)

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from llama_index.core.schema import BaseNode, TransformComponent
 
-from ragplugins.errors import IndexBusyError
+from ragplugins.errors import IndexBusyError, StoreError
 
 LOCK_FILE = "write.lock"
 JOURNAL = "journal.json"
@@ -91,9 +91,12 @@ class WriterLock:
     def __enter__(self) -> "WriterLock":
         from filelock import Timeout
 
-        self.persist_dir.mkdir(parents=True, exist_ok=True)
         try:
+            self.persist_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire(timeout=self.timeout)
+        except OSError as exc:
+            raise StoreError(f"cannot write the index in '{self.persist_dir}' ({exc.strerror or exc}); point "
+                             "persist_dir at a writable directory") from None
         except Timeout:
             raise IndexBusyError(
                 f"another ragplugins process is writing the index in '{self.persist_dir}' and did not finish "

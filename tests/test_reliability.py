@@ -365,3 +365,16 @@ def test_an_offline_hub_name_is_one_line_at_config_check_and_at_load(tmp_path, m
     with pytest.raises(RagPluginsError, match="embed_model = 'nobody-here/no-such-model' cannot be loaded") as err:
         load_embed_model("nobody-here/no-such-model")
     assert "\n" not in str(err.value)
+
+
+def test_a_persist_dir_that_cannot_be_written_is_one_line(indexed, monkeypatch):
+    import filelock
+
+    idx, corpus = indexed
+
+    def denied(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(filelock.FileLock, "acquire", denied)
+    with pytest.raises(StoreError, match=r"cannot write the index in '.*idx' \(Permission denied\)"):
+        _rp(idx).index_paths([corpus])
