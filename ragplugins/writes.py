@@ -94,13 +94,13 @@ class WriterLock:
         try:
             self.persist_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire(timeout=self.timeout)
-        except OSError as exc:
-            raise StoreError(f"cannot write the index in '{self.persist_dir}' ({exc.strerror or exc}); point "
-                             "persist_dir at a writable directory") from None
-        except Timeout:
+        except Timeout:  # before OSError: filelock's Timeout is a TimeoutError
             raise IndexBusyError(
                 f"another ragplugins process is writing the index in '{self.persist_dir}' and did not finish "
                 f"within {self.timeout:g} s; try again when it is done") from None
+        except OSError as exc:
+            raise StoreError(f"cannot write the index in '{self.persist_dir}' ({exc.strerror or exc}); point "
+                             "persist_dir at a writable directory") from None
         return self
 
     def __exit__(self, *exc: Any) -> None:
