@@ -226,9 +226,12 @@ def test_cli_check_prints_one_line_per_finding(indexed, tmp_path, monkeypatch):
 
 
 def test_damaged_store_is_one_line_naming_it_not_a_plugin(indexed):
-    idx, _ = indexed
+    idx, corpus = indexed
     for f in glob.glob(str(idx / "lancedb" / "chunks.lance" / "data" / "*")):
-        os.remove(f)
+        with open(f, "r+b") as data:
+            data.truncate(100)
+    with pytest.raises(StoreError, match="cannot be read .*check --repair"):
+        _rp(idx).index_paths([corpus])
     rp = _rp(idx, enable=("crossref", "overview", "retry"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
