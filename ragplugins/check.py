@@ -68,7 +68,8 @@ def _table(rp: Any):
 
 def _readable_version(table: Any) -> int | None:
     """The newest version of ``table`` whose rows can all be read."""
-    for version in sorted((v.version for v in table.list_versions()), reverse=True):
+    versions = [v["version"] if isinstance(v, dict) else v.version for v in table.list_versions()]
+    for version in sorted(versions, reverse=True):
         try:
             table.checkout(version)
             table.to_arrow()

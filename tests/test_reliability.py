@@ -240,6 +240,15 @@ def test_damaged_store_is_one_line_naming_it_not_a_plugin(indexed):
     message = str(err.value)
     assert "chunks" in message and str(idx / "lancedb") in message and "check --repair" in message
     assert "plugin '" not in message and "\n" not in message
+    # every version holds the truncated file but the first (the empty table): repair goes back to it,
+    # and the next index run adds every document back
+    repaired = check_index(_rp(idx), repair=True)
+    assert any(f.repaired and "rolled back to version 1" in f.repaired for f in repaired.findings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, again = _rp(idx).index_paths([corpus])
+    assert len(again.added) == 4
+    assert check_index(_rp(idx)).findings == []
 
 
 # -- input -------------------------------------------------------------------
