@@ -85,6 +85,9 @@ class IndexReport:
     chunks_written: int = 0
     # Indexed documents whose files are gone, kept because pruning was off (index --no-prune).
     kept_missing: list[str] = field(default_factory=list)
+    # Indexed documents from no folder indexed since ragplugins records folders (an older index, or
+    # build_index): never pruned, since where their files were is unknown.
+    unowned: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -480,6 +483,8 @@ class RagPlugins:
             for root, found in sources.items():
                 recorded[root] = sorted(set(found) | (set() if prune else set(gone_by_root.get(root, ()))))
             manifest_update["sources"] = recorded
+            owned = {d for ids in recorded.values() for d in ids}
+            report.unowned = sorted(set(existing) - owned - set(report.deleted))
         nodes: list[BaseNode] = []
         if todo:
             # Transform and embed first: a failure (or a crash) here leaves the index as it was.

@@ -199,6 +199,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         click.echo(f"  removed {doc_id}: its file is gone")
     for doc_id in report.kept_missing:
         click.echo(f"  kept {doc_id}: its file is gone (--no-prune)")
+    if report.unowned:
+        click.echo(f"  {len(report.unowned)} indexed documents are from no folder indexed since this version records "
+                   f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
     for path, why in report.skipped:
         click.echo(f"  skipped {path}: {why}")
 

@@ -390,3 +390,21 @@ def test_a_persist_dir_that_cannot_be_written_is_one_line(indexed, monkeypatch):
     monkeypatch.setattr(filelock.FileLock, "acquire", denied)
     with pytest.raises(StoreError, match=r"cannot write the index in '.*idx' \(Permission denied\)"):
         _rp(idx).index_paths([corpus])
+
+
+def test_documents_of_an_index_older_than_pruning_are_named_not_removed(tmp_path, monkeypatch):
+    from ragplugins.cli import get_cli
+    from ragplugins.readers import read_documents
+
+    corpus = write_tiny_corpus(tmp_path / "corpus")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # build_index records no folder, as every index built before this version
+        _rp(tmp_path / "idx", enable=()).build_index(read_documents([corpus]).documents)
+    (corpus / "espresso_manual.md").unlink()
+    monkeypatch.setattr("ragplugins.app.load_embed_model", lambda *a, **k: HashEmbedding())
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
+    out = CliRunner().invoke(get_cli(), ["--config", str(cfg), "index", str(corpus)]).output
+    assert "removed 0" in out and "1 indexed documents are from no folder indexed" in out
+    assert "e.g. espresso_manual.md" in out and "ragplugins delete ID" in out
