@@ -33,7 +33,8 @@ from ragplugins.config import Config, parse_config, validate_plugins
 from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
-from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError, StoreError
+from ragplugins.errors import (ConfigError, EmbedderMismatchError, InputError, PluginError, RagPluginsError,
+                               StoreError)
 from ragplugins.guards import (ChunkBookkeeping, GuardedPostprocessor, GuardedQueryEngine, GuardedRetriever,
                                GuardedTransformation, RecordingQueryEngine)
 from ragplugins.nodes import ANNOTATION_KEY
@@ -311,10 +312,11 @@ class RagPlugins:
                 if entry is None:
                     return
                 self._finish(self._index, entry)
-        except (OSError, StoreError) as exc:
+        except (OSError, RagPluginsError) as exc:
+            # Reported, not raised: reading the index as it is beats refusing every query until it is fixed.
             warnings.warn(f"ragplugins: the index in '{self.persist_dir}' has a write a stopped process left "
-                          f"unfinished, and it cannot be completed now ({exc}); run `ragplugins check --repair` "
-                          "with write access", stacklevel=3)
+                          f"unfinished, and it cannot be completed now ({exc}); fix that, then run "
+                          "`ragplugins check --repair`", stacklevel=3)
             return
         warnings.warn(f"ragplugins: completed the {entry['op']} that a stopped process left unfinished in "
                       f"'{self.persist_dir}' ({len(entry['written'])} documents written, "
