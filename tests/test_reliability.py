@@ -408,3 +408,25 @@ def test_documents_of_an_index_older_than_pruning_are_named_not_removed(tmp_path
     out = CliRunner().invoke(get_cli(), ["--config", str(cfg), "index", str(corpus)]).output
     assert "removed 0" in out and "1 indexed documents are from no folder indexed" in out
     assert "e.g. espresso_manual.md" in out and "ragplugins delete ID" in out
+
+
+def test_a_stopped_write_that_cannot_be_completed_on_open_warns_and_queries_go_on(indexed, plugin_module):
+    from ragplugins.testing import make_rag
+    from ragplugins.writes import Journal
+
+    idx, _ = indexed
+
+    def broken_after_index(nodes, deleted_doc_ids):
+        raise RuntimeError("sidecar server down")
+
+    broken = plugin_module("broken", ragplugins_after_index=broken_after_index)
+    Journal(idx).begin("index", {}, [], {})
+    rp = make_rag([broken], embed_model=HashEmbedding(), persist_dir=idx)
+    with pytest.warns(UserWarning, match="left unfinished, and it cannot be completed now.*plugin 'broken' failed"):
+        hits = rp.search("annual fee").final
+    assert hits and Journal(idx).pending() is not None  # kept for the next attempt
+    fixed = make_rag([], embed_model=HashEmbedding(), persist_dir=idx)
+    with pytest.warns(UserWarning, match="completed the index that a stopped process left unfinished"):
+        report = check_index(fixed, repair=True)
+    assert any("left unfinished" in f.problem and f.repaired == "completed" for f in report.findings)
+    assert Journal(idx).pending() is None
