@@ -162,7 +162,9 @@ def test_index_killed_at_each_phase_recovers_exactly(states, phase):
     work = states["root"] / f"index-{phase.replace(':', '-')}"
     shutil.copytree(states["v1"], work)
     _run(str(work), "index", [str(states["corpus"])], crash_at=phase, expect_crash=True)
-    _assert_old_or_new(snapshot_rows(work), states["v1_snap"], states["reference"])
+    crashed = snapshot_rows(work)
+    _assert_old_or_new(crashed, states["v1_snap"], states["reference"])
+    _query_between(work, crashed, states)
     result = _run(str(work), "index", [str(states["corpus"])])
     assert result["ok"], result
     _assert_same(snapshot(work), states["reference"])
@@ -173,10 +175,21 @@ def test_delete_killed_at_each_phase_recovers_exactly(states, phase):
     work = states["root"] / f"delete-{phase.replace(':', '-')}"
     shutil.copytree(states["v1"], work)
     _run(str(work), "delete", ["exhibit_a.md"], crash_at=phase, expect_crash=True)
-    _assert_old_or_new(snapshot_rows(work), states["v1_snap"], states["deleted"])
+    crashed = snapshot_rows(work)
+    _assert_old_or_new(crashed, states["v1_snap"], states["deleted"])
+    _query_between(work, crashed, states)
     # The next run is a query here: opening the index completes the stopped write.
     assert _run(str(work), "search", ["payment schedule"])["ok"]
     _assert_same(snapshot(work), states["deleted"])
+
+
+def _query_between(work: Path, crashed: dict, states: dict) -> None:
+    """A query before anything completes the stopped write (the lock is held so the reader does not
+    complete it): every chunk it returns is one of the rows found above, which are old or new per document."""
+    with WriterLock(work, timeout=1):
+        result = _run(str(work), "search", ["annual fee payment schedule termination"])
+    assert result["ok"], result
+    assert result["final"] and set(result["final"]) <= set(crashed["rows"])
 
 
 def snapshot_rows(persist_dir: Path) -> dict:
