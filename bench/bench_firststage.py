@@ -142,10 +142,12 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
 def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
 
-    key = hashlib.sha1(json.dumps([name, config], sort_keys=True).encode()).hexdigest()[:12]
+    cfg = {"enable": [], "top_k": K, **config}
+    # Keyed by every effective core setting (defaults included), so a changed default is a new index.
+    core = ragplugins.load({"ragplugins": cfg}, embed_model=embed).config.core.model_dump(mode="json")
+    key = hashlib.sha1(json.dumps([name, core], sort_keys=True).encode()).hexdigest()[:12]
     persist = CACHE / "firststage" / f"{name.replace('+', '_')}-{key}"
-    cfg = {"enable": [], "persist_dir": str(persist), "top_k": K, **config}
-    rp = ragplugins.load({"ragplugins": cfg}, embed_model=embed)
+    rp = ragplugins.load({"ragplugins": {**cfg, "persist_dir": str(persist)}}, embed_model=embed)
     if not (persist / "done").exists():
         rp.index_paths(paths)
         (persist / "done").write_text("ok")
@@ -172,14 +174,15 @@ def score(retrieve, rows: Sequence[GoldRow]) -> dict[str, Any]:
 ARMS = {
     "llamaindex (1024/200, its default)": ("peer", None, None),
     "llamaindex (512/50)": ("peer", 512, 50),
-    "ragplugins off": ("ours", {}),
+    "ragplugins (plugins off)": ("ours", {}),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", default=[*PUBLIC, *DEBIAN])
-    p.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    p.add_argument("--split", choices=["dev", "test", "all", "both"], default="dev",
+                   help="'both': every question once, dev and test reported side by side")
     p.add_argument("--arm", action="append", help="arm names to run (default: all)")
     p.add_argument("--set", action="append", default=[],
                    help="extra ragplugins arm: NAME=JSON config, e.g. 'bm25s={\"sparse\": \"bm25s\"}'")
@@ -197,9 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for name in args.corpus:
         paths, gold = corpus(name)
-        rows = [r for r in gold if args.split == "all" or split_of(r) == args.split]
-        print(f"\n## {name} ({args.split}: {len(rows)} of {len(gold)} questions)\n")
-        print("| arm | chunks | nDCG@10 | R@10 | R@20 | p50 ms |\n|---|---|---|---|---|---|")
+        rows = [r for r in gold if args.split in ("all", "both") or split_of(r) == args.split]
+        splits = ("dev", "test") if args.split == "both" else (args.split,)
+        counts = ", ".join(f"{sp} {sum(1 for r in rows if sp == 'all' or split_of(r) == sp)}" for sp in splits)
+        print(f"\n## {name} ({counts} of {len(gold)} questions)\n")
+        print("| arm | chunks | " + " | ".join(f"{sp} nDCG@10 | {sp} R@10" for sp in splits) + " |")
+        print("|---|---|" + "---|---|" * len(splits))
         for arm in chosen:
             spec = arms[arm]
             if spec[0] == "peer":
@@ -208,9 +214,16 @@ def main(argv: list[str] | None = None) -> int:
                 retrieve, chunks = ragplugins_retriever(name, paths, embed, spec[1])
             res = score(retrieve, rows)
             res["chunks"] = chunks
+            res["splits"] = {}
+            for sp in splits:
+                ids = [r.id for r in rows if sp == "all" or split_of(r) == sp]
+                per = [res["per_query"][i] for i in ids]
+                res["splits"][sp] = {"n": len(per), **{m: sum(v[m] for v in per) / max(1, len(per))
+                                                       for m in ("ndcg@10", "recall@10", "recall@20")}}
             results.setdefault(name, {})[arm] = res
-            print(f"| {arm} | {chunks} | {res['ndcg@10']:.3f} | {res['recall@10']:.3f} | {res['recall@20']:.3f} | "
-                  f"{res['p50_ms']:.0f} |", flush=True)
+            cells = " | ".join(f"{res['splits'][sp]['ndcg@10']:.3f} | {res['splits'][sp]['recall@10']:.3f}"
+                               for sp in splits)
+            print(f"| {arm} | {chunks} | {cells} |", flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"split": args.split, "k": K, "results": results}, indent=1) + "\n")

@@ -38,18 +38,24 @@ def arms(plugins: list[str]) -> list[Arm]:
     return out
 
 
-def report(run: Any, names: list[str]) -> dict[str, Any]:
+def report(run: Any, names: list[str], ids: list[str]) -> dict[str, Any]:
+    """Per arm over the questions ``ids``: means, per-kind slices, and against 'off' the questions
+    whose final list changed, improved, or lost R@10 / nDCG@10."""
     rows = {(r["arm"], r["id"]): r for r in run.rows}
-    ids = sorted({r["id"] for r in run.rows})
+    ids = sorted(ids)
+
+    def mean(arm: str, metric: str, keep=lambda r: True) -> tuple[int, float]:
+        vals = [rows[(arm, i)]["final"][metric] for i in ids if keep(rows[(arm, i)])]
+        return len(vals), (sum(vals) / len(vals) if vals else 0.0)
     out: dict[str, Any] = {}
     for arm in names:
-        summary = run.summary(arm, K)
-        entry = {"n": summary["n"], "ndcg@10": summary["final.ndcg@10"], "recall@10": summary["final.recall@10"],
-                 "first.ndcg@10": summary["first.ndcg@10"], "slices": {}}
+        n, ndcg = mean(arm, "ndcg@10")
+        entry = {"n": n, "ndcg@10": ndcg, "recall@10": mean(arm, "recall@10")[1], "slices": {}}
         for sl in ("kind=factoid", "kind=pointer", "kind=paraphrase"):
-            s = run.summary(arm, K, sl)
-            if s.get("n"):
-                entry["slices"][sl] = {"n": s["n"], "ndcg@10": s["final.ndcg@10"], "recall@10": s["final.recall@10"]}
+            keep = lambda r, sl=sl: sl in r["slices"]  # noqa: E731
+            k_n, k_ndcg = mean(arm, "ndcg@10", keep)
+            if k_n:
+                entry["slices"][sl] = {"n": k_n, "ndcg@10": k_ndcg, "recall@10": mean(arm, "recall@10", keep)[1]}
         if arm != "off":
             changed, worse_recall, worse_ndcg, better = [], [], [], []
             for qid in ids:
@@ -71,7 +77,8 @@ def report(run: Any, names: list[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", default=[*PUBLIC, *DEBIAN])
-    p.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    p.add_argument("--split", choices=["dev", "test", "all", "both"], default="dev",
+                   help="'both': every question once, dev and test reported apart")
     p.add_argument("--plugins", nargs="+", default=list(PLUGINS))
     p.add_argument("--set", default="{}", help="JSON laid over every arm's [ragplugins] table")
     p.add_argument("--out", type=Path)
@@ -85,21 +92,24 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for name in args.corpus:
         paths, gold = corpus(name)
-        rows = [r for r in gold if args.split == "all" or split_of(r) == args.split]
+        rows = [r for r in gold if args.split in ("all", "both") or split_of(r) == args.split]
         run = run_eval(paths, rows, arm_list, ks=(K,), base_config={"top_k": K, **json.loads(args.set)},
                        cache_dir=CACHE / "eval", embed_model=embed, progress=False)
-        results[name] = report(run, names)
-        print(f"\n## {name} ({args.split}, {len(rows)} questions, k = {K})\n")
-        print("| arm | nDCG@10 | R@10 | changed | better | R@10 regressions | nDCG@10 regressions |")
-        print("|---|---|---|---|---|---|---|")
-        for arm in names:
-            e = results[name][arm]
-            if arm == "off":
-                print(f"| off | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | | | | |")
-            else:
-                print(f"| {arm} | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | {e['changed']} | "
-                      f"{len(e['improved'])} | {', '.join(e['regressed_recall10']) or 0} | "
-                      f"{', '.join(e['regressed_ndcg10']) or 0} |", flush=True)
+        splits = ("dev", "test") if args.split == "both" else (args.split,)
+        for sp in splits:
+            ids = [r.id for r in rows if sp == "all" or split_of(r) == sp]
+            results.setdefault(name, {})[sp] = report(run, names, ids)
+            print(f"\n## {name}, {sp} ({len(ids)} questions, k = {K})\n")
+            print("| arm | nDCG@10 | R@10 | changed | better | R@10 regressions | nDCG@10 regressions |")
+            print("|---|---|---|---|---|---|---|")
+            for arm in names:
+                e = results[name][sp][arm]
+                if arm == "off":
+                    print(f"| off | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | | | | |")
+                else:
+                    print(f"| {arm} | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | {e['changed']} | "
+                          f"{len(e['improved'])} | {', '.join(e['regressed_recall10']) or 0} | "
+                          f"{', '.join(e['regressed_ndcg10']) or 0} |", flush=True)
         if run.coverage_failures:
             print(f"coverage failures: {[f['id'] for f in run.coverage_failures]}")
     if args.out:

@@ -22,6 +22,15 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, batch_doc_ids: set[str], de
         # The batch was the whole collection: the extractor already saw every document.
         trace.record("crossref", "backfill", updated=0, documents=len(documents), skipped="whole collection")
         return 0
+    patches, docs = _patches(ctx, extractor)
+    if patches:
+        ctx.update_metadata(patches)
+    trace.record("crossref", "backfill", updated=len(patches), documents=len(docs), deleted=list(deleted))
+    return len(patches)
+
+
+def _patches(ctx: Any, extractor: CrossrefExtractor) -> tuple[dict[str, dict[str, str]], dict]:
+    """The metadata each stored chunk should hold after resolving the whole collection, where it differs."""
     docs, metadata = group_by_document(ctx.all_nodes())
     ann = run_annotation(docs, metadata, extractor.families, {}, extractor.aliases, extractor.max_refs_per_chunk)
     patches: dict[str, dict[str, str]] = {}
@@ -33,7 +42,14 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, batch_doc_ids: set[str], de
             diff = {k: v for k, v in want.items() if node.metadata.get(k) != v}
             if diff:
                 patches[node.node_id] = diff
-    if patches:
-        ctx.update_metadata(patches)
-    trace.record("crossref", "backfill", updated=len(patches), documents=len(docs), deleted=list(deleted))
-    return len(patches)
+    return patches, docs
+
+
+def stale_references(ctx: Any, extractor: CrossrefExtractor) -> list[str]:
+    """``ragplugins check``: chunks whose stored references differ from resolving the index as it is now
+    (a write stopped before this step, or documents deleted by another program)."""
+    patches, docs = _patches(ctx, extractor)
+    if not patches:
+        return []
+    return [f"crossref: {len(patches)} chunks of {len(docs)} documents hold references out of line with the "
+            "index; 'ragplugins check --repair' resolves them again"]

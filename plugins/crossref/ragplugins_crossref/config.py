@@ -5,19 +5,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragplugins_crossref.families import ReferenceFamily, family
+from ragplugins_crossref.families import KINDS, ReferenceFamily, linear_family
 
 
 class FamilySpec(BaseModel):
-    """A reference family declared in the config: a name, a kind and a linear-time regex."""
+    """A reference family declared in the config: a name, a kind and a regex, run on RE2 (linear time)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Name shown in the stored references, e.g. 'ticket'.")
-    kind: Literal["label", "section", "identifier", "citation", "document"] = Field(
+    kind: Literal[KINDS] = Field(
         description="What the match names; decides the named groups the pattern needs (label: word, value; "
-                    "section: value; identifier: id; citation: key; document: name).")
-    pattern: str = Field(description="Python regex with the kind's named groups; keep quantifiers bounded.")
+                    "section: value; identifier: id (optional volume); citation: key; document: name; link: href; "
+                    "anchor: key (optional space)).")
+    pattern: str = Field(description="Regex with the kind's named groups, run on RE2 (linear time; no look-around "
+                                     "or back-references).")
 
     @field_validator("pattern")
     @classmethod
@@ -35,7 +37,7 @@ class FamilySpec(BaseModel):
         return self
 
     def build(self) -> ReferenceFamily:
-        return family(self.name, self.kind, self.pattern, "declared in the config")
+        return linear_family(self.name, self.kind, self.pattern, "declared in the config")
 
 
 class CrossrefConfig(BaseModel):
@@ -60,7 +62,7 @@ class CrossrefConfig(BaseModel):
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
-    max_refs_per_chunk: int = Field(8, ge=1, le=200, description="References kept per chunk (resolved ones first).")
+    max_refs_per_chunk: int = Field(16, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Extra names for documents, keyed by document id or file name, e.g. {'07_nda.pdf' = ['NDA']}: "

@@ -10,10 +10,18 @@ A family is a compiled pattern plus a ``kind``:
 - ``section``: group ``value`` (and optionally ``word``), e.g. "Section 4.3", "Article IV", "§ 7";
 - ``identifier``: group ``id``, e.g. "RFC 9000", "ISO 27001": resolved to the document that carries it in its name;
 - ``citation``: group ``key``, e.g. "[BROWN19]": resolved through the citing document's own reference list;
-- ``document``: group ``name``: a file name or a phrase resolved against document names.
+- ``document``: group ``name``: a file name or a phrase resolved against document names;
+- ``link``: group ``href``: a hyperlink, resolved relative to the citing document's path (fragment dropped);
+- ``anchor``: group ``key`` (and optionally ``space``): a name some document declares, e.g. a Sphinx
+  ``:mod:`os.path``` resolved through the target's ``.. module:: os.path``.
+
+An identifier family may also have a ``volume`` group: the key is then ``id(volume)``, so
+``linkgit:git-config[1]`` and ``git-config(1)`` name the same manual page.
 
 Third parties add families through the ``ragplugins_crossref_families`` hook or
-the ``families`` config list.
+the ``families`` config list. Families declared in the config run on RE2
+(``google-re2``), which matches in linear time whatever the pattern; a pattern RE2
+cannot run (look-around, back-references) is refused with the family's name.
 """
 
 from __future__ import annotations
@@ -21,9 +29,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KINDS = ("label", "section", "identifier", "citation", "document")
+KINDS = ("label", "section", "identifier", "citation", "document", "link", "anchor")
 REQUIRED_GROUPS = {"label": {"word", "value"}, "section": {"value"}, "identifier": {"id"},
-                   "citation": {"key"}, "document": {"name"}}
+                   "citation": {"key"}, "document": {"name"}, "link": {"href"}, "anchor": {"key"}}
 
 # A caption is up to seven capitalised words ("Financial Terms", "IP Assets"), possibly joined
 # by one lowercase connector ("Terms and Conditions"). A dot only inside a word ("U.S."), so a
@@ -41,7 +49,7 @@ _LABEL = (rf"\b(?P<word>{_LABEL_WORDS})[ \t\u00a0]{{1,3}}(?:(?i:no)\.?[ \t]{{0,2
           rf"(?:[ \t]{{0,3}}[-–—:][ \t\n]{{1,3}}{_CAPTION})?")
 # "Section 4.3", "clause 7.2(b)", "Article IV", "§ 4", "§§ 3.1". Roman numerals are
 # upper case only, so "article i" in prose stays prose.
-_SECTION = (r"(?:\b(?P<word>(?i:section|clause|article|sec\.))[ \t\u00a0]{1,3}"
+_SECTION = (r"(?:\b(?P<word>(?i:section|clause|article|chapter|sec\.))[ \t\u00a0]{1,3}"
             r"|§{1,2}[ \t\u00a0]{0,2})"
             r"(?P<value>\d{1,4}(?:\.\d{1,4}){0,5}(?![\d.]\d)|[IVXLC]{1,7}\b)"
             r"(?:\([a-z0-9]{1,3}\)){0,3}")
@@ -53,6 +61,17 @@ _DOI = r"\b(?P<id>10\.\d{4,9}/[^\s\"'<>\])]{1,120})"
 # A file name with a document extension, as in a link "[see](docs/retrieval_pipeline.md#retry)".
 _FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
              r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt))(?![\w-])")
+# Manual pages: "git-config(1)", "stat(2)", and AsciiDoc's "linkgit:git-config[1]".
+_MANPAGE = r"(?<![\w.:/-])(?P<id>[A-Za-z][\w.+-]{0,60})\((?P<volume>[1-9])[a-z]{0,3}\)(?![\w(])"
+_LINKGIT = r"\blinkgit:(?P<id>[\w.+-]{1,80})\[(?P<volume>[1-9])\]"
+# "[text](target.html#frag)" (text without nested brackets; an optional "title") and raw <a href="...">.
+_MD_LINK = (r"\[(?P<text>[^\[\]]{0,300})\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)")
+_HTML_LINK = r"<a[ \t\n][^<>]{0,300}?\bhref=[\"'](?P<href>[^\"'<>\s]{1,300})[\"']"
+# Sphinx cross-reference roles: :mod:`os.path`, :func:`~os.path.join`, :ref:`text <label>`, :py:class:`!x`.
+_SPHINX_ROLE = (r":(?:py:)?(?P<space>mod|ref|func|class|meth|exc|attr|data|const|obj):"
+                r"`(?:[^`<>]{0,200}<(?P<key>[^`<>]{1,200})>|(?P<plain>[^`<>]{1,200}))`")
+# AsciiDoc: "include::diff-options.txt[]" (the file's text is part of this page), "link:user-manual.html[the manual]".
+_ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?P<text>[^\[\]]{0,300})\]"
 _CITATION = r"\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
 
 
@@ -62,7 +81,7 @@ class ReferenceFamily:
 
     name: str
     kind: str
-    pattern: re.Pattern
+    pattern: re.Pattern   # or an RE2 pattern (same interface), see linear_family
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -84,6 +103,28 @@ def family(name: str, kind: str, pattern: str, description: str = "") -> Referen
     return ReferenceFamily(name, kind, compiled, description)
 
 
+def _message(exc: Exception) -> str:
+    raw = exc.args[0] if exc.args else exc
+    return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+
+
+def linear_family(name: str, kind: str, pattern: str, description: str = "") -> ReferenceFamily:
+    """A family whose pattern runs on RE2, which matches in time linear in the text for any pattern:
+    for patterns written by users (the config), where ``(a+)+b`` would otherwise take exponential time
+    on a long run of ``a``. RE2 has no look-around or back-references; such a pattern is refused."""
+    import re2
+
+    family(name, kind, pattern, description)   # Python's syntax check and the named-group check first
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:
+        raise ValueError(f"reference family '{name}': pattern {pattern!r} uses a construct that cannot run in "
+                         f"linear time (RE2 says: {_message(exc)}); drop look-arounds and back-references") from exc
+    return ReferenceFamily(name, kind, compiled, description)
+
+
 BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("label", "label", _LABEL, "Exhibit/Appendix/Schedule/Annex/Attachment/Addendum + letter or number"),
     family("section", "section", _SECTION, "Section/Clause/Article/§ + dotted number or roman numeral"),
@@ -92,4 +133,11 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("doi", "identifier", _DOI, "DOIs"),
     family("filename", "document", _FILENAME, "file names of indexed documents, e.g. in Markdown links"),
     family("citation", "citation", _CITATION, "bracketed citation keys defined in the document's reference list"),
+    family("manpage", "identifier", _MANPAGE, "manual pages: git-config(1), stat(2)"),
+    family("linkgit", "identifier", _LINKGIT, "AsciiDoc manual-page links: linkgit:git-config[1]"),
+    family("hyperlink", "link", _MD_LINK, "Markdown links [text](path#fragment), relative to the citing file"),
+    family("html_link", "link", _HTML_LINK, "HTML <a href> links, relative to the citing file"),
+    family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
+    family("sphinx_role", "anchor", _SPHINX_ROLE,
+           "Sphinx roles :mod:/:func:/:class:/:ref:..., resolved through .. module:: and .. _label: declarations"),
 )

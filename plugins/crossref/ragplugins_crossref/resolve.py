@@ -20,6 +20,7 @@ resolved references first, so a long list never crowds out the useful ones.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -52,6 +53,11 @@ class Registry:
     ids: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     definers: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
     claims: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    anchors: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    headings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    paths: dict[str, str] = field(default_factory=dict)
+    stems: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    entry_owners: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for doc_id, prof in self.profiles.items():
@@ -68,6 +74,12 @@ class Registry:
                 self.ids[key].add(doc_id)
             for key, info in prof.labels.items():
                 self.definers[key].append((doc_id, info.get("caption", ""), info.get("chunk", "")))
+            for key in prof.anchors:
+                self.anchors[key].add(doc_id)
+            for key in prof.headings:
+                self.headings[key].add(doc_id)
+            self.paths[posixpath.normpath(doc_id.replace("\\", "/"))] = doc_id
+            self.stems[_source_stem(doc_id)].add(doc_id)
         self.refresh_claims()
 
     def refresh_claims(self) -> None:
@@ -90,14 +102,71 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref.kind == "identifier":
         return set(registry.ids.get(ref.key, ()))
     if ref.kind == "citation" and depth == 0:
-        entry = registry.profiles.get(doc_id, Profile(doc_id)).citations.get(ref.key)
-        if entry:
+        # Each entry is read once per document, however often the key is cited.
+        if (doc_id, ref.key) not in registry.entry_owners:
+            entry = registry.profiles.get(doc_id, Profile(doc_id)).citations.get(ref.key)
             found: set[str] = set()
-            for inner in registry.scan(entry, families):
-                if inner.kind in ("document", "identifier"):
+            for inner in registry.scan(entry, families) if entry else ():
+                if inner.kind in ("document", "identifier", "link"):
                     found |= _owner_docs(inner, doc_id, registry, families, depth + 1) - {doc_id}
-            return found
+            registry.entry_owners[(doc_id, ref.key)] = found
+        return set(registry.entry_owners[(doc_id, ref.key)])
+    if ref.kind == "link":
+        return _link_target(ref.key, doc_id, registry)
     return set()
+
+
+def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
+    """The indexed document a hyperlink's path names, relative to the citing document's own path;
+    else the one document with that file name (the link was written for another folder layout)."""
+    base = posixpath.dirname(doc_id.replace("\\", "/"))
+    exact = registry.paths.get(posixpath.normpath(posixpath.join(base, href)))
+    if exact is not None:
+        return {exact}
+    by_name = registry.files.get(href.rsplit("/", 1)[-1].lower(), set())
+    if len(by_name) == 1:
+        return set(by_name)
+    # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in
+    # user-manual.txt's neighbours, "os.path.html" for os.path.rst.txt): the one source with that stem.
+    by_stem = registry.stems.get(_source_stem(href), set())
+    return set(by_stem) if len(by_stem) == 1 else set()
+
+
+_DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf")
+
+
+def _source_stem(path: str) -> str:
+    """'os.path.rst.txt' -> 'os.path', 'user-manual.html' -> 'user-manual' (file name, lower case)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for _ in range(2):
+        for ext in _DOC_EXTENSIONS:
+            if name.endswith(ext) and len(name) > len(ext):
+                name = name[: -len(ext)]
+                break
+    return name
+
+
+def _dotted_prefixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:n]) for n in range(len(parts), 0, -1)]
+
+
+def _anchor_candidates(key: str, scope: str) -> list[str]:
+    """Keys to try for a Python role, in the order of Sphinx's Python domain (a name as written
+    first, then inside the citing document's module), then, as a fallback for objects documented
+    inside another directive, their enclosing objects and modules ('os.path.join' -> 'os.path' ->
+    'os'). Labels are looked up as written."""
+    space, _, name = key.partition(":")
+    if space != "py":
+        return [key]
+    local_first = name.startswith(".")   # ':func:`.open`': this module's open before the built-in
+    name = name.lstrip(".")
+    exact = _dotted_prefixes(name)
+    # Never the citing module itself or its parents: those are where the name was looked for, not found.
+    scoped = [p for p in _dotted_prefixes(f"{scope}.{name}") if len(p) > len(scope)] if scope else []
+    keys = [*scoped[:1], exact[0]] if local_first else [exact[0], *scoped[:1]]
+    keys += [*exact[1:], *scoped[1:]]
+    return [f"py:{k}" for k in dict.fromkeys(keys)]
 
 
 def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None = None) -> dict[str, Any]:
@@ -111,18 +180,37 @@ def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None 
 def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                 families: Sequence[ReferenceFamily]) -> list[dict[str, Any]]:
     """Records for one raw reference: one per target, or one with ``target: None``."""
-    if ref.kind in ("document", "identifier", "citation"):
+    if ref.kind == "anchor":
+        scope = registry.profiles[doc_id].scope if doc_id in registry.profiles else ""
+        for key in _anchor_candidates(ref.key, scope):
+            declared = registry.anchors.get(key)
+            if not declared:
+                continue
+            if doc_id in declared:
+                return []   # declared here: the document pointing into itself
+            if len(declared) == 1:
+                return [_record(ref, next(iter(declared)), "declaration")]
+            return [_record(ref, None, "ambiguous")]
+        return [_record(ref, None, None)]
+    if ref.kind in ("document", "identifier", "citation", "link"):
         if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
             return []  # brackets that no reference list defines are not citations
-        targets = _owner_docs(ref, doc_id, registry, families) - {doc_id}
+        owners = _owner_docs(ref, doc_id, registry, families)
+        if doc_id in owners and ref.kind in ("document", "identifier", "link"):
+            # The document's own name, number or path: a mention of itself, never of a document
+            # that merely quotes it ("RFC 9000" inside RFC 9000, not the RFC whose title cites it).
+            return []
+        targets = owners - {doc_id}
         if len(targets) == 1:
             how = {"document": "filename" if ref.family != "name" and ref.key in registry.files else "name",
-                   "identifier": "identifier", "citation": "citation"}[ref.kind]
+                   "identifier": "identifier", "citation": "citation", "link": "link"}[ref.kind]
             return [_record(ref, targets.pop(), how)]
-        if ref.kind == "document" and not ref.docs - {doc_id} and ref.docs:
-            return []  # the document naming itself
+        if ref.kind == "link" and not targets:
+            return []   # a link to a file that is not indexed (or to another site) names nothing here
         return [_record(ref, None, "ambiguous" if targets else None)]
     owners = _owner_docs(ref.qualifier, doc_id, registry, families)
+    if ref.kind == "section" and ref.qualifier is None:
+        return _section_by_heading(ref, doc_id, registry)
     if ref.kind == "section":
         owners.discard(doc_id)
         if len(owners) != 1:
@@ -157,12 +245,40 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
     return [_record(ref, None, None)]
 
 
+def _top_section(key: str) -> str:
+    """'section 4.1.2' -> 'section 4'."""
+    return key.split(".", 1)[0]
+
+
+def _section_by_heading(ref: RawRef, doc_id: str, registry: Registry) -> list[dict[str, Any]]:
+    """A section named without its document ("see Section 8.3", "Chapter 21"), for collections
+    whose sections are separate files: the one other document whose headings or title start that
+    section ("# Section 8: Overtime", "## 25.1.3. Restoring the Dump"), the nearest enclosing
+    section when none starts the exact one. Internal when the citing document numbers sections
+    under the same top-level number itself (any numbered line counts there, not only headings)."""
+    own = registry.profiles[doc_id].sections if doc_id in registry.profiles else {}
+    if _top_section(ref.key) in {_top_section(key) for key in own}:
+        # "Section 1.5" in a document numbering its own sections 1.1-1.4: its own numbering (a
+        # section it lacks is a dangling internal reference, not a pointer to another file's 1.5).
+        return [_record(ref, None, "internal")]
+    for key in _parent_sections(ref.key):
+        definers = registry.headings.get(key, set()) - {doc_id}
+        if len(definers) == 1:
+            owner = next(iter(definers))
+            return [_record(ref, owner, "heading", registry.profiles[owner].sections.get(key))]
+        if definers:
+            return [_record(ref, None, "ambiguous")]
+    return [_record(ref, None, None)]
+
+
 def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Distinct records, at most ``limit``: one per target document first (text order), then the
     other resolved ones, then the unresolved ones, so a long list never crowds out a target."""
     seen, unique = set(), []
     for rec in records:
-        key = (rec["kind"], rec["ref"], rec["target"])
+        # The same reference written differently ("Section 27.2" and "Section 27.2.5", both links to
+        # warm-standby.html) stays: each text says something else about the target.
+        key = (rec["kind"], rec["ref"], rec["target"], rec.get("text"))
         if key not in seen:
             seen.add(key)
             unique.append(rec)
@@ -171,7 +287,8 @@ def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
         if rec["target"] and rec["target"] not in covered:
             covered.add(rec["target"])
             firsts.append(rec)
-    others = [r for r in unique if r["target"] and not any(r is f for f in firsts)]
+    first_ids = {id(f) for f in firsts}
+    others = [r for r in unique if r["target"] and id(r) not in first_ids]
     # An unresolved duplicate of a resolved reference adds nothing.
     done = {(r["kind"], r["ref"]) for r in unique if r["target"]}
     unresolved = [r for r in unique if not r["target"] and (r["kind"], r["ref"]) not in done]
@@ -198,7 +315,7 @@ class Annotation:
 
 def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, dict],
              families: Sequence[ReferenceFamily], *, stored: dict[str, Profile] | None = None,
-             aliases: dict[str, list[str]] | None = None, max_refs: int = 8) -> Annotation:
+             aliases: dict[str, list[str]] | None = None, max_refs: int = 16) -> Annotation:
     """Extract and resolve the references of ``documents`` ({doc id: [(chunk id, text)] in reading
     order}) against themselves plus the ``stored`` profiles of documents indexed earlier."""
     profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families) for d, chunks in documents.items()}
@@ -207,15 +324,13 @@ def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, di
     # Claims first ("Exhibit C of the Acquisition Agreement" says whose Exhibit C it is), so that
     # every document's labels resolve against every other document's claims.
     for d, chunks in scanned.items():
-        claims = []
+        claims: dict[tuple[str, str, str], None] = {}   # a dict: ordered, and membership in constant time
         for _, raws in chunks:
             for ref in raws:
                 if ref.kind == "label" and ref.qualifier is not None:
                     for owner in sorted(_owner_docs(ref.qualifier, d, registry, families) - {d}):
-                        claim = [ref.key, ref.caption, owner]
-                        if claim not in claims:
-                            claims.append(claim)
-        profiles[d].claims = claims
+                        claims[(ref.key, ref.caption, owner)] = None
+        profiles[d].claims = [list(claim) for claim in claims]
     registry.refresh_claims()
     refs = {}
     for d, chunks in scanned.items():

@@ -17,16 +17,28 @@ from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants,
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
 # Where a section starts: "## 4.3 Title", "4.1 Buyer's obligation", "ARTICLE IV - ...", "Section 7. Fees", "§ 3".
 _SECTION_START = re.compile(
-    r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3})?"
-    r"(?:(?P<word>(?i:article|section|clause))[ \t]{1,3}|§[ \t]{0,2})?"
+    r"^[ \t]{0,8}(?P<hashes>#{1,6}[ \t]{1,3})?"
+    r"(?:(?P<word>(?i:article|section|clause|chapter))[ \t\u00a0]{1,3}|§[ \t]{0,2})?"
     # Roman numerals only after a word ("Article IV"), so list letters ("C. Due Diligence") are not sections.
     # A bare number has at most two digits at the top level: "500 Technology Drive" is an address.
     r"(?P<value>(?(word)\d{1,4}|\d{1,2})(?:\.\d{1,3}){0,4}|(?(word)[IVXLC]{1,7}(?=[ \t.:\-–—])|(?!)))"
-    r"\.?[ \t]{1,4}(?=[A-Z\"“(\-–—])",
+    r"[.:]?[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])",
     re.M)
+# A setext title, as AsciiDoc and reStructuredText write it: "git-config(1)" over a line of "=".
+_SETEXT_TITLE = re.compile(r"\A\s{0,200}?(?:[=\-~^*#]{3,300}[ \t]*\n)?(?P<text>\S[^\n]{0,300})\n[=\-~^*#]{3,300}[ \t]*$",
+                           re.M)
+# Names a reStructuredText (Sphinx) document declares for others to point at.
+_RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$", re.M)
+_RST_DIRECTIVE = re.compile(
+    r"^(?P<indent>[ \t]{0,12})\.\.[ \t]{1,3}(?:py:)?(?P<what>module|currentmodule|function|class|exception|data|"
+    r"method|attribute|decorator|classmethod|staticmethod|property|decoratormethod|abstractmethod)::[ \t]{1,5}"
+    r"(?P<name>[\w.]{1,200})", re.M)
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
+# "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
+# standards wrap their reference lists), or with the entry starting on the next line.
 _REFERENCE_ENTRY = re.compile(r"^[ \t]{0,8}(?:[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
-                              r"[ \t]{1,4}(?P<entry>\S.{2,400})$", re.M)
+                              r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{2,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
+                              re.M)
 _STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|addendum)[ _.\-]{0,3}"
                          r"(?:no[ _.\-]{0,2})?(?P<value>[a-z]|\d{1,4}(?:\.\d{1,4}){0,3})(?![a-z0-9])", re.I)
 # What may stand between a reference and the document it belongs to: "Section 4.3 of the
@@ -42,12 +54,29 @@ def label_key(word: str, value: str) -> str:
 
 
 def section_key(word: str | None, value: str) -> str:
-    return f"{'article' if (word or '').lower() == 'article' else 'section'} {value.lower()}"
+    word = (word or "").lower()
+    return f"{word if word in ('article', 'chapter') else 'section'} {value.lower()}"
 
 
-def identifier_key(raw: str) -> str:
+def identifier_key(raw: str, volume: str | None = None) -> str:
     key = re.sub(r"[\s\u00a0]+", "", raw).lower()
-    return re.sub(r"^([a-z/]+)-(?=\d)", r"\1", key)
+    key = re.sub(r"^([a-z/]+)-(?=\d)", r"\1", key)
+    return f"{key}({volume})" if volume else key
+
+
+def anchor_key(space: str | None, name: str) -> str:
+    """'py:os.path' for Python modules and objects (one namespace, so 'os.path.join' can fall back
+    to its module), 'ref:label' for labels; a role's '~'/'!' prefix and '()' suffix dropped
+    ('py:.open' keeps the dot of ':func:`.open`')."""
+    # A leading "." asks Sphinx to look in the citing module first; it is kept to say so.
+    name = name.strip().lstrip("~!").removesuffix("()")
+    name = ("." if name.startswith(".") else "") + name.lstrip(".")
+    space = (space or "").lower()
+    return f"ref:{name.lower()}" if space == "ref" else (f"{space}:{name}" if space and space not in PY_ROLES
+                                                           else f"py:{name}")
+
+
+PY_ROLES = frozenset("mod func class meth exc attr data const obj py".split())
 
 
 def caption_key(caption: str | None) -> str:
@@ -77,8 +106,11 @@ class Profile:
     ids: list[str] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)   # "exhibit b" -> {caption, chunk}
     sections: dict[str, str] = field(default_factory=dict)            # "section 4.3" -> chunk id
+    headings: list[str] = field(default_factory=list)                 # sections it starts with a heading
     citations: dict[str, str] = field(default_factory=dict)           # "brown19" -> reference-list entry
     claims: list[list[str]] = field(default_factory=list)             # [label, caption, owner doc]: labels it says belong elsewhere
+    anchors: list[str] = field(default_factory=list)                  # names it declares: "py:os.path", "ref:label"
+    scope: str = ""                                                   # the module it documents (Sphinx)
 
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
@@ -98,15 +130,18 @@ class Profile:
             return None
         if not isinstance(data, dict):
             return None
-        known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims")
-                 if k in data}
+        known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
+                                      "anchors", "scope", "headings") if k in data}
         return cls(doc_id=doc_id, **known)
 
 
 def _first_title(text: str, metadata: dict) -> list[str]:
     out = [metadata["title"]] if isinstance(metadata.get("title"), str) and metadata["title"].strip() else []
+    setext = _SETEXT_TITLE.match(text)
     md = _MD_HEADING.search(text)
-    if md:
+    if setext:
+        out.append(setext.group("text").strip())
+    elif md:
         out.append(md.group("text").strip().strip("#").strip())
     else:
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
@@ -132,13 +167,17 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     for source in (*prof.titles, stem.replace("_", " ").upper()):
         for fam in id_families:
             for im in fam.pattern.finditer(source):
-                key = identifier_key(im.group("id"))
+                key = identifier_key(im.group("id"), im.groupdict().get("volume"))
                 if key not in prof.ids:
                     prof.ids.append(key)
     best_section: dict[str, tuple[int, str]] = {}
+    headings: dict[str, None] = {}
     for chunk_id, text in chunks:
         for sm in _SECTION_START.finditer(text):
             key = section_key(sm.group("word"), sm.group("value"))
+            if sm.group("hashes") or sm.group("word"):
+                # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item.
+                headings[key] = None
             room = len(text) - sm.start()
             # Chunks overlap: a heading in the last lines of one chunk starts its section in the next.
             if key not in best_section or (best_section[key][0] < 200 and room > best_section[key][0]):
@@ -156,9 +195,38 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                     caption = hit.groupdict().get("caption") or ""
                     prof.labels.setdefault(key, {"caption": caption_key(caption), "chunk": chunk_id})
         for em in _REFERENCE_ENTRY.finditer(text):
-            prof.citations.setdefault(em.group("key").lower(), em.group("entry").strip())
+            prof.citations.setdefault(em.group("key").lower(), " ".join(em.group("entry").split()))
     prof.sections = {k: v[1] for k, v in best_section.items()}
+    prof.headings = list(headings)
+    prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     return prof
+
+
+def _declarations(text: str) -> tuple[list[str], str]:
+    """The names a Sphinx source declares (modules, objects qualified by their module and class,
+    labels) and the first module it documents. Chunks overlap, so the text may repeat: order kept,
+    duplicates dropped."""
+    anchors: dict[str, None] = {}
+    scope, module, cls, cls_indent = "", "", "", -1
+    for m in _RST_DIRECTIVE.finditer(text):
+        what, name, indent = m.group("what"), m.group("name"), len(m.group("indent").expandtabs())
+        if what in ("module", "currentmodule"):
+            module, cls = name, ""
+            if what == "module":
+                anchors[anchor_key("py", name)] = None
+                scope = scope or name
+            continue
+        if cls and indent > cls_indent and "." not in name:
+            name = f"{cls}.{name}"
+        elif indent <= cls_indent:
+            cls, cls_indent = "", -1
+        full = f"{module}.{name}" if module and not name.startswith(module + ".") else name
+        anchors[anchor_key("py", full)] = None
+        if what in ("class", "exception"):
+            cls, cls_indent = name, indent
+    for m in _RST_LABEL.finditer(text):
+        anchors[anchor_key("ref", m.group("key"))] = None
+    return list(anchors), scope
 
 
 @dataclass
@@ -192,8 +260,17 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 refs.append(RawRef("section", section_key(groups.get("word"), groups["value"]), hit.group(),
                                    hit.start(), hit.end(), fam.name))
             elif fam.kind == "identifier":
-                refs.append(RawRef("identifier", identifier_key(groups["id"]), hit.group(), hit.start(), hit.end(),
-                                   fam.name))
+                refs.append(RawRef("identifier", identifier_key(groups["id"], groups.get("volume")), hit.group(),
+                                   hit.start(), hit.end(), fam.name))
+            elif fam.kind == "link":
+                href = _link_path(groups["href"])
+                if href:
+                    refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name))
+            elif fam.kind == "anchor":
+                name = groups.get("key") or groups.get("plain") or ""
+                if name.strip():
+                    refs.append(RawRef("anchor", anchor_key(groups.get("space"), name), hit.group(), hit.start(),
+                                       hit.end(), fam.name))
             elif fam.kind == "citation":
                 refs.append(RawRef("citation", groups["key"].lower(), hit.group(), hit.start(), hit.end(), fam.name))
             else:
@@ -203,16 +280,52 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     refs.sort(key=lambda r: (r.start, -r.end))
+    refs = _drop_inside_links(refs)
     _attach_qualifiers(text, refs)
     return refs
 
 
+def _link_path(href: str) -> str:
+    """The file a hyperlink points at, fragment and query dropped; '' for another site, a mail
+    address or a link within the page."""
+    href = href.strip().split("#", 1)[0].split("?", 1)[0]
+    if not href or re.match(r"[A-Za-z][\w+.-]{0,20}:", href) or href.startswith("//"):
+        return ""
+    return href
+
+
+def _drop_inside_links(refs: list[RawRef]) -> list[RawRef]:
+    """A file or document name inside a hyperlink (its target "backup-dump.html#BACKUP-DUMP", its
+    text) is that link, not a second reference. ``refs`` is sorted by start, so one pass with the
+    furthest link end seen so far does it."""
+    out, link_end = [], -1
+    for ref in refs:
+        if ref.kind == "document" and ref.end <= link_end:
+            continue
+        if ref.kind == "link":
+            link_end = max(link_end, ref.end)
+        out.append(ref)
+    return out
+
+
 def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
-    owners = [r for r in refs if r.kind in ("document", "citation", "identifier")]
+    owners = [r for r in refs if r.kind in ("document", "citation", "identifier", "link")]
     by_start = {r.start: r for r in owners}
     by_end = {r.end: r for r in owners}
     pointers = [r for r in refs if r.kind in ("label", "section")]
+    # "[Section 9.17](functions-sequence.html)": the link says whose section it is. ``refs`` is sorted
+    # by start and links do not nest, so the last link seen is the only one that can enclose a ref.
+    inside_link: dict[int, RawRef] = {}
+    link = None
+    for ref in refs:
+        if ref.kind == "link":
+            link = ref
+        elif link is not None and ref.kind in ("label", "section") and ref.end <= link.end:
+            inside_link[id(ref)] = link
     for ref in pointers:
+        if id(ref) in inside_link:
+            ref.qualifier = inside_link[id(ref)]
+            continue
         after = _QUALIFIER_AFTER.match(text, ref.end)
         if after and after.end() in by_start:
             ref.qualifier = by_start[after.end()]

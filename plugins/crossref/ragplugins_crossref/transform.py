@@ -70,7 +70,7 @@ class CrossrefExtractor(TransformComponent):
     Text and vectors are never touched. References resolve against the documents in the batch,
     plus, inside ragplugins, the documents already in the store."""
 
-    max_refs_per_chunk: int = Field(8, description="References kept per chunk (one per target document first).")
+    max_refs_per_chunk: int = Field(16, description="References kept per chunk (one per target document first).")
     aliases: dict[str, list[str]] = Field(default_factory=dict, description="Extra names, by doc id or file name.")
     family_names: list[str] = Field(default_factory=list, description="The reference families in use (for the cache key).")
     _families: tuple[ReferenceFamily, ...] = PrivateAttr(default=BUILTIN_FAMILIES)

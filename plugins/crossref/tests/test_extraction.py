@@ -121,8 +121,8 @@ def test_identifiers_and_citation_keys():
 def test_file_names_in_links():
     refs, _ = run({"guide.md": "# Guide\nSee [the verifier](docs/verifier.md#setup) and `indexing.md`.",
                    "verifier.md": "# Verifier\nx", "indexing.md": "# Indexing\ny"})
-    assert targets(refs["guide.md"], "document") == {("verifier.md", "verifier.md"),
-                                                     ("indexing.md", "indexing.md")}
+    # The link names its file once (as a link, not again as a file name); the bare file name is a document.
+    assert targets(refs["guide.md"]) == {("docs/verifier.md", "verifier.md"), ("indexing.md", "indexing.md")}
 
 
 def test_unresolved_kept_with_null_target_and_cap_keeps_resolved_first():

@@ -1,0 +1,134 @@
+"""Extraction precision and recall of the crossref plugin on the real Debian documentation corpora
+(git AsciiDoc manual pages, PostgreSQL HTML pages, Python Sphinx sources), against the reference
+catalogues in bench/goldsets/debian/<corpus>.refs.jsonl (written by other helpers from the documents).
+
+    python bench/debian_corpora.py                  # extract the corpora first (bench/corpora-debian/)
+    python bench/bench_crossref_debian.py           # all three
+    python bench/bench_crossref_debian.py git --show-misses
+
+The documents go through the product path without the embedder: the core reader (HTML -> Markdown),
+the core's splitters and chunk bookkeeping, then the crossref extractor's annotation.
+
+Scoring, per catalogue row (a reference the catalogue's author found at ``line`` of ``from``, written
+``cue``, pointing at document ``to`` or outside the corpus when null): the predicted targets of the
+row are the targets of the stored references of ``from`` whose text contains the cue. Rows whose
+``to`` is ``from`` itself (a page pointing into itself) are not references to another document and are
+reported apart. Recall: rows with a ``to`` in the corpus whose predicted targets contain it. Precision:
+rows with any predicted target whose predicted targets are exactly {to}. Both with every reference kept
+(``uncapped``) and with the default stored cap (``max_refs_per_chunk``, what the hop sees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+GOLD = HERE / "goldsets" / "debian"
+RESULTS = HERE / "results" / "crossref"
+CORPORA = ("git", "postgres", "python")
+
+
+def chunks_of(corpus_dir: Path):
+    """{doc id: [(chunk id, text)]} and {doc id: metadata}, split as the core splits them."""
+    from llama_index.core.ingestion import IngestionPipeline
+
+    from ragplugins.readers import read_documents
+    from ragplugins.testing import make_rag
+    from ragplugins_crossref.transform import group_by_document
+
+    with_warnings_off()
+    documents = read_documents([corpus_dir]).documents
+    rp = make_rag([], {"enable": []})
+    parsers = rp.transformations()[:-1]   # everything but the embedder
+    nodes = IngestionPipeline(transformations=parsers).run(documents=documents)
+    docs, metadata = group_by_document(nodes)
+    return {d: [(n.node_id, n.get_content()) for n in ns] for d, ns in docs.items()}, metadata
+
+
+def with_warnings_off() -> None:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def score(rows: list[dict], refs_by_doc: dict[str, list[dict]], docs: set[str]) -> dict:
+    def predicted(row):
+        cue = norm(row["cue"])
+        return {r["target"] for r in refs_by_doc.get(row["from"], []) if r["target"] and cue in norm(r["text"])}
+
+    own = [r for r in rows if r["to"] == r["from"]]
+    rows = [r for r in rows if r["to"] != r["from"]]
+    in_corpus = [r for r in rows if r["to"] in docs]
+    hits = [r for r in in_corpus if r["to"] in predicted(r)]
+    claimed = [r for r in rows if predicted(r)]
+    right = [r for r in claimed if predicted(r) == {r["to"]}]
+    return {
+        "rows": len(rows) + len(own), "to_itself": len(own), "to_other_in_corpus": len(in_corpus),
+        "outside_corpus": sum(1 for r in rows if r["to"] is None or r["to"] not in docs),
+        "recall": round(len(hits) / len(in_corpus), 3) if in_corpus else None,
+        "precision": round(len(right) / len(claimed), 3) if claimed else None,
+        "found": len(hits), "claimed": len(claimed), "claimed_right": len(right),
+        "misses": [{"id": r["id"], "cue": r["cue"], "to": r["to"], "got": sorted(predicted(r))}
+                   for r in in_corpus if r["to"] not in predicted(r)],
+        "wrong": [{"id": r["id"], "cue": r["cue"], "to": r["to"], "got": sorted(predicted(r))}
+                  for r in claimed if predicted(r) != {r["to"]}],
+        "to_itself_claimed": [r["id"] for r in own if predicted(r)],
+    }
+
+
+def measure(corpus: str, show: bool) -> dict:
+    from debian_corpora import corpus_dir
+    from ragplugins_crossref.families import BUILTIN_FAMILIES
+    from ragplugins_crossref.resolve import annotate
+
+    rows = [json.loads(line) for line in (GOLD / f"{corpus}.refs.jsonl").read_text().splitlines() if line.strip()]
+    chunks, metadata = chunks_of(corpus_dir(corpus))
+    out = {"corpus": corpus, "documents": len(chunks), "chunks": sum(map(len, chunks.values()))}
+    from ragplugins_crossref.config import CrossrefConfig
+
+    for label, cap in (("uncapped", 10_000), ("capped", CrossrefConfig().max_refs_per_chunk)):
+        start = time.perf_counter()
+        ann = annotate(chunks, metadata, BUILTIN_FAMILIES, max_refs=cap)
+        seconds = time.perf_counter() - start
+        refs_by_doc = {d: [r for cid, _ in cs for r in ann.refs[cid]] for d, cs in chunks.items()}
+        out[label] = score(rows, refs_by_doc, set(chunks))
+        out[label]["seconds"] = round(seconds, 2)
+        stats = ann.stats()
+        out[label]["stats"] = stats
+    mb = sum(len(t.encode()) for cs in chunks.values() for _, t in cs) / 1e6
+    out["chunk_text_mb"] = round(mb, 2)
+    u, c = out["uncapped"], out["capped"]
+    print(f"{corpus:9} {out['documents']} docs: uncapped P={u['precision']} R={u['recall']} "
+          f"({u['found']}/{u['to_other_in_corpus']} found, {u['claimed_right']}/{u['claimed']} right); "
+          f"capped P={c['precision']} R={c['recall']}; {u['to_itself']} rows point into their own page "
+          f"(claimed {len(u['to_itself_claimed'])}); {u['stats']['resolved']}/{u['stats']['refs']} refs resolved, "
+          f"{mb:.1f} MB in {u['seconds']} s")
+    if show:
+        for kind in ("misses", "wrong"):
+            for row in u[kind]:
+                print(f"  {kind[:-1] if kind == 'misses' else 'wrong'}: {row}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("corpora", nargs="*", default=list(CORPORA))
+    p.add_argument("--show-misses", action="store_true")
+    args = p.parse_args(argv)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    results = {c: measure(c, args.show_misses) for c in args.corpora}
+    (RESULTS / "debian_extraction.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""The reference conventions of real documentation: hyperlinks, manual pages, sections that are
+separate files, reference lists, Sphinx roles; and the rule that a document's mention of itself
+never resolves to another document. Small fixtures written in each convention."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ragplugins_crossref.families import BUILTIN_FAMILIES
+from ragplugins_crossref.resolve import annotate
+
+
+def run(docs: dict[str, str], families=BUILTIN_FAMILIES):
+    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    ann = annotate(chunks, {d: {"file_name": d.rsplit("/", 1)[-1]} for d in docs}, families, max_refs=50)
+    return {d: {(r["kind"], r["ref"], r["target"]) for r in ann.refs[f"{d}#0"]} for d in docs}, ann
+
+
+def resolved(records):
+    return {(ref, target) for _, ref, target in records if target}
+
+
+def test_hyperlinks_resolve_relative_to_the_citing_file_and_drop_fragments():
+    refs, _ = run({
+        "manual/backup.html": "## Backup and Restore\n[SQL dump](backup-dump.html#BACKUP-DUMP-RESTORE), "
+                              "[tables](../reference/sql-createtable.html), [PostgreSQL](https://www.postgresql.org/), "
+                              "[mail](mailto:x@example.org), [this page](backup.html#TOP), [top](#TOP), "
+                              "[gone](missing.html) and <a class=\"xref\" href=\"backup-file.html\">file copies</a>.",
+        "manual/backup-dump.html": "## 25.1. SQL Dump\ntext",
+        "manual/backup-file.html": "## 25.2. File System Level Backup\ntext",
+        "reference/sql-createtable.html": "## CREATE TABLE\ntext",
+    })
+    assert resolved(refs["manual/backup.html"]) == {("backup-dump.html", "manual/backup-dump.html"),
+                                                    ("../reference/sql-createtable.html", "reference/sql-createtable.html"),
+                                                    ("backup-file.html", "manual/backup-file.html")}
+    # Other sites, mail, the page itself and files not indexed leave no record at all.
+    assert {kind for kind, _, _ in refs["manual/backup.html"]} == {"link"}
+    assert len(refs["manual/backup.html"]) == 3
+
+
+def test_manual_pages_by_name_and_linkgit():
+    refs, ann = run({
+        "git-config.txt": "git-config(1)\n=============\n\nNAME\n----\ngit-config - Get and set options\n\n"
+                          "See linkgit:git-config[1] (this page) and linkgit:git-commit[1].",
+        "git-commit.txt": "git-commit(1)\n=============\n\nNAME\n----\ngit-commit - Record changes\n\n"
+                          "The editor is set with linkgit:git-config[1]; see also git-config(1), stat(2) and "
+                          "linkgit:git-log[1].",
+    })
+    assert ann.profiles["git-config.txt"].ids == ["git-config(1)"]       # the page's setext title declares it
+    assert resolved(refs["git-commit.txt"]) == {("git-config(1)", "git-config.txt")}
+    assert ("identifier", "stat(2)", None) in refs["git-commit.txt"]      # outside the corpus: kept, null
+    assert resolved(refs["git-config.txt"]) == {("git-commit(1)", "git-commit.txt")}   # never itself
+
+
+def test_sections_that_are_separate_files_resolve_through_their_titles():
+    refs, ann = run({
+        "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
+        "08_overtime.md": "# Section 8: Overtime\nIntro.\n\n## 8.3 Approval\nA manager approves. See Section 8.3 above.",
+        "02_pay.md": "# Section 2: Pay\nSee Section 8.3, Section 7.2, Section 4 and Section 2.1.\n\n## 2.1 Pay dates\nMonthly.",
+        "contract.pdf": "SUPPLY CONTRACT\n1.1 Scope\nGoods. Fees are set in Section 1.5.\n2.1 Term\nOne year.",
+        "api.md": "# API\n## 1.5 Errors\nCodes.",
+        "backup-dump.html": "## 25.1. SQL Dump\nText.\n\n### 25.1.3. Restoring the Dump\nUse psql.",
+        "backup.html": "## Chapter 25. Backup and Restore\nSee Section 25.1.3 and Chapter 21.",
+        "client-auth.html": "## Chapter 21. Client Authentication\nText.",
+    })
+    assert resolved(refs["02_pay.md"]) == {("section 8.3", "08_overtime.md"), ("section 7.2", "07_leave.md")}
+    assert ("section", "section 4", None) in refs["02_pay.md"]             # no file has it
+    assert ("section", "section 2.1", None) in refs["02_pay.md"]           # its own section: internal
+    assert resolved(refs["08_overtime.md"]) == set()                       # its own section 8.3
+    assert resolved(refs["contract.pdf"]) == set()                         # its own numbering (1.1, 2.1)
+    assert resolved(refs["backup.html"]) == {("section 25.1.3", "backup-dump.html"),
+                                             ("chapter 21", "client-auth.html")}
+    rec = next(r for r in ann.refs["07_leave.md#0"] if r["ref"] == "section 8.3")
+    assert rec["how"] == "heading" and rec["chunk"] == "08_overtime.md#0"
+
+
+def test_bracket_keys_through_a_wrapped_reference_list():
+    refs, _ = run({
+        "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
+        "rfc9000.txt": "RFC 9000: QUIC: A UDP-Based Multiplexed and Secure Transport\ntext",
+        "rfc9001.txt": (
+            "RFC 9001: Using TLS to Secure QUIC\n\nThe key words are used as in [RFC2119]. Transport is\n"
+            "described in [QUIC-TRANSPORT] and [TLS13].\n\n9.  References\n\n"
+            "   [QUIC-TRANSPORT]\n              Iyengar, J., Ed. and M. Thomson, Ed., \"QUIC: A UDP-Based\n"
+            "              Multiplexed and Secure Transport\", RFC 9000,\n              May 2021.\n\n"
+            "   [RFC2119]  Bradner, S., \"Key words for use in RFCs to Indicate\n"
+            "              Requirement Levels\", BCP 14, RFC 2119,\n              March 1997.\n\n"
+            "   [TLS13]    Rescorla, E., \"The Transport Layer Security (TLS) Protocol\n"
+            "              Version 1.3\", RFC 8446, August 2018.\n"),
+    })
+    got = resolved(refs["rfc9001.txt"])
+    assert ("quic-transport", "rfc9000.txt") in got and ("rfc2119", "rfc2119.txt") in got
+    assert ("citation", "tls13", None) in refs["rfc9001.txt"]             # RFC 8446 is not indexed
+
+
+def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
+    refs, _ = run({
+        "rfc9000.txt": "QUIC Transport Protocol\n\nThis document, RFC 9000, defines QUIC. See also RFC 9001.",
+        "rfc9001.txt": "# Using TLS to Secure QUIC (RFC 9001, which updates RFC 9000)\ntext",
+    })
+    assert resolved(refs["rfc9000.txt"]) == {("rfc9001", "rfc9001.txt")}
+
+
+SPHINX = {
+    "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
+                  "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",
+    "os.path.rst.txt": ":mod:`os.path` --- Pathnames\n===\n\n.. module:: os.path\n\n.. function:: join(path, *paths)\n\n"
+                       "   Join paths; see :func:`join` here, :func:`os.path.join`, :func:`open`, "
+                       ":func:`os.stat`, :mod:`os` and :class:`~os.PathLike`.\n",
+    "functions.rst.txt": "Built-in Functions\n==================\n\n.. function:: open(file)\n\n   Open a file.\n",
+    "io.rst.txt": ".. _io-overview:\n\nOverview\n========\n\n.. module:: io\n\nText I/O. See "
+                  ":func:`os.path.join`, :ref:`the overview <io-overview>`, :ref:`tut-files`, :meth:`str.join` "
+                  "and :class:`io.TextIOWrapper`.\n",
+    "tutorial.rst.txt": ".. _tut-files:\n\nReading and Writing Files\n=========================\n\n"
+                        ":func:`open` returns a :term:`file object`; :mod:`!io` has the details.\n",
+}
+
+
+def test_sphinx_roles_resolve_through_declarations():
+    refs, ann = run(SPHINX)
+    assert ann.profiles["os.path.rst.txt"].scope == "os.path"
+    assert "py:os.path.join" in ann.profiles["os.path.rst.txt"].anchors
+    assert resolved(refs["os.path.rst.txt"]) == {("py:open", "functions.rst.txt"), ("py:os.stat", "os.rst.txt"),
+                                                 ("py:os", "os.rst.txt"), ("py:os.PathLike", "os.rst.txt")}
+    assert resolved(refs["io.rst.txt"]) == {("py:os.path.join", "os.path.rst.txt"), ("ref:tut-files", "tutorial.rst.txt")}
+    assert ("anchor", "py:str.join", None) in refs["io.rst.txt"]          # undeclared: kept, null
+    assert resolved(refs["tutorial.rst.txt"]) == {("py:open", "functions.rst.txt"), ("py:io", "io.rst.txt")}
+
+
+def test_config_families_run_in_linear_time_or_are_refused():
+    from ragplugins_crossref.config import FamilySpec
+
+    slow = FamilySpec(name="slow", kind="identifier", pattern=r"(?P<id>(a+)+b)").build()
+    start = time.perf_counter()
+    run({"a.md": "a" * 200_000}, families=[*BUILTIN_FAMILIES, slow])   # Python's re: exponential here
+    assert time.perf_counter() - start < 5.0
+    with pytest.raises(ValueError, match="'peek'.*cannot run in linear time"):
+        FamilySpec(name="peek", kind="identifier", pattern=r"(?<=x)(?P<id>T-\d+)")
+
+
+def test_a_linked_section_belongs_to_the_link_and_list_items_are_not_headings():
+    refs, ann = run({
+        "datatype-numeric.html": "## 8.1. Numeric Types\nSee [Section\u00a09.17](functions-sequence.html) and\n"
+                                 "[Section 9.3.1](functions-math.html), then [sequence\nobjects](functions-sequence.html).",
+        "functions-sequence.html": "## 9.17.\u00a0Sequence Manipulation Functions\nText.",
+        "functions-math.html": "## 9.3. Mathematical Functions\nText.",
+        "continuous-archiving.html": "## 26.3. Continuous Archiving\nSteps:\n\n9. Start the server.\n",
+    })
+    assert "section 9.17" in ann.profiles["functions-sequence.html"].headings          # a heading after a no-break space
+    assert "section 9" not in ann.profiles["continuous-archiving.html"].headings       # a numbered step
+    got = {(k, ref, t) for k, ref, t in refs["datatype-numeric.html"] if t}
+    assert ("section", "section 9.17", "functions-sequence.html") in got
+    assert ("section", "section 9.3.1", "functions-math.html") in got                  # the link owns it
+    assert all(t != "continuous-archiving.html" for _, _, t in got)
+    assert any(k == "link" and t == "functions-sequence.html" and ref == "functions-sequence.html"
+               for k, ref, t in got)                                                    # link text over a line break
+    recs = [r for r in ann.refs["datatype-numeric.html#0"] if r["target"] == "functions-sequence.html"
+            and r["kind"] == "link"]
+    assert len(recs) == 2                                                               # two texts, two records
+
+
+def test_asciidoc_include_and_links_to_rendered_pages():
+    refs, _ = run({
+        "git-diff.txt": "git-diff(1)\n===========\n\nOPTIONS\n-------\ninclude::diff-options.txt[]\n\n"
+                        "See link:user-manual.html[the Git User Manual] and link:https://git-scm.com/[the site].",
+        "diff-options.txt": "--stat::\n\tGenerate a diffstat.",
+        "user-manual.txt": "Git User Manual\n===============\n\nText.",
+    })
+    assert resolved(refs["git-diff.txt"]) == {("diff-options.txt", "diff-options.txt"),
+                                              ("user-manual.html", "user-manual.txt")}
+
+
+def test_sphinx_looks_up_a_name_as_written_before_the_citing_module():
+    refs, _ = run({
+        "exceptions.rst.txt": "Built-in Exceptions\n===================\n\n.. exception:: BlockingIOError\n\n   Raised.\n",
+        "io.rst.txt": "io\n==\n\n.. module:: io\n\n.. exception:: BlockingIOError\n\n   A compatibility alias.\n\n"
+                      "Methods raise :exc:`BlockingIOError`; see :data:`the list of\n   names <io.DEFAULT_BUFFER_SIZE>`.\n",
+    })
+    assert resolved(refs["io.rst.txt"]) == {("py:BlockingIOError", "exceptions.rst.txt")}
+
+
+def test_a_leading_dot_looks_in_the_citing_module_first():
+    refs, _ = run({
+        "functions.rst.txt": "Built-in Functions\n==================\n\n.. function:: open(file)\n",
+        "tokenize.rst.txt": "tokenize\n========\n\n.. module:: tokenize\n\n.. function:: open(filename)\n\n"
+                            "   Like :func:`.open`; the built-in is :func:`open`.\n",
+    })
+    assert resolved(refs["tokenize.rst.txt"]) == {("py:open", "functions.rst.txt")}   # .open is its own
+
+
+def test_default_cap_keeps_a_dense_page_s_references():
+    from ragplugins_crossref.config import CrossrefConfig
+
+    targets_ = [f"m{i}" for i in range(12)]
+    docs = {f"{m}.rst.txt": f"{m}\n====\n\n.. module:: {m}\n" for m in targets_}
+    docs["index.rst.txt"] = "Index\n=====\n\n" + ", ".join(f":mod:`{m}`" for m in targets_) + ".\n"
+    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    ann = annotate(chunks, {d: {"file_name": d} for d in docs}, BUILTIN_FAMILIES,
+                   max_refs=CrossrefConfig().max_refs_per_chunk)
+    assert len([r for r in ann.refs["index.rst.txt#0"] if r["target"]]) == 12
