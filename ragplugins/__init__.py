@@ -20,8 +20,9 @@ _LAZY = {
     "DocumentInfo": "ragplugins.context", "RagContext": "ragplugins.context",
     "Contribution": "ragplugins.contributions", "MetadataKey": "ragplugins.contributions",
     "NoConfig": "ragplugins.contributions", "PluginInfo": "ragplugins.contributions",
-    "ConfigError": "ragplugins.errors", "EmbedderMismatchError": "ragplugins.errors", "InputError": "ragplugins.errors",
-    "PluginError": "ragplugins.errors", "RagPluginsError": "ragplugins.errors",
+    "ConfigError": "ragplugins.errors", "EmbedderMismatchError": "ragplugins.errors",
+    "IndexBusyError": "ragplugins.errors", "InputError": "ragplugins.errors", "PluginError": "ragplugins.errors",
+    "RagPluginsError": "ragplugins.errors", "StoreError": "ragplugins.errors",
 }
 
 __all__ = sorted([*_LAZY, "hookimpl"])
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from ragplugins.config import Config, CoreSettings
     from ragplugins.context import DocumentInfo, RagContext
     from ragplugins.contributions import Contribution, MetadataKey, NoConfig, PluginInfo
-    from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError, RagPluginsError
+    from ragplugins.errors import (ConfigError, EmbedderMismatchError, IndexBusyError, InputError, PluginError,
+                                   RagPluginsError, StoreError)
 
 
 def __getattr__(name: str) -> Any:

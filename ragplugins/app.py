@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import uuid
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -22,7 +24,6 @@ from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.indices.vector_store.retrievers import VectorIndexRetriever
 from llama_index.core.ingestion import IngestionPipeline
-from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TransformComponent
 from llama_index.core.vector_stores.types import MetadataFilters
@@ -32,14 +33,16 @@ from ragplugins.config import Config, parse_config, validate_plugins
 from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import embedder_identity, load_embed_model
-from ragplugins.errors import ConfigError, EmbedderMismatchError, InputError, PluginError
-from ragplugins.guards import (BaseRecorder, ChunkBookkeeping, GuardedPostprocessor, GuardedRetriever,
-                               GuardedTransformation)
+from ragplugins.errors import (ConfigError, EmbedderMismatchError, InputError, PluginError, RagPluginsError,
+                               StoreError)
+from ragplugins.guards import (BaseRecorder, ChunkBookkeeping, GuardedPostprocessor, GuardedQueryEngine,
+                               GuardedRetriever, GuardedTransformation, RecordingQueryEngine)
 from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
-from ragplugins.splitting import MarkdownSections
+from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections
+from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +84,11 @@ class IndexReport:
     deleted: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     chunks_written: int = 0
+    # Indexed documents whose files are gone, kept because pruning was off (index --no-prune).
+    kept_missing: list[str] = field(default_factory=list)
+    # Indexed documents from no folder indexed since ragplugins records folders (an older index, or
+    # build_index): never pruned, since where their files were is unknown.
+    unowned: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -177,6 +185,9 @@ class RagQueryEngine(BaseQueryEngine):
 class RagPlugins:
     """A loaded config with its enabled plugins, ready to build LlamaIndex components."""
 
+    # How long a write waits for another process writing the same embedded index.
+    lock_timeout: float = 600.0
+
     def __init__(self, config: Config, registry: PluginRegistry, *, embed_model: Any = None,
                  llm: Any = None, vector_store: Any = None):
         self.config, self.registry, self.llm = config, registry, llm
@@ -188,6 +199,7 @@ class RagPlugins:
         # so plugin components keep their caches across queries; cleared after every write.
         self._assembled: dict[tuple, Any] = {}
         self._index_uid: str | None = None
+        self._writer_lock: WriterLock | None = None
 
     # -- plugins ---------------------------------------------------------
     @property
@@ -245,19 +257,48 @@ class RagPlugins:
         assert self.persist_dir is not None
         identity = embedder_identity(self.embed_model)
         manifest = self._manifest()
+        if not manifest:
+            self._refuse_foreign_directory()
         recorded = manifest.get("embedder")
         if recorded and recorded != identity:
             raise EmbedderMismatchError(
                 f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
                 f"'{identity}'; open it with that embedder, or index into another persist_dir")
-        if not recorded or "index_id" not in manifest:
+        if not manifest:
             self.persist_dir.mkdir(parents=True, exist_ok=True)
-            manifest = self._manifest(**{"embedder": identity, "table": self.config.core.table,
-                                         "index_id": manifest.get("index_id") or str(uuid.uuid4()), **manifest})
+            manifest = self._manifest(embedder=identity, table=self.config.core.table, index_id=str(uuid.uuid4()))
         return manifest["index_id"]
 
+    def _refuse_foreign_directory(self) -> None:
+        """A persist_dir without a manifest: new and empty, or refused (rows without their manifest,
+        or another program's files)."""
+        assert self.persist_dir is not None
+        if (self.persist_dir / "lancedb").is_dir() and any((self.persist_dir / "lancedb").iterdir()):
+            raise StoreError(f"the index in '{self.persist_dir}' has lost its {MANIFEST}, which records its "
+                             "embedder; run `ragplugins check --repair` to rebuild it from the stored vectors")
+        ours = {MANIFEST, "lancedb", "sidecars", "write.lock", "journal.json"}
+        others = sorted(p.name for p in self.persist_dir.iterdir() if p.name not in ours) \
+            if self.persist_dir.is_dir() else []
+        if others:
+            raise StoreError(f"persist_dir '{self.persist_dir}' holds files that are not a ragplugins index "
+                             f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); point persist_dir "
+                             "at a new or empty directory")
+
+    def _writing(self) -> Any:
+        """The one-writer lock of the embedded index (nothing to lock for a host's store)."""
+        if self.persist_dir is None:
+            return nullcontext()
+        if self._writer_lock is None:
+            self._writer_lock = WriterLock(self.persist_dir, self.lock_timeout)
+        self._writer_lock.timeout = self.lock_timeout
+        return self._writer_lock
+
+    def _journal(self) -> Journal | None:
+        return Journal(self.persist_dir) if self.persist_dir is not None else None
+
     def index(self) -> VectorStoreIndex:
-        """The index: the embedded LanceDB one under persist_dir unless a store was given."""
+        """The index: the embedded LanceDB one under persist_dir unless a store was given. A write
+        that a stopped process left unfinished is completed first (when no other process is writing)."""
         if self._index is not None:
             return self._index
         store = self._vector_store
@@ -265,17 +306,75 @@ class RagPlugins:
             self._index_uid = self._check_manifest()
             from ragplugins.store import RagLanceDBVectorStore
 
-            store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"), table_name=self.config.core.table)
+            try:
+                store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"),
+                                              table_name=self.config.core.table)
+            except Exception as exc:  # noqa: BLE001 - lance reports damage as OSError, ValueError, RuntimeError
+                raise StoreError(f"the index in '{self.persist_dir}' cannot be opened ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:200]}); run `ragplugins check --repair`") from exc
         if search.is_lancedb(store):
             store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
+        self._complete_unfinished_write()
         return self._index
+
+    def _complete_unfinished_write(self) -> None:
+        journal = self._journal()
+        if journal is None or journal.pending() is None:
+            return
+        lock = self._writing()
+        try:
+            if not lock.is_free():
+                return  # its writer is still at work
+            with lock:
+                entry = journal.pending()
+                if entry is None:
+                    return
+                self._finish(self._index, entry)
+        except (OSError, RagPluginsError) as exc:
+            # Reported, not raised: reading the index as it is beats refusing every query until it is fixed.
+            warnings.warn(f"ragplugins: the index in '{self.persist_dir}' has a write a stopped process left "
+                          f"unfinished, and it cannot be completed now ({exc}); fix that, then run "
+                          "`ragplugins check --repair`", stacklevel=3)
+            return
+        warnings.warn(f"ragplugins: completed the {entry['op']} that a stopped process left unfinished in "
+                      f"'{self.persist_dir}' ({len(entry['written'])} documents written, "
+                      f"{len(entry['deleted'])} removed)", stacklevel=3)
+
+    def _finish(self, index: VectorStoreIndex, entry: dict, nodes: list[BaseNode] | None = None) -> None:
+        """Bring everything derived from the rows in line with them after the write ``entry`` (idempotent):
+        the full-text index, the plugins' after-index state, the manifest; then close the journal.
+        ``nodes``: the batch as just written (else read back from the store)."""
+        journal = self._journal()
+        deleted = list(entry["deleted"])
+        landed = True
+        if nodes is None:
+            present = self.context(index).list_documents()
+            written = entry["written"]
+            # The rows are written in one commit: it landed when every document has the content announced.
+            landed = all(d in present and present[d].doc_hash == h for d, h in written.items()) \
+                and not any(d in present for d in deleted)
+            if not landed and entry["op"] == "delete":
+                # A delete needs nothing but its list: done now (rolled forward) rather than forgotten.
+                crash_point("store_write")
+                self._remove_rows(index, [d for d in deleted if d in present], present)
+                present, landed = self.context(index).list_documents(), True
+            ids = [n for d in written if d in present for n in present[d].node_ids]
+            nodes = index.vector_store.get_nodes(node_ids=ids) if ids else []
+            deleted = [d for d in deleted if d not in present]
+        self._after_write(index, nodes, deleted)
+        if entry.get("manifest") and landed:
+            crash_point("manifest")
+            self._manifest(**entry["manifest"])
+        crash_point("journal_clear")
+        if journal is not None:
+            journal.clear()
 
     # -- index time ------------------------------------------------------
     def splitter(self) -> TransformComponent:
         core = self.config.core
-        return SentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
+        return BlockedSentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
 
     def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
         """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
@@ -301,10 +400,21 @@ class RagPlugins:
                             reindex=reindex)[0]
 
     def index_paths(self, paths: Iterable[str | Path], show_progress: bool = False,
-                    reindex: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
+                    reindex: bool = False, prune: bool = True) -> tuple[VectorStoreIndex, IndexReport]:
+        """Index what lies under ``paths``; ``prune``: documents indexed from there before whose files are
+        gone are removed (``report.deleted``), else kept (``report.kept_missing``)."""
+        paths = list(paths)
         skip = [self.persist_dir] if self.persist_dir is not None else []
+        if self.persist_dir is not None:
+            home = self.persist_dir.resolve()
+            for raw in paths:
+                if Path(raw).resolve().is_relative_to(home):
+                    raise InputError(f"'{raw}' lies inside persist_dir '{self.persist_dir}', where the index "
+                                     "itself is kept; keep documents and index apart (set persist_dir elsewhere)")
         read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
-        index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex)
+        crash_point("read")
+        index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex,
+                                     sources=read.found, prune=prune)
         report.skipped = read.skipped
         return index, report
 
@@ -313,14 +423,23 @@ class RagPlugins:
         return sorted(r.name for r in self.enabled if any(h in r.hooks for h in hooks))
 
     def _manifest(self, **update: Any) -> dict:
-        """The embedded index's manifest ({} for a host store), with ``update`` written into it."""
+        """The embedded index's manifest ({} for a host store or a new index), with ``update`` written into it."""
         if self.persist_dir is None:
             return {}
         path = self.persist_dir / MANIFEST
-        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        manifest: dict = {}
+        if path.is_file():
+            try:
+                manifest = json.loads(path.read_text(encoding="utf-8"))
+            except (ValueError, OSError) as exc:
+                raise StoreError(f"'{path}' cannot be read ({type(exc).__name__}: {exc}); run "
+                                 "`ragplugins check --repair` to rebuild it from the stored vectors") from None
+            if not isinstance(manifest, dict) or not {"index_id", "embedder"} <= set(manifest):
+                raise StoreError(f"'{path}' is not a ragplugins manifest (another program's?); point persist_dir "
+                                 "at a directory of its own")
         if update:
             manifest.update(update)
-            path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+            atomic_write_text(path, json.dumps(manifest, indent=2))
         return manifest
 
     def _warn_about_stale_documents(self, existing: dict, report: IndexReport) -> None:
@@ -344,7 +463,14 @@ class RagPlugins:
                 break
 
     def _upsert(self, documents: Sequence[Document], show_progress: bool = False,
-                delete_missing: bool = False, reindex: bool = False) -> tuple[VectorStoreIndex, IndexReport]:
+                delete_missing: bool = False, reindex: bool = False, sources: dict[str, list[str]] | None = None,
+                prune: bool = True) -> tuple[VectorStoreIndex, IndexReport]:
+        with self._writing():
+            return self._upsert_locked(documents, show_progress, delete_missing, reindex, sources, prune)
+
+    def _upsert_locked(self, documents: Sequence[Document], show_progress: bool, delete_missing: bool,
+                       reindex: bool, sources: dict[str, list[str]] | None,
+                       prune: bool) -> tuple[VectorStoreIndex, IndexReport]:
         index = self.index()
         ctx = self.context(index)
         report = IndexReport()
@@ -364,53 +490,119 @@ class RagPlugins:
             (report.updated if old is not None else report.added).append(doc.id_)
             todo.append(doc)
         self._warn_about_stale_documents(existing, report)
-        nodes: list[BaseNode] = []
-        if todo:
-            # Transform and embed first: a failure here leaves the index as it was.
-            pipeline = IngestionPipeline(transformations=self.transformations(index), disable_cache=True)
-            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
-            stale = [nid for d in report.updated for nid in existing[d].node_ids]
-            new_ids = {n.node_id for n in nodes}
-            # Chunk ids follow the content, so a re-indexed unchanged document reuses them: those rows
-            # must go before the new ones are written, the others only after.
-            if reused := [nid for nid in stale if nid in new_ids]:
-                index.delete_nodes(reused, delete_from_docstore=True)
-            index.insert_nodes(nodes)
-            if rest := [nid for nid in stale if nid not in new_ids]:
-                index.delete_nodes(rest, delete_from_docstore=True)
         given = {d.id_ for d in documents}
+        manifest_update: dict[str, Any] = {}
         if delete_missing:
             report.deleted = sorted(set(existing) - given)
-            self._delete(index, report.deleted)
+        if sources is not None:
+            gone_by_root = self._removed_files(sources, set(existing))
+            missing = sorted({d for gone in gone_by_root.values() for d in gone} - given)
+            if prune:
+                report.deleted = sorted(set(report.deleted) | set(missing))
+            else:
+                report.kept_missing = missing
+            recorded = dict(self._manifest().get("sources") or {})
+            for root, found in sources.items():
+                recorded[root] = sorted(set(found) | (set() if prune else set(gone_by_root.get(root, ()))))
+            manifest_update["sources"] = recorded
+            owned = {d for ids in recorded.values() for d in ids}
+            report.unowned = sorted(set(existing) - owned - set(report.deleted))
+        nodes: list[BaseNode] = []
+        if todo:
+            # Transform and embed first: a failure (or a crash) here leaves the index as it was.
+            steps = self.transformations(index)
+            if os.environ.get("RAGPLUGINS_CRASH_AT"):
+                steps = self._with_crash_points(steps)
+            pipeline = IngestionPipeline(transformations=steps, disable_cache=True)
+            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
+            crash_point("embed")
         report.chunks_written = len(nodes)
-        if nodes or report.deleted:
-            self._after_write(index, nodes, report.deleted)
         if not report.unchanged or "index_plugins" not in self._manifest():
             # Only once no document of the batch was skipped: until then the warning above stays true.
-            self._manifest(index_plugins=self._index_time_plugins())
+            manifest_update["index_plugins"] = self._index_time_plugins()
+        if nodes or report.deleted:
+            self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
+                         manifest_update=manifest_update, op="index")
+        elif manifest_update:
+            self._manifest(**manifest_update)
         return index, report
 
-    def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:
-        index = self.index()
-        present = set(self.context(index).list_documents())
-        gone = [d for d in doc_ids if d in present]
-        self._delete(index, gone)
-        if gone:
-            self._after_write(index, [], gone)
-        return gone
+    def _removed_files(self, sources: dict[str, list[str]], indexed: set[str]) -> dict[str, list[str]]:
+        """Per folder indexed before: the indexed documents recorded for it whose files are gone."""
+        recorded = self._manifest().get("sources") or {}
+        return {root: sorted(d for d in set(recorded.get(root, ())) - set(found) if d in indexed)
+                for root, found in sources.items()}
 
-    def _delete(self, index: VectorStoreIndex, doc_ids: Sequence[str]) -> None:
+    @staticmethod
+    def _with_crash_points(steps: list[TransformComponent]) -> list[TransformComponent]:
+        """The crash-injection tests' phases inside the pipeline (only when $RAGPLUGINS_CRASH_AT is set)."""
+        out: list[TransformComponent] = []
+        for step in steps:
+            out.append(step)
+            if isinstance(step, ChunkBookkeeping):
+                out.append(CrashPoint(phase="split"))
+            elif isinstance(step, GuardedTransformation):
+                out.append(CrashPoint(phase="transform"))
+        return out
+
+    def _commit(self, index: VectorStoreIndex, nodes: list[BaseNode], replaced: Sequence[str],
+                deleted: Sequence[str], existing: dict, manifest_update: dict, op: str) -> None:
+        """Write the rows of a batch in one step, then everything derived from them, under a journal
+        that lets the next process complete the second part when this one is stopped in between."""
+        written = {n.ref_doc_id: n.metadata.get(DOC_HASH_KEY) for n in nodes if n.ref_doc_id}
+        journal = self._journal()
+        if journal is not None:
+            journal.begin(op, written, deleted, manifest_update)
+        crash_point("journal")
+        store = index.vector_store
+        self._assembled.clear()
+        if search.is_lancedb(store):
+            crash_point("store_write")
+            store.write_batch(nodes, replace_doc_ids=[*replaced, *deleted])
+            crash_point("store_written")
+        else:
+            # A host's store: add first (an id already stored is replaced), then remove what the new
+            # version no longer has, so a document is never absent in between.
+            new_ids = {n.node_id for n in nodes}
+            stale = [nid for d in replaced for nid in existing[d].node_ids if nid not in new_ids]
+            if nodes:
+                index.insert_nodes(nodes)
+            if stale:
+                index.delete_nodes(stale, delete_from_docstore=True)
+            self._remove_rows(index, deleted, existing)
+        self._finish(index, {"op": op, "written": written, "deleted": list(deleted), "manifest": manifest_update},
+                     nodes=nodes)
+
+    @staticmethod
+    def _remove_rows(index: VectorStoreIndex, doc_ids: Sequence[str], existing: dict) -> None:
+        store = index.vector_store
+        if search.is_lancedb(store):
+            store.write_batch([], replace_doc_ids=list(doc_ids))
+            return
         for doc_id in doc_ids:
             index.delete_ref_doc(doc_id, delete_from_docstore=True)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:
+        with self._writing():
+            index = self.index()
+            existing = self.context(index).list_documents()
+            gone = [d for d in doc_ids if d in existing]
+            if gone:
+                self._commit(index, [], replaced=(), deleted=gone, existing=existing, manifest_update={},
+                             op="delete")
+            return gone
 
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
         self._assembled.clear()
         store = index.vector_store
+        crash_point("fts")
         if search.is_lancedb(store):
             store.refresh_fts()
         search.invalidate(index)
         ctx = self.context(index)
         for record in self.enabled:
+            if "ragplugins_after_index" in record.hooks:
+                crash_point(f"after_index:{record.name}")
             try:
                 self.registry.call(record, "ragplugins_after_index", nodes=nodes, deleted_doc_ids=list(deleted),
                                    **self._hook_kwargs(record, ctx))
@@ -512,7 +704,10 @@ class RagPlugins:
             response_synthesizer=synth,
             node_postprocessors=[*self.postprocessors(index, filters=filters), *node_postprocessors])
         for contrib in self._contributions("ragplugins_query_engine_wrappers", self.context(index)):
-            engine = self._wrap(contrib, engine, BaseQueryEngine) or engine
+            below = RecordingQueryEngine(engine)
+            wrapped = self._wrap(contrib, below, BaseQueryEngine)
+            if wrapped is not None:
+                engine = GuardedQueryEngine(wrapped, below, contrib.plugin, self.config.core.on_plugin_error)
         return RagQueryEngine(engine)
 
     def _wrap(self, contrib: Any, inner: Any, expected: type) -> Any:

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragplugins.errors import InputError, RagPluginsError
+from ragplugins.errors import ConfigError, InputError, RagPluginsError
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 console = Console()
@@ -160,7 +160,11 @@ def config_group() -> None:
 @click.pass_context
 def config_check(ctx: click.Context) -> None:
     """Validate the config against the installed plugins."""
+    from ragplugins.check import persist_dir_problems
+
     rp = _load(ctx)
+    if problems := persist_dir_problems(rp):
+        raise ConfigError(problems, rp.config.source)
     click.echo(f"ok: {rp.config.source}; enabled: {', '.join(rp.config.enabled) or 'none'}")
 
 
@@ -208,20 +212,29 @@ def config_docs() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--reindex", is_flag=True,
               help="Re-index unchanged files too (after enabling a plugin that works at index time).")
+@click.option("--no-prune", is_flag=True, help="Keep indexed documents whose files were removed from PATHS.")
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool) -> None:
-    """Index files and directories (new, changed; unchanged ones are skipped)."""
+def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prune: bool) -> None:
+    """Index files and directories: new and changed files are (re)indexed, unchanged ones skipped, and
+    documents whose files were removed from PATHS are removed (unless --no-prune)."""
     from ragplugins.progress import IndexProgress
 
     rp = _load(ctx)
     with console.status("indexing: reading and splitting files...") as status, \
             IndexProgress(on_change=lambda p: status.update(f"indexing: {p.line()}")) as progress:
-        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex)
+        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune)
     if progress.total:
         click.echo(f"indexed: {progress.line().rsplit(', ', 1)[0]}", err=True)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
-               f"skipped {len(report.skipped)}; {report.chunks_written} chunks written to "
-               f"{rp.config.core.persist_dir}")
+               f"removed {len(report.deleted)}, skipped {len(report.skipped)}; {report.chunks_written} chunks "
+               f"written to {rp.config.core.persist_dir}")
+    for doc_id in report.deleted:
+        click.echo(f"  removed {doc_id}: its file is gone")
+    for doc_id in report.kept_missing:
+        click.echo(f"  kept {doc_id}: its file is gone (--no-prune)")
+    if report.unowned:
+        click.echo(f"  {len(report.unowned)} indexed documents are from no folder indexed since this version records "
+                   f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
     for path, why in report.skipped:
         click.echo(f"  skipped {path}: {why}")
 
@@ -236,6 +249,24 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     missing = [d for d in doc_ids if d not in gone]
     click.echo(f"deleted {len(gone)}" + (f"; not in the index: {', '.join(missing)}" if missing else ""))
     if missing and not gone:
+        sys.exit(1)
+
+
+@cli.command("check")
+@click.option("--repair", is_flag=True, help="Fix what was found (see docs/architecture.md, 'Crash safety').")
+@click.pass_context
+def check_cmd(ctx: click.Context, repair: bool) -> None:
+    """Verify the index: manifest, rows per document, duplicate ids, embedder, full-text index, plugin state."""
+    from ragplugins.check import check_index
+
+    report = check_index(_load(ctx), repair=repair)
+    for finding in report.findings:
+        click.echo(f"{'repaired' if finding.repaired else 'problem'}: {finding.problem}"
+                   + (f" -> {finding.repaired}" if finding.repaired else ""))
+    if report.ok:
+        click.echo(f"ok: {report.persist_dir}: {report.documents} documents, {report.rows} chunks")
+    else:
+        click.echo("run `ragplugins check --repair` to fix it" if not repair else "not everything could be repaired")
         sys.exit(1)
 
 
@@ -263,7 +294,8 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     from ragplugins.trace import decisions
 
     rp = _load(ctx)
-    if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file():
+    if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file() \
+            and not (rp.persist_dir / "lancedb").is_dir():
         # Asking would create an empty index there; say where none was found instead.
         raise InputError(f"no index in '{rp.persist_dir}' ({rp.config.source}: persist_dir); build one with "
                          "`ragplugins index PATH`, or point persist_dir at an existing one")

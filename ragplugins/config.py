@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragplugins.errors import ConfigError
 
@@ -61,7 +61,25 @@ class CoreSettings(BaseModel):
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "
-                          "LLM, e.g. 'myapp.models:make_llm'. Python callers pass llm= to ragplugins.load().")
+                          "LLM, e.g. 'myapp.models:make_llm'. The CLI imports and calls it, so it runs that "
+                          "code: use only configs you trust. Python callers pass llm= to ragplugins.load().")
+
+    @field_validator("table")
+    @classmethod
+    def _lancedb_table_name(cls, value: str) -> str:
+        # LanceDB's own rule, checked here so `config check` knows before the first index run.
+        if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,128}", value):
+            raise ValueError(f"table = {value!r}: use 1-128 letters, digits, '_', '-' or '.' (a LanceDB table name)")
+        return value
+
+    @field_validator("embed_model")
+    @classmethod
+    def _local_model_exists(cls, value: str) -> str:
+        # A Hub name ('org/model') cannot be told from a relative path; one written as a path can.
+        if value.startswith(("/", "./", "../", "~")) and not Path(value).expanduser().exists():
+            raise ValueError(f"embed_model = {value!r}: no such file or directory; give the path of a local "
+                             "model folder, a Hugging Face name, or 'default'")
+        return value
 
 
     @model_validator(mode="after")

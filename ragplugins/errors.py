@@ -39,3 +39,12 @@ class EmbedderMismatchError(RagPluginsError):
 
 class MissingDependencyError(RagPluginsError, ImportError):
     """An optional library a command needs is not installed; the message says what to install."""
+
+
+class IndexBusyError(RagPluginsError):
+    """Another process is writing the same embedded index."""
+
+
+class StoreError(RagPluginsError):
+    """The embedded index on disk is damaged or is not a ragplugins index; the message says which
+    directory and what to run."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
+from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.bridge.pydantic import Field, SerializeAsAny
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -14,7 +16,7 @@ from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, Q
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from ragplugins import query_inputs, trace
-from ragplugins.errors import PluginError
+from ragplugins.errors import PluginError, StoreError
 
 
 _CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
@@ -68,6 +70,8 @@ class ChunkBookkeeping(TransformComponent):
 
 
 def _handle(policy: str, err: PluginError) -> None:
+    if isinstance(err.cause, StoreError):
+        raise err.cause  # the store is damaged, not the plugin that was reading it
     if policy == "raise":
         raise err
     warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=4)
@@ -235,3 +239,73 @@ class BaseRecorder(BaseRetriever):
                                + query_inputs.PASS_FILTERS.format(where="rp.retriever"))
             inputs.awaiting_capture = False
         return nodes
+
+
+class RecordingQueryEngine(BaseQueryEngine):
+    """The engine a plugin's query-engine wrapper is given: the one below it, keeping (per thread) what
+    it answered and whether it failed, so a failure can be told apart from the plugin's own."""
+
+    def __init__(self, inner: BaseQueryEngine):
+        super().__init__(callback_manager=getattr(inner, "callback_manager", None))
+        self.inner = inner
+        self._state = threading.local()
+
+    def _get_prompt_modules(self) -> dict:
+        return {"inner": self.inner}
+
+    def reset(self) -> None:
+        self._state.response, self._state.failed = None, False
+
+    def outcome(self) -> tuple[Any, bool]:
+        return getattr(self._state, "response", None), getattr(self._state, "failed", False)
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        try:
+            self._state.response = self.inner.query(query_bundle)
+        except Exception:
+            self._state.failed = True
+            raise
+        return self._state.response
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        try:
+            self._state.response = await self.inner.aquery(query_bundle)
+        except Exception:
+            self._state.failed = True
+            raise
+        return self._state.response
+
+
+class GuardedQueryEngine(BaseQueryEngine):
+    """Runs a plugin's query-engine wrapper; when the plugin (not the engine below it) fails, raises
+    naming the plugin, or (policy 'warn') returns the answer of the engine below, without the plugin."""
+
+    def __init__(self, wrapped: BaseQueryEngine, below: RecordingQueryEngine, plugin: str, policy: str):
+        super().__init__(callback_manager=getattr(wrapped, "callback_manager", None))
+        self.wrapped, self.below, self.plugin, self.policy = wrapped, below, plugin, policy
+
+    def _get_prompt_modules(self) -> dict:
+        return {"wrapped": self.wrapped}
+
+    def _fallback(self, exc: Exception) -> tuple[Any, bool]:
+        response, failed_below = self.below.outcome()
+        if failed_below:
+            raise exc  # not this plugin's failure
+        _handle(self.policy, PluginError(self.plugin, type(self.wrapped).__name__, exc))
+        return response, response is not None
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        self.below.reset()
+        try:
+            return self.wrapped.query(query_bundle)
+        except Exception as exc:  # noqa: BLE001
+            response, answered = self._fallback(exc)
+            return response if answered else self.below.inner.query(query_bundle)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        self.below.reset()
+        try:
+            return await self.wrapped.aquery(query_bundle)
+        except Exception as exc:  # noqa: BLE001
+            response, answered = self._fallback(exc)
+            return response if answered else await self.below.inner.aquery(query_bundle)

@@ -47,6 +47,13 @@ def ragplugins_after_index(config, ctx, nodes, deleted_doc_ids):
 
 
 @hookspec
+def ragplugins_check_index(config, ctx):
+    """Problems with what this plugin keeps for the index (a sidecar, metadata it writes): a list of
+    messages ([] when in line with the rows). Run by ``ragplugins check``; ``--repair`` then calls
+    ``ragplugins_after_index`` with an empty batch, which must bring the plugin's state in line."""
+
+
+@hookspec
 def ragplugins_retriever_wrappers(config, ctx):
     """Contribute callables BaseRetriever -> BaseRetriever (stages: first_stage, sufficiency)."""
 

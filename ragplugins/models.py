@@ -59,7 +59,17 @@ def import_llm(path: str) -> Any:
         factory = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError, ValueError) as exc:
         raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); give 'package.module:callable'")
-    return factory()
+    from llama_index.core.llms import LLM
+
+    try:
+        llm = factory()
+    except Exception as exc:  # noqa: BLE001 - the config names code; its failure is a config problem
+        raise RagPluginsError(f"[ragplugins] llm = '{path}': calling it failed ({type(exc).__name__}: {exc}); give "
+                              "a zero-argument callable that returns a LlamaIndex LLM") from None
+    if not isinstance(llm, LLM):
+        raise RagPluginsError(f"[ragplugins] llm = '{path}' returned {type(llm).__name__}, not a LlamaIndex LLM; "
+                              "give a zero-argument callable that returns one")
+    return llm
 
 
 def choose_models(core: Any, *, embed_model: Any = None, llm: Any = None) -> ModelChoice:

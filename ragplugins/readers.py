@@ -11,8 +11,8 @@ document id is the path relative to the indexed root, so ids and the
 from __future__ import annotations
 
 import codecs
-
 import logging
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,32 +35,37 @@ _EXCLUDED = ["file_name", "file_type", "file_size", "creation_date", "last_modif
 class ReadReport:
     documents: list[Document] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # Per path given (resolved): the id of every file found under it, read or skipped. A document
+    # indexed from there before whose id is missing here was removed.
+    found: dict[str, list[str]] = field(default_factory=dict)
 
     def skip(self, path: Path | str, why: str) -> None:
         self.skipped.append((str(path), why))
         warnings.warn(f"ragplugins: skipped '{path}': {why}", stacklevel=3)
 
 
-def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str]]:
-    """(file, id) pairs; ids are relative to the directory given, or the file name. Hidden files and
-    folders, and ``skip_dirs`` (the index's own directory), are not walked into."""
-    out: list[tuple[Path, str]] = []
+def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str, str]]:
+    """(file, id, root) triples; ids are relative to the directory given, or the file name. Hidden files
+    and folders, and ``skip_dirs`` (the index's own directory), are not walked into. Dangling symlinks are
+    kept: read_documents lists them as skipped."""
+    out: list[tuple[Path, str, str]] = []
     skip = [Path(d).resolve() for d in skip_dirs]
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise InputError(f"path '{raw}' does not exist; check the path and try again")
+        root = str(path.resolve())
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file()
+            files = sorted(p for p in path.rglob("*") if (p.is_file() or (p.is_symlink() and not p.exists()))
                            and not any(part.startswith(".") for part in p.relative_to(path).parts)
                            and not any(p.resolve().is_relative_to(d) for d in skip))
             if not files:
                 raise InputError(f"directory '{raw}' is empty; supported files: {', '.join(SUPPORTED)}")
-            out.extend((f, f.relative_to(path).as_posix()) for f in files)
+            out.extend((f, f.relative_to(path).as_posix(), root) for f in files)
         else:
-            out.append((path, path.name))
+            out.append((path, path.name, root))
     seen: dict[str, Path] = {}
-    for f, doc_id in out:
+    for f, doc_id, _ in out:
         if doc_id in seen and seen[doc_id].resolve() != f.resolve():
             raise InputError(f"two files would get the id '{doc_id}': '{seen[doc_id]}' and '{f}'; "
                              "index them from a common parent directory")
@@ -68,18 +73,39 @@ def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[
     return out
 
 
+def _utf16_without_bom(head: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when ``head`` looks like UTF-16 text written without a byte-order mark
+    (mostly Latin text: nearly every other byte is NUL, the rest are not), else None."""
+    pairs = len(head) // 2
+    if pairs < 4:
+        return None
+    zero_even = head[0:pairs * 2:2].count(0) / pairs
+    zero_odd = head[1:pairs * 2:2].count(0) / pairs
+    for codec, zeros, text in (("utf-16-le", zero_odd, zero_even), ("utf-16-be", zero_even, zero_odd)):
+        if zeros > 0.7 and text < 0.05:
+            try:
+                head[:pairs * 2].decode(codec)
+            except UnicodeDecodeError:
+                return None
+            return codec
+    return None
+
+
 def _is_binary(path: Path) -> bool:
     """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none; UTF-16
-    text has many, but starts with its byte-order mark."""
+    text has many, but starts with its byte-order mark, or (without one) has them in every other byte."""
     with path.open("rb") as f:
         head = f.read(8000)
-    return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+        and _utf16_without_bom(head) is None
 
 
 def _decode(path: Path, report: ReadReport) -> str | None:
     data = path.read_bytes()
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
+    if b"\0" in data[:8000] and (codec := _utf16_without_bom(data[:8000])):
+        return data.decode(codec, errors="replace")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -107,34 +133,59 @@ def _read_pdf(path: Path) -> str:
     return "\n\n".join(d.text for d in docs)
 
 
+def _pdf_problem(exc: BaseException) -> str:
+    """Why a PDF could not be read, in words (PDFReader retries, so pypdf's error arrives inside a RetryError)."""
+    last = getattr(exc, "last_attempt", None)
+    if last is not None and last.exception() is not None:
+        exc = last.exception()
+    name = type(exc).__name__
+    if name in ("FileNotDecryptedError", "DependencyError") or "decrypt" in str(exc).lower() \
+            or "encrypt" in str(exc).lower():
+        return "encrypted PDF (decrypt it to index it)"
+    if name in ("PdfReadError", "PdfStreamError", "EmptyFileError", "ParseError") or "pypdf" in type(exc).__module__:
+        return f"not a valid PDF ({name}: {exc})"
+    return f"cannot parse it: {name}: {exc}"
+
+
 def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
                    skip_dirs: Iterable[Path] = ()) -> ReadReport:
     """Read every supported file under ``paths``. Unsupported, binary, empty and too large
     files are skipped with a warning that names them; missing paths raise."""
     report = ReadReport()
     files = _files(paths, skip_dirs)
-    for path, doc_id in files:
+    for path, doc_id, root in files:
+        report.found.setdefault(root, []).append(doc_id)
         suffix = path.suffix.lower()
+        if path.is_symlink() and not path.exists():
+            report.skip(path, f"it is a symbolic link to '{os.readlink(path)}', which does not exist")
+            continue
         if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES:
             report.skip(path, f"unsupported file type '{suffix or path.name}' (supported: {', '.join(SUPPORTED)})")
             continue
-        size_mb = path.stat().st_size / 1_000_000
-        if size_mb > max_file_mb:
-            report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
-                              "[ragplugins] max_file_mb to index it")
-            continue
-        if suffix in TEXT_SUFFIXES | HTML_SUFFIXES and _is_binary(path):
-            report.skip(path, f"it is a binary file, not {suffix} text")
-            continue
         try:
+            # stat and the binary sniff are reads too: a file removed or locked meanwhile is skipped, not fatal
+            size_mb = path.stat().st_size / 1_000_000
+            if size_mb > max_file_mb:
+                report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
+                                  "[ragplugins] max_file_mb to index it")
+                continue
+            if suffix in TEXT_SUFFIXES | HTML_SUFFIXES and _is_binary(path):
+                report.skip(path, f"it is a binary file, not {suffix} text")
+                continue
             text = _read_pdf(path) if suffix in PDF_SUFFIXES else _decode(path, report)
             if suffix in HTML_SUFFIXES and text:
                 text = html_to_markdown(text)
+        except FileNotFoundError:
+            report.skip(path, "it was removed while being read")
+            continue
+        except PermissionError:
+            report.skip(path, "permission denied (make it readable to index it)")
+            continue
         except OSError as exc:
             report.skip(path, f"cannot read it: {exc}")
             continue
         except Exception as exc:  # noqa: BLE001 - a broken PDF must not stop the batch
-            report.skip(path, f"cannot parse it: {type(exc).__name__}: {exc}")
+            report.skip(path, _pdf_problem(exc))
             continue
         if not text or not text.strip():
             report.skip(path, "it has no text")

@@ -32,6 +32,7 @@ from llama_index.vector_stores.lancedb import LanceDBVectorStore
 from pydantic import PrivateAttr
 
 from ragplugins import query_inputs
+from ragplugins.errors import StoreError
 from ragplugins.nodes import cosine  # noqa: F401 - plugins import it from here too
 
 logger = logging.getLogger(__name__)
@@ -145,13 +146,26 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     # -- writes ------------------------------------------------------------
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
-        if not nodes:
-            return []
+        """Add ``nodes``; a node whose id is already stored replaces that row (no duplicate ids)."""
+        self.write_batch(nodes, replace_doc_ids=())
+        return [n.node_id for n in nodes]
+
+    def write_batch(self, nodes: Sequence[BaseNode], replace_doc_ids: Sequence[str]) -> None:
+        """One commit: ``nodes`` are added or replace the rows with their ids, and every other row of
+        the documents ``replace_doc_ids`` is removed, so a reader sees each document as it was or as it
+        is now. A new metadata key first migrates the table (one commit of its own that keeps every row)."""
         metas = [node_to_metadata_dict(n, remove_text=False, flat_metadata=self.flat_metadata) for n in nodes]
+        doc_clause = (f"{self.doc_id_key} IN ({', '.join(_sql_literal(d) for d in replace_doc_ids)})"
+                      if replace_doc_ids else None)
+        if not nodes:
+            if doc_clause and self._table is not None:
+                self._table.delete(doc_clause)
+            return
         if self._table is None:
-            dim = len(nodes[0].get_embedding())
-            schema = self._new_schema(dim, metas)
+            schema = self._new_schema(len(nodes[0].get_embedding()), metas)
             self._table = self._connection.create_table(self._table_name, schema=schema, mode="create")
+        else:
+            self.migrate_schema(metas)
         fields = self._struct_fields()
         rows = [{
             "id": n.node_id,
@@ -160,10 +174,42 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             self.text_key: n.get_content(metadata_mode="none"),
             "metadata": self._conform(meta, fields),
         } for n, meta in zip(nodes, metas)]
-        self._table.add(pa.Table.from_pylist(rows, schema=self._table.schema))
+        merge = self._table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        if doc_clause:
+            merge = merge.when_not_matched_by_source_delete(doc_clause)
+        merge.execute(pa.Table.from_pylist(rows, schema=self._table.schema))
         self._metadata_keys = list(fields)
         self._fts_index_ready = False
-        return [n.node_id for n in nodes]
+
+    def migrate_schema(self, metas: Sequence[dict] = ()) -> list[str]:
+        """Give the table a column for every declared key (and every key in ``metas``) it lacks, reading
+        the values back from each row's stored node; one commit, no row lost. Returns the added keys."""
+        if self._table is None:
+            return []
+        fields = self._struct_fields()
+        added = {k: _ARROW_TYPES[t] for k, t in self._declared.items() if k not in fields}
+        for meta in metas:
+            for key, value in meta.items():
+                if key not in fields and key not in added:
+                    added[key] = pa.string() if value is None else _arrow_type_of(value)
+        if not added:
+            return []
+        new_fields = {**fields, **added}
+        struct = pa.struct([pa.field(k, t, nullable=True) for k, t in new_fields.items()])
+        old = self._table.schema
+        schema = pa.schema([old.field(i) if old.field(i).name != "metadata" else pa.field("metadata", struct)
+                            for i in range(len(old))])
+        rows = self._table.to_arrow().to_pylist()
+        for row in rows:
+            node = metadata_dict_to_node(row["metadata"])
+            meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
+            row["metadata"] = self._conform(meta, new_fields)
+        # mode="overwrite" is one Lance commit: a reader sees the table before or after, never without rows.
+        self._table = self._connection.create_table(self._table_name, pa.Table.from_pylist(rows, schema=schema),
+                                                    schema=schema, mode="overwrite")
+        self._fts_index_ready = False
+        logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._table_name, sorted(added))
+        return sorted(added)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         if self._table is not None:
@@ -185,6 +231,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
         if self._table is None or not updates:
             return 0
+        self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
         ids = list(updates)
         found = self._table.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
             .limit(None).to_arrow().to_pylist()
@@ -290,6 +337,36 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 self._table.create_fts_index(self.text_key, replace=True)
             self._fts_index_ready = True
 
+    def fts_problem(self) -> str | None:
+        """What is wrong with the full-text index ("is missing", "cannot be read (...)"), or None."""
+        if self._table is None or self._table.count_rows() == 0:
+            return None
+        if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._table.list_indices()):
+            return "is missing"
+        try:
+            self._table.search("ragplugins", query_type="fts").limit(1).to_arrow()
+        except Exception as exc:  # noqa: BLE001 - lost or damaged index files
+            return f"cannot be read ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+        return None
+
+    def deduplicate(self) -> int:
+        """Keep one row per chunk id (one commit); returns how many rows were dropped."""
+        if self._table is None:
+            return 0
+        data = self._table.to_arrow()
+        seen: set[str] = set()
+        keep = []
+        for i, node_id in enumerate(data.column("id").to_pylist()):
+            if node_id not in seen:
+                seen.add(node_id)
+                keep.append(i)
+        if len(keep) == data.num_rows:
+            return 0
+        self._table = self._connection.create_table(self._table_name, data.take(keep), schema=data.schema,
+                                                    mode="overwrite")
+        self._fts_index_ready = False
+        return data.num_rows - len(keep)
+
     def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:
         """Full-text (BM25) search on chunk text, prefiltered like the dense leg."""
         if self._table is None or not query_str.strip():
@@ -303,9 +380,16 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             search = search.where(self.where_clause(filters), prefilter=True)
         try:
             rows = search.to_arrow().to_pylist()
-        except Exception as exc:  # noqa: BLE001 - a query the FTS parser rejects
-            logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
-            return []
+        except Exception as exc:  # noqa: BLE001 - a query the FTS parser rejects, or a lost index
+            problem = self.fts_problem()
+            if problem is None:
+                logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
+                return []
+            # Derived data: rebuilt from the rows rather than leaving BM25 silently off.
+            logger.warning("ragplugins: the full-text index of table '%s' %s; rebuilding it", self._table_name,
+                           problem)
+            self.refresh_fts()
+            rows = search.to_arrow().to_pylist()
         nodes = []
         for row in rows:
             node = metadata_dict_to_node(row["metadata"])
@@ -318,3 +402,25 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if self._table is None:
             return []
         return self._table.search().select(columns).limit(None).to_arrow().to_pylist()
+
+
+def _reads_store(method):
+    """Lance reports a damaged table (a lost data file, a cut-short version record) with RuntimeError or
+    OSError from deep inside; callers get one StoreError that names the table and the fix."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (RuntimeError, OSError) as exc:
+            if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
+                raise
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise StoreError(f"the LanceDB table '{self._table_name}' in '{self.uri}' cannot be read "
+                             f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
+    return wrapper
+
+
+for _name in ("query", "get_nodes", "fts_search", "document_rows", "write_batch", "update_metadata"):
+    setattr(RagLanceDBVectorStore, _name, _reads_store(getattr(RagLanceDBVectorStore, _name)))

@@ -35,6 +35,7 @@ def test_arguments_then_config_come_before_settings(host_settings_restored, tmp_
     rp = ragplugins.load({"enable": []}, embed_model=mine, registry=PluginRegistry())
     assert rp.embed_model is mine and rp.models.embed_source == "argument"
     # The config's embed_model names a model: Settings' embedder is not used, the named one is loaded.
+    (tmp_path / "a-model").mkdir()  # config check refuses a local path that does not exist
     rp = ragplugins.load({"enable": [], "embed_model": str(tmp_path / "a-model")}, registry=PluginRegistry())
     assert rp._embed_model is None and rp.models.embed_source.startswith("config")
 

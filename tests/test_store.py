@@ -38,14 +38,17 @@ def test_reindex_changed_delete_and_incremental_add(tmp_path, bundled_embed_mode
     # Unchanged: skipped.
     _, report = rag._upsert([_doc("b.md", "Beta guide: reset the router.")])
     assert report.unchanged == ["b.md"] and report.chunks_written == 0
-    # Incremental add with a new metadata key the table has never seen: nothing lost.
+    # Incremental add with a new metadata key the table has never seen: the table is migrated once
+    # (nothing lost, no "cannot be filtered on" warning) and the key can be filtered on.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rag.build_index([_doc("c.md", "Gamma note: the office opens at 9.", team="ops")])
-    assert any("team" in str(w.message) for w in caught)
+    assert not [w for w in caught if "cannot be filtered on" in str(w.message)]
     assert len(_texts(rag)) == 3
     gamma = [n for n in ctx.all_nodes() if n.ref_doc_id == "c.md"][0]
-    assert gamma.metadata["team"] == "ops"  # kept in the node even though not filterable
+    assert gamma.metadata["team"] == "ops"
+    team = MetadataFilters(filters=[MetadataFilter(key="team", value="ops")])
+    assert [n.ref_doc_id for n in rag.index().vector_store.get_nodes(filters=team)] == ["c.md"]
     # Delete.
     assert rag.delete_documents(["a.md", "zzz.md"]) == ["a.md"]
     assert set(ctx.list_documents()) == {"b.md", "c.md"}

@@ -117,6 +117,31 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     return report
 
 
+def stale_overviews(config: OverviewConfig, ctx: Any) -> list[str]:
+    """What is out of line between the stored overviews and the index ([] when every document has its
+    overview for its current content)."""
+    location = location_for(ctx)
+    try:
+        current = location.read()
+    except SidecarError as exc:
+        return [f"the sidecar {location.label} is not usable: {exc}"]
+    indexed = ctx.list_documents()
+    if current is None:
+        return [f"the sidecar {location.label} does not exist"] if indexed else []
+    problem = current.problem_for(ctx.embedder_id, location.index_id)
+    if problem:
+        return [f"the sidecar {location.label} does not fit the index: {problem}"]
+    stored = current.entries()
+    missing = sorted(d for d, info in indexed.items() if d not in stored or stored[d][0] != info.doc_hash)
+    extra = sorted(set(stored) - set(indexed))
+    out = []
+    if missing:
+        out.append(f"{len(missing)} documents have no overview for their current content ({', '.join(missing[:3])})")
+    if extra:
+        out.append(f"{len(extra)} overviews are of documents no longer indexed ({', '.join(extra[:3])})")
+    return out
+
+
 def rebuild(rag: Any) -> UpdateReport:
     """Write every overview of ``rag``'s index again from its stored chunks."""
     if "overview" not in rag.config.enabled:

@@ -7,7 +7,7 @@ from typing import Any
 
 import ragplugins
 from ragplugins_overview import __version__
-from ragplugins_overview.build import require_llm, update_overviews
+from ragplugins_overview.build import require_llm, stale_overviews, update_overviews
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.retriever import OverviewRetriever
 
@@ -32,6 +32,11 @@ def ragplugins_transformations(config: OverviewConfig, ctx):
 def ragplugins_after_index(config: OverviewConfig, ctx, nodes, deleted_doc_ids):
     # Deleted documents need no list of their own: the sidecar is compared with the index as it is now.
     update_overviews(config, ctx, nodes)
+
+
+@ragplugins.hookimpl
+def ragplugins_check_index(config: OverviewConfig, ctx):
+    return stale_overviews(config, ctx)
 
 
 @ragplugins.hookimpl

@@ -340,3 +340,26 @@ def test_cli_nli_problems_are_one_line(args, message, tmp_path):
     # (the core's embedder may print a progress bar while it loads: not the verifier's output)
     lines = [line for line in result.output.splitlines() if line.strip() and "Loading weights" not in line]
     assert len(lines) == 1 and message in lines[0], result.output
+
+
+@pytest.mark.parametrize("policy", ["warn", "raise"])
+def test_the_verifier_llm_failing_obeys_on_plugin_error(corpus_index, bundled_embed_model, policy):
+    """The answer comes from the LLM; only the verification call fails (a rate limit, say)."""
+    answer = "The annual fee is 120,000 EUR, payable quarterly."
+
+    def respond(prompt):
+        if "<evidence" in prompt:
+            raise RuntimeError("429 too many requests")
+        return answer
+
+    rag = make_rag([plugin], {"on_plugin_error": policy, "verifier": {"backend": "llm"}},
+                   embed_model=bundled_embed_model, llm=FakeLLM(responder=respond, prompts=[]),
+                   persist_dir=corpus_index)
+    if policy == "raise":
+        with pytest.raises(PluginError, match="plugin 'verifier' failed.*429 too many requests"):
+            rag.query_engine().query("What is the annual fee?")
+        return
+    with pytest.warns(UserWarning, match="plugin 'verifier' failed.*429.*continuing without it"):
+        response = rag.query_engine().query("What is the annual fee?")
+    assert response.response == answer and response.source_nodes
+    assert "verification" not in response.metadata["ragplugins"]
