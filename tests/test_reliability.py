@@ -432,3 +432,17 @@ def test_a_stopped_write_that_cannot_be_completed_on_open_warns_and_queries_go_o
         report = check_index(fixed, repair=True)
     assert any("left unfinished" in f.problem and f.repaired == "completed" for f in report.findings)
     assert Journal(idx).pending() is None
+
+
+def test_check_finds_and_repairs_crossref_references_out_of_line_with_the_rows(indexed):
+    """A stopped write or another program can leave stored references that resolving the index as it is
+    now would not give; check names the plugin and --repair resolves them again."""
+    idx, _ = indexed
+    rp = _rp(idx)
+    ctx = rp.context(rp.index())
+    chunk = next(n for n in ctx.all_nodes() if n.metadata.get("crossref_refs"))
+    ctx.update_metadata({chunk.node_id: {"crossref_refs": '[{"kind": "title", "ref": "x", "target": "gone.md"}]'}})
+    found = check_index(_rp(idx))
+    assert any("plugin 'crossref'" in f.problem and "out of line" in f.problem for f in found.findings)
+    check_index(_rp(idx), repair=True)
+    assert check_index(_rp(idx)).findings == []

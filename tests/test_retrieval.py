@@ -148,7 +148,8 @@ def test_dense_leg_embeds_custom_embedding_strs_and_bm25_reads_the_query(tiny_co
     """As LlamaIndex's VectorIndexRetriever: custom_embedding_strs (e.g. HyDE) steer the dense leg only."""
     from llama_index.core.schema import QueryBundle
 
-    rag = make_rag([], {"retrieval": "dense", "top_k": 1}, embed_model=bundled_embed_model,
+    # Heading split: the agreement's fee section is a chunk of its own, the premise of the first assert.
+    rag = make_rag([], {"retrieval": "dense", "top_k": 1, "splitter": "auto"}, embed_model=bundled_embed_model,
                    persist_dir=tmp_path / "idx")
     rag.index_paths([tiny_corpus])
     retriever = rag.retriever()
@@ -160,7 +161,8 @@ def test_dense_leg_embeds_custom_embedding_strs_and_bm25_reads_the_query(tiny_co
     given = retriever.retrieve(QueryBundle("annual fee", embedding=bundled_embed_model.get_query_embedding(
         "replace the gasket part code")))
     assert given[0].node.ref_doc_id == "espresso_manual.md"
-    hybrid = make_rag([], {"top_k": 4}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx").retriever()
+    hybrid = make_rag([], {"top_k": 4, "splitter": "auto"}, embed_model=bundled_embed_model,
+                      persist_dir=tmp_path / "idx").retriever()
     fused = hybrid.retrieve(QueryBundle("annual fee payable quarterly",
                                         custom_embedding_strs=["descale the boiler with citric acid"]))
     first = {leg: next(n.node.ref_doc_id for n in fused if annotation(n).get(leg) == 1)
@@ -244,9 +246,14 @@ def test_query_engine_takes_the_as_query_engine_keywords(tiny_corpus, tmp_path, 
     rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
     rag.index_paths([tiny_corpus])
     assert len(rag.query_engine(similarity_top_k=3).query("annual fee").source_nodes) == 3
-    # Fused scores are RRF (about 1/61), so a cosine-scale cutoff drops everything: it did run, last.
-    cut = rag.query_engine(node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.5)])
+    # Fused scores are two legs' scores, each normalised to about [0, 1.3]: a cutoff above their sum drops
+    # everything (the host's postprocessor did run, last); one below the best keeps the best.
+    scores = [n.score for n in rag.query_engine().query("annual fee").source_nodes]
+    assert 0 < max(scores) < 3
+    cut = rag.query_engine(node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=3.0)])
     assert cut.query("annual fee").source_nodes == []
+    kept = rag.query_engine(node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=max(scores) - 1e-6)])
+    assert [n.score for n in kept.query("annual fee").source_nodes] == [max(scores)]
     with pytest.raises(TypeError, match="response_mode.*without an LLM"):
         rag.query_engine(response_mode="compact")
     answering = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx",

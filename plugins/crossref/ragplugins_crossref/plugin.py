@@ -5,7 +5,7 @@ from __future__ import annotations
 import ragplugins
 from ragplugins.nodes import tags
 from ragplugins_crossref import __version__, hookspecs
-from ragplugins_crossref.backfill import backfill
+from ragplugins_crossref.backfill import backfill, stale_references
 from ragplugins_crossref.config import CrossrefConfig
 from ragplugins_crossref.families import BUILTIN_FAMILIES, ReferenceFamily
 from ragplugins_crossref.hop import CrossrefHop
@@ -58,6 +58,11 @@ def ragplugins_transformations(config: CrossrefConfig, ctx):
 def ragplugins_after_index(config: CrossrefConfig, ctx, nodes, deleted_doc_ids):
     if config.extract:
         backfill(ctx, extractor(config, ctx), {n.ref_doc_id for n in nodes}, list(deleted_doc_ids))
+
+
+@ragplugins.hookimpl
+def ragplugins_check_index(config: CrossrefConfig, ctx):
+    return stale_references(ctx, extractor(config, ctx)) if config.extract else []
 
 
 @ragplugins.hookimpl

@@ -15,6 +15,8 @@ def tiny_rag(tmp_path_factory, bundled_embed_model):
     """One indexed tiny corpus shared by the module; arms differ only in config, not in the index."""
     root = tmp_path_factory.mktemp("retry")
     corpus = write_tiny_corpus(root / "corpus")
-    rag = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, persist_dir=root / "idx")
+    # Heading split: the tiny corpus then has more chunks than the contrast signal's background needs.
+    rag = make_rag([plugin], {"enable": [], "splitter": "auto"}, embed_model=bundled_embed_model,
+                   persist_dir=root / "idx")
     rag.index_paths([corpus])
     return rag, root
