@@ -6,11 +6,12 @@
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ["unseen", "core", "speed", "scaling", "reliability", "crossref", "overview", "retry", "verifier", "decompose"]
+ORDER = ["unseen", "core", "speed", "startup", "scaling", "reliability", "crossref", "overview", "retry", "verifier", "decompose"]
 HEADER = """# Benchmarks
 
 Every number on this page was produced by a script in `bench/` on this repository's code, reading
-the public corpora and gold sets from `../shared/bench` (or `$RAGPLUGINS_BENCH`); the command that
+the public corpora and gold sets from `../shared/bench` (or `$RAGPLUGINS_BENCH`) and the Debian
+documentation corpora that `bench/debian_corpora.py` extracts; the command that
 reproduces each table stands above it. Metrics are exactly those of `../shared/bench/README.md`
 (recall@5/10/20 and nDCG@10 on the first-stage and the final list; one query is about 0.014
 nDCG@10 on `mixed` and 0.04 on a 24-query corpus: smaller differences are noise). The machine has
