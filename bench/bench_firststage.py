@@ -224,10 +224,15 @@ def main(argv: list[str] | None = None) -> int:
             cells = " | ".join(f"{res['splits'][sp]['ndcg@10']:.3f} | {res['splits'][sp]['recall@10']:.3f}"
                                for sp in splits)
             print(f"| {arm} | {chunks} | {cells} |", flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"split": args.split, "k": K, "results": results}, indent=1) + "\n")
+    write_results(args.out, args.split, results)
     return 0
+
+
+def write_results(out: Path | None, split: str, results: dict) -> None:
+    """The results of one run as JSON at ``out`` (what bench/report_unseen.py reads)."""
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"split": split, "k": K, "results": results}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

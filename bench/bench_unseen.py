@@ -22,7 +22,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, DEBIAN, PUBLIC, CachedEmbedding, corpus, split_of  # noqa: E402
+from bench_firststage import (CACHE, DEBIAN, PUBLIC, CachedEmbedding, corpus, split_of,  # noqa: E402
+                             write_results)
 
 from ragplugins.eval import Arm, run_eval  # noqa: E402
 
@@ -112,9 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{', '.join(e['regressed_ndcg10']) or 0} |", flush=True)
         if run.coverage_failures:
             print(f"coverage failures: {[f['id'] for f in run.coverage_failures]}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"split": args.split, "k": K, "results": results}, indent=1) + "\n")
+    write_results(args.out, args.split, results)
     return 0
 
 

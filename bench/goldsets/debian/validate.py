@@ -49,21 +49,26 @@ def page_texts(path: Path) -> list[str]:
     return [norm(raw)]
 
 
+def read_rows(path: Path, fields: tuple[str, ...], problems: list[str]) -> list[dict]:
+    """The JSONL rows of ``path``; a missing field or a repeated id is a problem."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    seen: set[str] = set()
+    for row in rows:
+        rid = row.get("id", "?")
+        problems.extend(f"{rid}: no '{key}'" for key in fields if key not in row)
+        if rid in seen:
+            problems.append(f"{rid}: duplicate id")
+        seen.add(rid)
+    return rows
+
+
 def check_gold(corpus: str, root: Path, problems: list[str]) -> None:
     path = HERE / f"{corpus}.jsonl"
     if not path.is_file():
         problems.append(f"{path.name}: missing")
         return
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    by_id = {}
-    for row in rows:
-        rid = row.get("id", "?")
-        for key in GOLD_FIELDS:
-            if key not in row:
-                problems.append(f"{rid}: no '{key}'")
-        if rid in by_id:
-            problems.append(f"{rid}: duplicate id")
-        by_id[rid] = row
+    rows = read_rows(path, GOLD_FIELDS, problems)
+    by_id = {row.get("id", "?"): row for row in rows}
     texts: dict[str, list[str]] = {}
     for row in rows:
         rid, dims = row.get("id", "?"), row.get("dimensions", {})
@@ -101,16 +106,9 @@ def check_refs(corpus: str, root: Path, problems: list[str]) -> None:
     if not path.is_file():
         problems.append(f"{path.name}: missing")
         return
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    seen = set()
+    rows = read_rows(path, REF_FIELDS, problems)
     for row in rows:
         rid = row.get("id", "?")
-        for key in REF_FIELDS:
-            if key not in row:
-                problems.append(f"{rid}: no '{key}'")
-        if rid in seen:
-            problems.append(f"{rid}: duplicate id")
-        seen.add(rid)
         source = root / str(row.get("from"))
         if not source.is_file():
             problems.append(f"{rid}: 'from' file '{row.get('from')}' is not in the corpus")
