@@ -21,12 +21,25 @@ list, so appending a relevant chunk can lower nDCG while recall rises.
 """
 
 
+MORE = "<!-- more -->"
+
+
 def main() -> None:
+    """docs/benchmarks.md holds each section down to its ``<!-- more -->`` line; a plugin's whole
+    section, history included, goes to plugins/<name>/BENCHMARKS.md."""
     parts = [HEADER]
     for name in ORDER:
         path = ROOT / "bench" / "sections" / f"{name}.md"
-        if path.exists():
-            parts.append(path.read_text().strip() + "\n")
+        if not path.exists():
+            continue
+        text = path.read_text().strip() + "\n"
+        plugin_dir = ROOT / "plugins" / name
+        if MORE in text and plugin_dir.is_dir():
+            summary, _ = text.split(MORE, 1)
+            (plugin_dir / "BENCHMARKS.md").write_text(text.replace(MORE + "\n", ""))
+            text = summary.rstrip() + f"\n\nEvery table and the history: [plugins/{name}/BENCHMARKS.md]" \
+                                      f"(../plugins/{name}/BENCHMARKS.md).\n"
+        parts.append(text)
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(parts))
 
 
