@@ -141,10 +141,11 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
 
 def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
+    from ragplugins.config import parse_config
 
     cfg = {"enable": [], "top_k": K, **config}
     # Keyed by every effective core setting (defaults included), so a changed default is a new index.
-    core = ragplugins.load({"ragplugins": cfg}, embed_model=embed).config.core.model_dump(mode="json")
+    core = parse_config({"ragplugins": cfg}).core.model_dump(mode="json")
     key = hashlib.sha1(json.dumps([name, core], sort_keys=True).encode()).hexdigest()[:12]
     persist = CACHE / "firststage" / f"{name.replace('+', '_')}-{key}"
     rp = ragplugins.load({"ragplugins": {**cfg, "persist_dir": str(persist)}}, embed_model=embed)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import BaseNode, NodeWithScore
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilters
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
@@ -77,12 +77,12 @@ def _matches(metadata: dict[str, Any], filters: MetadataFilters) -> bool:
     return all(results)
 
 
-def passes(nws: NodeWithScore, filters: MetadataFilters | None) -> bool:
+def passes(node: BaseNode, filters: MetadataFilters | None) -> bool:
     """Whether a node passes ``filters``, read on its metadata plus its document id (as stores keep it)."""
     if filters is None or not filters.filters:
         return True
-    doc = nws.node.ref_doc_id
-    return _matches({**nws.node.metadata, "doc_id": doc, "document_id": doc, "ref_doc_id": doc}, filters)
+    doc = node.ref_doc_id
+    return _matches({**node.metadata, "doc_id": doc, "document_id": doc, "ref_doc_id": doc}, filters)
 
 
 @dataclass
@@ -128,7 +128,7 @@ class QueryInputs:
         filters = self.filters
         kept, dropped = [], []
         for nws in nodes:
-            ok = nws.node.node_id in self.base_node_ids or (known and passes(nws, filters))
+            ok = nws.node.node_id in self.base_node_ids or (known and passes(nws.node, filters))
             (kept if ok else dropped).append(nws)
         if dropped:
             self.removed.extend({"node": n.node.node_id, "doc": n.node.ref_doc_id or "", "after": after}

@@ -24,9 +24,8 @@ from llama_index.core.vector_stores.types import (
     MetadataFilter,
     MetadataFilters,
 )
-from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
-from ragplugins import index_cache, trace
+from ragplugins import index_cache, query_inputs, trace
 from ragplugins.nodes import annotate, annotation, cosine
 
 logger = logging.getLogger(__name__)
@@ -89,12 +88,8 @@ def sparse_search(index: VectorStoreIndex, query: str, k: int,
     from ragplugins import sparse
 
     model = index_cache.cache.get(index.vector_store, "ragplugins.sparse", lambda: sparse.build(all_nodes(index)))
-    keep = None
-    if filters is not None:
-        nodes = model.nodes
-        admits = build_metadata_filter_fn(lambda i: nodes[int(i)].metadata | {"doc_id": nodes[int(i)].ref_doc_id},
-                                          filters)
-        keep = lambda i: admits(str(i))  # noqa: E731
+    # The same in-memory filter semantics as the core's check of plugin results (nested groups included).
+    keep = None if filters is None else (lambda i: query_inputs.passes(model.nodes[i], filters))
     return [NodeWithScore(node=model.nodes[i], score=score) for i, score in model.search(query, k, keep)]
 
 

@@ -50,7 +50,10 @@ def page_texts(path: Path) -> list[str]:
 
 
 def read_rows(path: Path, fields: tuple[str, ...], problems: list[str]) -> list[dict]:
-    """The JSONL rows of ``path``; a missing field or a repeated id is a problem."""
+    """The JSONL rows of ``path``; a missing file, a missing field or a repeated id is a problem."""
+    if not path.is_file():
+        problems.append(f"{path.name}: missing")
+        return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     seen: set[str] = set()
     for row in rows:
@@ -64,9 +67,6 @@ def read_rows(path: Path, fields: tuple[str, ...], problems: list[str]) -> list[
 
 def check_gold(corpus: str, root: Path, problems: list[str]) -> None:
     path = HERE / f"{corpus}.jsonl"
-    if not path.is_file():
-        problems.append(f"{path.name}: missing")
-        return
     rows = read_rows(path, GOLD_FIELDS, problems)
     by_id = {row.get("id", "?"): row for row in rows}
     texts: dict[str, list[str]] = {}
@@ -103,9 +103,6 @@ def check_gold(corpus: str, root: Path, problems: list[str]) -> None:
 
 def check_refs(corpus: str, root: Path, problems: list[str]) -> None:
     path = HERE / f"{corpus}.refs.jsonl"
-    if not path.is_file():
-        problems.append(f"{path.name}: missing")
-        return
     rows = read_rows(path, REF_FIELDS, problems)
     for row in rows:
         rid = row.get("id", "?")
