@@ -37,7 +37,7 @@ from ragplugins.errors import (ConfigError, EmbedderMismatchError, InputError, P
                                StoreError)
 from ragplugins.guards import (BaseRecorder, ChunkBookkeeping, GuardedPostprocessor, GuardedQueryEngine,
                                GuardedRetriever, GuardedTransformation, RecordingQueryEngine)
-from ragplugins.nodes import ANNOTATION_KEY
+from ragplugins.nodes import ANNOTATION_KEY, hide_metadata
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
@@ -479,10 +479,7 @@ class RagPlugins:
         todo = []
         for doc in documents:
             doc.metadata[DOC_HASH_KEY] = document_hash(doc)
-            for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-                keys = list(getattr(doc, attr))
-                if DOC_HASH_KEY not in keys:
-                    setattr(doc, attr, keys + [DOC_HASH_KEY])
+            hide_metadata(doc, [DOC_HASH_KEY])
             old = existing.get(doc.id_)
             if old is not None and old.doc_hash == doc.metadata[DOC_HASH_KEY] and not reindex:
                 report.unchanged.append(doc.id_)
@@ -620,14 +617,9 @@ class RagPlugins:
         hidden = {k for k, v in self.metadata_keys().items() if not v.searchable}
         if index.docstore.docs and hidden:
             # Nodes the app split itself do not hide the plugins' keys from embed and LLM text.
-            changed = []
-            for node in index.docstore.docs.values():
-                for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-                    keys = list(getattr(node, attr))
-                    if missing := sorted(hidden & set(node.metadata) - set(keys)):
-                        setattr(node, attr, keys + missing)
-                        changed.append(node)
-            index.docstore.add_documents(list({n.node_id: n for n in changed}.values()), allow_update=True)
+            changed = [node for node in index.docstore.docs.values()
+                       if hide_metadata(node, sorted(hidden & set(node.metadata)))]
+            index.docstore.add_documents(changed, allow_update=True)
         return index
 
     @property
@@ -749,14 +741,17 @@ class RagPlugins:
 
 
 def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,
-         vector_store: Any = None, registry: PluginRegistry | None = None) -> RagPlugins:
+         vector_store: Any = None, registry: PluginRegistry | None = None, without: Sequence[str] = ()) -> RagPlugins:
     """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
     and the installed plugins. Raises ConfigError listing every problem.
 
     The embedder and the LLM are each taken from, in order: the argument, the config
     (``embed_model``/``llm``), what the app set on LlamaIndex's ``Settings``, the bundled default
-    (MiniLM; no LLM). ``rp.models`` says which, and the ``ragplugins`` logger says it once."""
+    (MiniLM; no LLM). ``rp.models`` says which, and the ``ragplugins`` logger says it once.
+    ``without``: enabled plugins to leave out this time (the rest of the config as written)."""
     cfg = parse_config(config, strict=False)
+    if without:
+        cfg.core.enable = [name for name in cfg.core.enable if name not in set(without)]
     registry = registry or PluginRegistry.discover()
     loaded = registry.loaded()
     failed = {r.name: r.error or "" for r in registry.all_records() if not r.loaded}

@@ -8,6 +8,7 @@ import os
 import sys
 import textwrap
 import warnings
+from typing import TYPE_CHECKING, Any, Sequence
 
 import click
 from rich.console import Console
@@ -16,6 +17,9 @@ from rich.table import Table
 
 from ragplugins.errors import ConfigError, InputError, RagPluginsError
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
+
+if TYPE_CHECKING:
+    from ragplugins.app import RagPlugins
 
 console = Console()
 _registry: PluginRegistry | None = None
@@ -94,10 +98,20 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
     ctx.obj = {"config": config_path}
 
 
-def _load(ctx: click.Context, **kwargs):
+def load_app(ctx: click.Context | None = None, *, without: Sequence[str] = (), **kwargs: Any) -> "RagPlugins":
+    """The app a ``ragplugins`` command works on, core or plugin: the config named by ``--config``
+    (else the one found in the working directory), read as every command reads it (paths relative
+    to the file, the config's ``llm`` imported), with the installed plugins. ``without``: plugins to
+    leave out (``retry calibrate`` measures the first stage without the retry plugin); other
+    keywords go to :func:`ragplugins.load` (``embed_model=``, ``llm=``)."""
     from ragplugins.app import load
 
-    return load(ctx.obj["config"], registry=registry(), **kwargs)
+    ctx = ctx or click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    config = (root.obj or {}).get("config") if root is not None and isinstance(root.obj, dict) else None
+    return load(config, registry=registry(), without=without, **kwargs)
+
+
 
 
 @cli.command("plugins")
@@ -162,7 +176,7 @@ def config_check(ctx: click.Context) -> None:
     """Validate the config against the installed plugins."""
     from ragplugins.check import persist_dir_problems
 
-    rp = _load(ctx)
+    rp = load_app(ctx)
     if problems := persist_dir_problems(rp):
         raise ConfigError(problems, rp.config.source)
     click.echo(f"ok: {rp.config.source}; enabled: {', '.join(rp.config.enabled) or 'none'}")
@@ -182,7 +196,7 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
             return [clean(v) for v in value if v is not None]
         return value
 
-    rp = _load(ctx)
+    rp = load_app(ctx)
     doc = tomlkit.document()
     table = tomlkit.table()
     core = clean(rp.config.core.model_dump(exclude_unset=not defaults))
@@ -219,7 +233,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     documents whose files were removed from PATHS are removed (unless --no-prune)."""
     from ragplugins.progress import IndexProgress
 
-    rp = _load(ctx)
+    rp = load_app(ctx)
     with console.status("indexing: reading and splitting files...") as status, \
             IndexProgress(on_change=lambda p: status.update(f"indexing: {p.line()}")) as progress:
         _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune)
@@ -244,7 +258,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
 @click.pass_context
 def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     """Remove documents (by the id `query` shows) and their chunks from the index."""
-    rp = _load(ctx)
+    rp = load_app(ctx)
     gone = rp.delete_documents(list(doc_ids))
     missing = [d for d in doc_ids if d not in gone]
     click.echo(f"deleted {len(gone)}" + (f"; not in the index: {', '.join(missing)}" if missing else ""))
@@ -259,7 +273,7 @@ def check_cmd(ctx: click.Context, repair: bool) -> None:
     """Verify the index: manifest, rows per document, duplicate ids, embedder, full-text index, plugin state."""
     from ragplugins.check import check_index
 
-    report = check_index(_load(ctx), repair=repair)
+    report = check_index(load_app(ctx), repair=repair)
     for finding in report.findings:
         click.echo(f"{'repaired' if finding.repaired else 'problem'}: {finding.problem}"
                    + (f" -> {finding.repaired}" if finding.repaired else ""))
@@ -293,7 +307,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     from ragplugins.nodes import document_name, tags
     from ragplugins.trace import decisions
 
-    rp = _load(ctx)
+    rp = load_app(ctx)
     if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file() \
             and not (rp.persist_dir / "lancedb").is_dir():
         # Asking would create an empty index there; say where none was found instead.

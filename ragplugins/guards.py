@@ -17,6 +17,7 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from ragplugins import query_inputs, trace
 from ragplugins.errors import PluginError, StoreError
+from ragplugins.nodes import hide_metadata
 
 
 _CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
@@ -53,9 +54,7 @@ class ChunkBookkeeping(TransformComponent):
             new_id = chunk_id(str(doc), str(node.metadata.get(DOC_HASH_KEY, "")), node.metadata[CHUNK_INDEX_KEY])
             renamed[node.node_id] = new_id
             node.id_ = new_id
-            for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-                current = list(getattr(node, attr))
-                setattr(node, attr, current + [k for k in self.hidden_keys if k not in current])
+            hide_metadata(node, self.hidden_keys)
         # Announced for progress displays (ragplugins.progress): what the embedder will now embed, in order.
         trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="split", data={
             "chunks": len(nodes), "per_document": list(position.values())}))

@@ -9,12 +9,30 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
-from llama_index.core.schema import NodeWithScore
+from llama_index.core.schema import BaseNode, NodeWithScore
 
 ANNOTATION_KEY = "ragplugins"
+
+
+# The two lists of metadata keys LlamaIndex leaves out of the text it embeds and gives the LLM.
+_HIDING_LISTS = ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys")
+
+
+def hide_metadata(node: BaseNode, keys: Iterable[str]) -> bool:
+    """Keep ``keys`` out of the text LlamaIndex embeds and gives the LLM for ``node`` (by default it
+    includes every metadata key, which moves vectors and fills prompts with bookkeeping); whether
+    anything was added. The one place ragplugins and its plugins hide keys."""
+    added = False
+    for attr in _HIDING_LISTS:
+        current = list(getattr(node, attr))
+        missing = [k for k in dict.fromkeys(keys) if k not in current]
+        if missing:
+            setattr(node, attr, current + missing)
+            added = True
+    return added
 
 
 def annotation(nws: NodeWithScore) -> dict[str, Any]:
@@ -28,11 +46,7 @@ def annotate(nws: NodeWithScore, **fields: Any) -> NodeWithScore:
     node = nws.node.model_copy()
     node.metadata = dict(node.metadata)
     node.metadata[ANNOTATION_KEY] = {**annotation(nws), **fields}
-    for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-        keys = list(getattr(node, attr))
-        if ANNOTATION_KEY not in keys:
-            keys.append(ANNOTATION_KEY)
-        setattr(node, attr, keys)
+    hide_metadata(node, [ANNOTATION_KEY])
     return NodeWithScore(node=node, score=nws.score)
 
 

@@ -23,6 +23,7 @@ from llama_index.core.readers.file.base import default_file_metadata_func
 
 from ragplugins.errors import InputError
 from ragplugins.html_reader import HTML_SUFFIXES, html_to_markdown
+from ragplugins.nodes import hide_metadata
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
@@ -192,9 +193,9 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
             continue
         meta = default_file_metadata_func(str(path))
         meta["file_path"] = doc_id
-        report.documents.append(Document(text=text, id_=doc_id, metadata=meta,
-                                         excluded_embed_metadata_keys=list(_EXCLUDED),
-                                         excluded_llm_metadata_keys=list(_EXCLUDED)))
+        document = Document(text=text, id_=doc_id, metadata=meta)
+        hide_metadata(document, _EXCLUDED)
+        report.documents.append(document)
     if files and not report.documents:
         raise InputError("no file could be indexed: " + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
     return report

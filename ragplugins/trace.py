@@ -1,6 +1,11 @@
 """A structured record of what plugins did for one query (output only: what a query was asked
 with is in ragplugins.query_inputs).
 
+Two kinds of entries: a plugin's *decisions* (:func:`record_decision`, one schema: plugin, action,
+changed, reason, numbers), which ``ragplugins query``, the demo and ``ragplugins eval`` read; and
+free-form *details* per plugin and action (:func:`record`), for ``--trace`` and the plugin's own
+``ragplugins_eval_instrument``.
+
 The core opens a trace around each retrieval or query; components anywhere in
 the call (retriever wrappers, postprocessors, engine wrappers) record into
 the active trace through :func:`record`. Each record is also emitted as a
@@ -13,7 +18,7 @@ import contextvars
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.events.base import BaseEvent
@@ -33,6 +38,31 @@ class RagPluginsEvent(BaseEvent):
         return "RagPluginsEvent"
 
 
+Number = int | float | bool | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one plugin decided in one query: whether it changed the list it was given, why, and the
+    numbers the decision rests on. ``query`` is the query it decided on when that is not the trace's
+    own (a retry's reformulated question passes through the first-stage plugins again)."""
+
+    plugin: str
+    action: str
+    changed: bool
+    reason: str
+    numbers: dict[str, Number] = field(default_factory=dict)
+    query: str = ""
+
+    def line(self, trace_query: str = "") -> str:
+        on = f" (on {self.query!r})" if self.query and self.query != trace_query else ""
+        return f"{self.plugin} {self.action}{on}: {'acted' if self.changed else 'no change'} ({self.reason})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plugin": self.plugin, "action": self.action, "changed": self.changed, "reason": self.reason,
+                "numbers": dict(self.numbers), "query": self.query}
+
+
 @dataclass
 class Trace:
     query: str = ""
@@ -42,6 +72,8 @@ class Trace:
     timings_ms: dict[str, float] = field(default_factory=dict)
     # Readable names (file name or title) of the final list's documents, in its order.
     final_documents: list[str] = field(default_factory=list)
+    # Every decision of every plugin in this query, in the order they were taken.
+    decisions: list[Decision] = field(default_factory=list)
 
     def set_final(self, nodes: Any) -> None:
         from ragplugins.nodes import document_name
@@ -59,6 +91,7 @@ class Trace:
         return {"query": self.query, "first_stage": list(self.first_stage), "final": list(self.final),
                 "final_documents": list(self.final_documents),
                 "plugins": {k: dict(v) for k, v in self.plugins.items()},
+                "decisions": [d.to_dict() for d in self.decisions],
                 "timings_ms": dict(self.timings_ms)}
 
 
@@ -132,14 +165,49 @@ def timed(name: str) -> Iterator[None]:
             trace.timings_ms[name] = trace.timings_ms.get(name, 0.0) + (time.perf_counter() - start) * 1000
 
 
-def decisions(plugins: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
-    """One line per recorded plugin decision, "<plugin> <action>: acted|no change (<reason>)", and whether
-    it changed anything: what ``ragplugins query`` and the demo print under the results."""
-    out = []
-    for plugin, actions in sorted(plugins.items()):
-        for action, data in actions.items():
-            if not isinstance(data, dict) or "reason" not in data:
-                continue
-            did = bool(data.get("fired") or data.get("applied"))
-            out.append((f"{plugin} {action}: {'acted' if did else 'no change'} ({data['reason']})", did))
-    return out
+def _node_ids(nodes: Sequence[Any]) -> list[str]:
+    return [n if isinstance(n, str) else n.node.node_id for n in nodes]
+
+
+def record_decision(plugin: str, action: str, *, reason: str, changed: bool | None = None,
+                    before: Sequence[Any] | None = None, after: Sequence[Any] | None = None,
+                    numbers: dict[str, Number] | None = None, query: str = "", **details: Any) -> Decision:
+    """Record what ``plugin`` decided in the query being answered (see :class:`Decision`).
+
+    Give the list the step received and the one it returns (``before``/``after``: NodeWithScores or
+    node ids): ``changed`` is then derived from them, never claimed; a ``changed`` that disagrees
+    with them is a bug in the plugin and raises ValueError. Give ``changed`` alone only for a decision
+    that is not about a list (an answer's verdict). ``numbers``: the scalars the decision rests on.
+    ``details``: anything else worth keeping in the trace under ``plugins[plugin][action]``."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError(f"plugin '{plugin}' {action}: a decision needs a reason")
+    numbers = dict(numbers or {})
+    wrong = sorted(k for k, v in numbers.items() if not isinstance(v, (int, float, bool)) and v is not None)
+    if wrong:
+        raise TypeError(f"plugin '{plugin}' {action}: numbers must be int, float, bool or None; "
+                        f"not {', '.join(wrong)}")
+    if (before is None) != (after is None):
+        raise TypeError(f"plugin '{plugin}' {action}: give both before= and after=, or neither")
+    if before is not None:
+        derived = _node_ids(before) != _node_ids(after or [])
+        if changed is not None and changed != derived:
+            raise ValueError(f"plugin '{plugin}' {action}: says changed={changed}, but the list it returned is "
+                             f"{'different from' if derived else 'the same as'} the one it was given")
+        changed = derived
+    elif changed is None:
+        raise TypeError(f"plugin '{plugin}' {action}: give before= and after= (or changed= for a decision that "
+                        "is not about a list)")
+    decision = Decision(plugin, action, bool(changed), reason, numbers, query)
+    trace = _current.get()
+    data = {**details, **numbers, "changed": decision.changed, "reason": reason}
+    if trace is not None:
+        trace.decisions.append(decision)
+        trace.record(plugin, action, **data)
+    dispatcher.event(RagPluginsEvent(plugin=plugin, action=action, data=data))
+    return decision
+
+
+def decision_lines(trace: dict[str, Any]) -> list[tuple[str, bool]]:
+    """One line per decision in a trace (``Trace.to_dict()``), "<plugin> <action>: acted|no change
+    (<reason>)", and whether it changed the list: what ``ragplugins query`` and the demo print."""
+    return [(Decision(**d).line(trace.get("query", "")), bool(d["changed"])) for d in trace.get("decisions", [])]

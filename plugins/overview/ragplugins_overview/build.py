@@ -17,7 +17,7 @@ import numpy as np
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import BaseNode
 
-from ragplugins import trace
+from ragplugins.api import RagPluginsError, record
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.documents import DocumentText, documents_from_nodes
 from ragplugins_overview.extractive import ExtractiveOverviewWriter
@@ -41,9 +41,13 @@ class UpdateReport:
     location: str = ""
 
 
+class OverviewLLMMissing(RagPluginsError, ValueError):
+    """overview = 'llm' without an LLM: a config problem the user fixes, said in one line."""
+
+
 def require_llm(config: OverviewConfig, ctx: Any) -> None:
     if config.overview == "llm" and ctx.llm is None:
-        raise ValueError("[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
+        raise OverviewLLMMissing("[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
                          "llm=... to ragplugins.load(), or set overview = 'extractive' (no LLM needed)")
 
 
@@ -109,9 +113,9 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     location.write(Overviews(ids, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix,
                              ctx.embedder_id, location.index_id, writer=settings))
     report.written = sorted(written)
-    trace.record("overview", "index", written=len(report.written), kept=len(report.kept),
-                 removed=len(report.removed), llm_failed=report.llm_failed,
-                 settings_changed=sorted(report.settings_changed), location=report.location)
+    record("overview", "index", written=len(report.written), kept=len(report.kept),
+           removed=len(report.removed), llm_failed=report.llm_failed,
+           settings_changed=sorted(report.settings_changed), location=report.location)
     logger.info("overview: %d written, %d kept, %d removed (%s)", len(report.written), len(report.kept),
                 len(report.removed), report.location)
     return report

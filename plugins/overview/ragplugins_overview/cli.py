@@ -6,9 +6,9 @@ import click
 
 
 def _overview_app(ctx: click.Context):
-    import ragplugins
+    from ragplugins.api import load_app
 
-    rp = ragplugins.load(ctx.find_root().obj["config"])
+    rp = load_app(ctx)
     if "overview" not in rp.config.enabled:
         raise click.UsageError("the overview plugin is not enabled: add \"overview\" to enable = [...] in "
                                f"[ragplugins] ({rp.config.source})")
@@ -25,7 +25,7 @@ def overview_group() -> None:
 @click.pass_context
 def show_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     """Print the stored overview of each document (or of DOC_IDS)."""
-    from ragplugins import RagContext
+    from ragplugins.api import RagContext
     from ragplugins_overview.sidecar import SidecarError, location_for
 
     rp = _overview_app(ctx)

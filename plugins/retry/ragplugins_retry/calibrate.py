@@ -27,21 +27,23 @@ class CalibrationRow:
     values: dict[str, float | None] = field(default_factory=dict)
 
 
-def first_stage_rag(config_source: Any, registry: Any = None, embed_model: Any = None):
-    """The user's pipeline with the retry plugin switched off, and the retry plugin's validated config."""
-    from ragplugins.app import load
-    from ragplugins.config import read_config_source
+def first_stage_rag(source: click.Context | Any = None, **kwargs: Any):
+    """The user's pipeline with the retry plugin switched off, and the retry plugin's validated config.
+    ``source``: the command's click context (its ``--config``, read as every command reads it), or a
+    config for :func:`ragplugins.api.load`."""
+    from ragplugins.api import load, load_app
 
-    table, _ = read_config_source(config_source)
-    table = {**table, "enable": [e for e in table.get("enable", []) if e != PLUGIN]}
-    rp = load(table, registry=registry, embed_model=embed_model)
+    if source is None or isinstance(source, click.Context):
+        rp = load_app(source, without=[PLUGIN], **kwargs)
+    else:
+        rp = load(source, without=[PLUGIN], **kwargs)
     return rp, rp.config.for_plugin(PLUGIN)
 
 
 def measure(rp: Any, gold: Sequence[Any], signals: dict[str, Any], miss_at: int,
             top_k: int | None = None) -> list[CalibrationRow]:
     """Every signal's value on every question's first-stage candidates, and whether the question was missed."""
-    from ragplugins.eval import hit
+    from ragplugins.api import hit
 
     ctx = rp.context(rp.index())
     rows = []
@@ -119,12 +121,10 @@ def retry_group() -> None:
 def calibrate_cmd(ctx: click.Context, gold_files: tuple[str, ...], corpus: tuple[str, ...],
                   signal_names: tuple[str, ...], miss_at: int, top_k: int | None, as_json: bool) -> None:
     """Print each signal's threshold table on your corpus: fire rate, misses caught, false fires."""
-    from ragplugins import cli
-    from ragplugins.eval import load_gold
+    from ragplugins.api import load_gold
     from ragplugins_retry import plugin
 
-    root = ctx.find_root()
-    rp, config = first_stage_rag((root.obj or {}).get("config"), registry=cli.registry())
+    rp, config = first_stage_rag(ctx)
     available = plugin.signals(config, rp.context(rp.index()).pluginmanager)
     unknown = [s for s in signal_names if s not in available]
     if unknown:

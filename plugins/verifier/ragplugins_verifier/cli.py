@@ -34,10 +34,10 @@ def verify_cmd(ctx: click.Context, file: str, backend: str | None, nli_model: st
                root: str | None, split: str | None, as_json: bool, show: str, threads: int) -> None:
     """Verify rows of question, answer and evidence (JSONL). Rows with a 'label' are scored:
     accuracy, TPR (grounded answers accepted), TNR (ungrounded answers rejected), confusion matrix."""
-    from ragplugins.cli import _load
+    from ragplugins.api import load_app
 
     _set_threads(threads)
-    rp = _load(ctx)
+    rp = load_app(ctx)
     config = rp.config.for_plugin("verifier") or VerifierConfig()
     data = config.model_dump()
     if backend:
