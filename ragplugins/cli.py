@@ -305,7 +305,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     [ragplugins] llm is configured."""
     from ragplugins.app import MANIFEST
     from ragplugins.nodes import document_name, tags
-    from ragplugins.trace import decisions
+    from ragplugins.trace import decision_lines
 
     rp = load_app(ctx)
     if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file() \
@@ -342,7 +342,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
             table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(document_name(n.node)),
                           escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
         console.print(table)
-    lines = decisions(trace.get("plugins", {}))
+    lines = decision_lines(trace)
     if lines:
         click.echo("what each plugin decided:")
         for line, _ in lines:

@@ -14,6 +14,8 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from rich.console import Console
 from rich.table import Table
 
+from ragplugins.trace import decision_lines
+
 # Package data, so the demo runs from an installed wheel too.
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 
@@ -58,7 +60,7 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
         for arm, rp in arms.items():
             result = rp.search(q["query"])
             if arm == "on":
-                decisions = _decisions(result.trace.to_dict()["plugins"])
+                decisions = decision_lines(result.trace.to_dict())
             hit = _hit([n.node.get_content() for n in result.final], q["expected"])
             summary[arm] += hit
             cols[arm] = [f"{n.node.ref_doc_id}" + (f" (via {', '.join(tags(n))})" if tags(n) else "")
@@ -117,9 +119,10 @@ def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed:
         response = rp.query_engine().query(row["query"])
         # Only the plugins that wrap the query engine: the retrieval decisions were shown above.
         checkers = {r.name for r in rp.enabled if "ragplugins_query_engine_wrappers" in r.hooks}
-        plugins = response.metadata["ragplugins"]["plugins"]
-        lines = _records({name: plugins[name] for name in plugins if name in checkers})
-        changed = response.response != row["answer"] or any("grounded=False" in line for line in lines)
+        traced = response.metadata["ragplugins"]
+        checked = [d for d in traced["decisions"] if d["plugin"] in checkers]
+        lines = [line for line, _ in decision_lines({**traced, "decisions": checked})]
+        changed = response.response != row["answer"] or any(d["numbers"].get("grounded") is False for d in checked)
         flagged += changed
         console.print(f"  {row['query']}\n    answer ({row['note']}): {row['answer']}", markup=False)
         for line in lines or ["no plugin checks answers (enable one, such as verifier)"]:
@@ -128,20 +131,3 @@ def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed:
     return flagged
 
 
-def _records(plugins: dict) -> list[str]:
-    """Each plugin record as one line: its decision line when it gives a reason, else its fields."""
-    out = [line for line, _ in _decisions(plugins)]
-    for plugin, actions in sorted(plugins.items()):
-        for action, data in actions.items():
-            if not isinstance(data, dict) or "reason" in data:
-                continue
-            fields = [f"{k}={round(v, 3) if isinstance(v, float) else v!r}" for k, v in data.items()
-                      if v not in (None, [], "") and not k.endswith("_ms") and isinstance(v, (str, bool, int, float, list))]
-            out.append(f"{plugin} {action}: " + ", ".join(fields))
-    return out
-
-
-def _decisions(plugins: dict) -> list[tuple[str, bool]]:
-    from ragplugins.trace import decisions
-
-    return decisions(plugins)

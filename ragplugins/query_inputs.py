@@ -137,12 +137,14 @@ class QueryInputs:
         return kept
 
     def _record(self) -> None:
+        """The core's decision in this query so far (one per query: each screen or refusal updates it)."""
         if self.filters_known:
             reason = "removed nodes the host's retriever did not return and its filters exclude"
         else:
             reason = self.unknown_reason or "the host's filters are not known"
-        trace.record(TRACE_PLUGIN, TRACE_ACTION, applied=bool(self.removed), known=self.filters_known,
-                     reason=reason, searches_refused=self.searches_refused, removed=list(self.removed))
+        trace.record_decision(TRACE_PLUGIN, TRACE_ACTION, reason=reason, changed=bool(self.removed),
+                              numbers={"searches_refused": self.searches_refused, "nodes_removed": len(self.removed)},
+                              applied=bool(self.removed), known=self.filters_known, removed=list(self.removed))
 
 
 _current: contextvars.ContextVar[QueryInputs | None] = contextvars.ContextVar("ragplugins_query_inputs",

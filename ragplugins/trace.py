@@ -178,7 +178,10 @@ def record_decision(plugin: str, action: str, *, reason: str, changed: bool | No
     node ids): ``changed`` is then derived from them, never claimed; a ``changed`` that disagrees
     with them is a bug in the plugin and raises ValueError. Give ``changed`` alone only for a decision
     that is not about a list (an answer's verdict). ``numbers``: the scalars the decision rests on.
-    ``details``: anything else worth keeping in the trace under ``plugins[plugin][action]``."""
+    ``details``: anything else worth keeping in the trace under ``plugins[plugin][action]``.
+    ``query``: the query decided on, when it may differ from the trace's (a first-stage wrapper sees a
+    retry's reformulated question too); a later decision of the same plugin, action and query
+    replaces the earlier one."""
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError(f"plugin '{plugin}' {action}: a decision needs a reason")
     numbers = dict(numbers or {})
@@ -200,8 +203,18 @@ def record_decision(plugin: str, action: str, *, reason: str, changed: bool | No
     decision = Decision(plugin, action, bool(changed), reason, numbers, query)
     trace = _current.get()
     data = {**details, **numbers, "changed": decision.changed, "reason": reason}
+    if before is not None:
+        data.update(before=_node_ids(before), after=_node_ids(after or []))
     if trace is not None:
-        trace.decisions.append(decision)
+        # A later decision of the same step on the same query supersedes the earlier one (a verdict
+        # replaces the postprocessor's "not verified yet"); another query's stays (a retry's
+        # reformulated question passes through the first-stage plugins again).
+        key = (plugin, action, query or trace.query)
+        earlier = [i for i, d in enumerate(trace.decisions) if (d.plugin, d.action, d.query or trace.query) == key]
+        if earlier:
+            trace.decisions[earlier[0]] = decision
+        else:
+            trace.decisions.append(decision)
         trace.record(plugin, action, **data)
     dispatcher.event(RagPluginsEvent(plugin=plugin, action=action, data=data))
     return decision

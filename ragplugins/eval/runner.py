@@ -329,6 +329,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         "final_ids": [n.node.node_id for n in result.final],
                         "final_docs": [n.node.ref_doc_id for n in result.final],
                         "instrument": instrument(rp, row, result),
+                        # What each plugin decided (one schema), then the plugins' free-form details.
+                        "decisions": trace_dict["decisions"],
                         "trace": json.loads(json.dumps(trace_dict["plugins"], default=str)),
                         "latency_ms": latency, "timings_ms": timings,
                     }

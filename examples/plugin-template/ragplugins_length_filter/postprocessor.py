@@ -3,7 +3,7 @@ from __future__ import annotations
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ragplugins import trace
+from ragplugins import api
 
 
 class LengthFilterPostprocessor(BaseNodePostprocessor):
@@ -22,5 +22,7 @@ class LengthFilterPostprocessor(BaseNodePostprocessor):
         if len(kept) < self.keep_at_least:
             kept = nodes[: self.keep_at_least]
         dropped = [n.node.node_id for n in nodes if n not in kept]
-        trace.record("length_filter", "filter", dropped=dropped, kept=len(kept))
+        api.record_decision("length_filter", "filter", before=nodes, after=kept,
+                            reason=f"dropped chunks shorter than {self.min_chars} characters",
+                            numbers={"kept": len(kept)}, dropped=dropped)
         return kept

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragplugins import trace
+from ragplugins import api
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, dump_refs
 from ragplugins_crossref.transform import CrossrefExtractor, group_by_document, run_annotation
 
@@ -20,12 +20,12 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, batch_doc_ids: set[str], de
     documents = ctx.list_documents()
     if not deleted and set(documents) <= batch_doc_ids:
         # The batch was the whole collection: the extractor already saw every document.
-        trace.record("crossref", "backfill", updated=0, documents=len(documents), skipped="whole collection")
+        api.record("crossref", "backfill", updated=0, documents=len(documents), skipped="whole collection")
         return 0
     patches, docs = _patches(ctx, extractor)
     if patches:
         ctx.update_metadata(patches)
-    trace.record("crossref", "backfill", updated=len(patches), documents=len(docs), deleted=list(deleted))
+    api.record("crossref", "backfill", updated=len(patches), documents=len(docs), deleted=list(deleted))
     return len(patches)
 
 

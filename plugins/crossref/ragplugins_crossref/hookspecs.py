@@ -1,8 +1,7 @@
 """Hooks the crossref plugin publishes for other plugins (added through ``ragplugins_addhooks``)."""
 
-import ragplugins.hookspecs
+from ragplugins.api import hookspec
 
-hookspec = ragplugins.hookspecs.hookspec
 
 
 @hookspec

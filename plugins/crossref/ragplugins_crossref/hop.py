@@ -53,10 +53,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from ragplugins import nodes as rnodes
-from ragplugins import trace
-from ragplugins.context import not_prepared
-from ragplugins.nodes import cosine
+from ragplugins import api
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.transform import stored_profiles
 
@@ -200,11 +197,11 @@ def mention_spans(text: str, surface: str) -> list[tuple[int, int]]:
 
 
 def hopped(nws: NodeWithScore) -> bool:
-    return PLUGIN in rnodes.tags(nws)
+    return PLUGIN in api.tags(nws)
 
 
 def tags_of(nws: NodeWithScore) -> dict[str, Any]:
-    return rnodes.tags(nws)[PLUGIN]
+    return api.tags(nws)[PLUGIN]
 
 
 class CrossrefHop(BaseNodePostprocessor):
@@ -267,7 +264,7 @@ class CrossrefHop(BaseNodePostprocessor):
     def _document_names(self) -> dict[str, str]:
         """Document id -> the name output shows (an app's index has UUID ids), kept until the next write."""
         return self._ctx.cached(f"{PLUGIN}.document_names", lambda ctx: {
-            doc_id: rnodes.document_label(doc_id, info.metadata) for doc_id, info in ctx.list_documents().items()})
+            doc_id: api.document_label(doc_id, info.metadata) for doc_id, info in ctx.list_documents().items()})
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
@@ -279,22 +276,24 @@ class CrossrefHop(BaseNodePostprocessor):
         if not pointers:
             # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
             unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)
-            trace.record(PLUGIN, "hop", fired=False, considered=[], chosen=[], chunks_added=0, named=sorted(named),
-                         reason=not_prepared(PLUGIN) if unprepared else
-                         "no resolved references in the top candidates"
-                         + (" from the documents the question names" if named else ""))
+            api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
+                                chunks_added=0, named=sorted(named),
+                                reason=api.not_prepared(PLUGIN) if unprepared else
+                                "no resolved references in the top candidates"
+                                + (" from the documents the question names" if named else ""))
             return nodes
         query_embedding = self._ctx.embed_query(query)
-        cosines = [c for c in (rnodes.query_cosine(n, query_embedding) for n in nodes) if c is not None]
+        cosines = [c for c in (api.query_cosine(n, query_embedding) for n in nodes) if c is not None]
         if not cosines:
             # A host's own retriever returns neither vectors nor ragplugins' dense scores: embed the
             # candidates as the index embedded them (cached on the context across queries).
             texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
             vectors = self._ctx.embed_texts(texts)
-            cosines = [c for c in (rnodes.cosine(query_embedding, vectors[t]) for t in texts) if c is not None]
+            cosines = [c for c in (api.cosine(query_embedding, vectors[t]) for t in texts) if c is not None]
         if not cosines:
-            trace.record(PLUGIN, "hop", fired=False, considered=list(pointers.values()), chosen=[], chunks_added=0,
-                         reason="no dense scores on the candidates")
+            api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False,
+                                considered=list(pointers.values()), chosen=[], chunks_added=0,
+                                reason="no dense scores on the candidates")
             return nodes
         threshold = self.gate * max(cosines)
         present = {n.node.node_id for n in nodes}
@@ -319,11 +318,12 @@ class CrossrefHop(BaseNodePostprocessor):
         reason = ("no pointer left to follow" if best is None else
                   f"the best pointer, '{best['ref']}' in {name(best['from_doc'], best['from_doc'])} -> "
                   f"{name(best['target'], best['target'])}: {best.get('outcome', 'not followed')}")
-        trace.record(PLUGIN, "hop", fired=bool(added), considered=ranked, named=sorted(named), reason=reason,
-                     threshold=round(threshold, 4),
-                     chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)), chunks_added=len(added),
-                     added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
-                     placement=self.placement)
+        api.record_decision(PLUGIN, "hop", before=nodes, after=out, reason=reason,
+                            numbers={"threshold": round(threshold, 4), "chunks_added": len(added)},
+                            fired=bool(added), considered=ranked, named=sorted(named),
+                            chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)),
+                            added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
+                            placement=self.placement)
         return out
 
     def _rank(self, pointers: dict[str, dict[str, Any]], query_embedding: list[float],
@@ -335,7 +335,7 @@ class CrossrefHop(BaseNodePostprocessor):
         vectors = self._ctx.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]])
         for p in pointers.values():
             for m in p["mentions"]:
-                m["match"] = round(cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
+                m["match"] = round(api.cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
                 m["cited"] = cited_clause(m["sentence"], query)
             # A mention in the clause the question cites by number speaks for the document, else
             # the best-matching one; on a tie the higher-ranked referrer, then a mention naming a
@@ -372,7 +372,7 @@ class CrossrefHop(BaseNodePostprocessor):
         if not results:
             pointer["outcome"] = "search failed" if results is None else "nothing matched"
             return None if results is None else []
-        scored = sorted(((rnodes.query_cosine(r, query_embedding) or 0.0, r) for r in results), key=lambda x: -x[0])
+        scored = sorted(((api.query_cosine(r, query_embedding) or 0.0, r) for r in results), key=lambda x: -x[0])
         scored.sort(key=lambda x: x[1].node.node_id != pointer["section_chunk"])
         pointer["best"] = round(scored[0][0], 4)
         return scored
@@ -399,7 +399,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
     @staticmethod
     def _tag(nws: NodeWithScore, pointer: dict[str, Any], score: float) -> NodeWithScore:
-        tagged = rnodes.tag(nws, PLUGIN, via_crossref=True, ref=pointer["ref"], kind=pointer["kind"],
+        tagged = api.tag(nws, PLUGIN, via_crossref=True, ref=pointer["ref"], kind=pointer["kind"],
                             from_chunk=pointer["from_chunk"], from_doc=pointer["from_doc"],
                             target=pointer["target"], cosine=round(score, 4))
         tagged.score = score

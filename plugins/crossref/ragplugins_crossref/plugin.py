@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ragplugins
-from ragplugins.nodes import tags
+from ragplugins import api
 from ragplugins_crossref import __version__, hookspecs
 from ragplugins_crossref.backfill import backfill, stale_references
 from ragplugins_crossref.config import CrossrefConfig
@@ -13,20 +12,20 @@ from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY
 from ragplugins_crossref.transform import CrossrefExtractor
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_addhooks(pluginmanager):
     pluginmanager.add_hookspecs(hookspecs)
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_plugin_info():
-    return ragplugins.PluginInfo(
+    return api.PluginInfo(
         name="crossref", version=__version__, config_model=CrossrefConfig,
         description="References between documents, resolved at index time and followed at query time.",
         metadata_keys={
-            REFS_KEY: ragplugins.MetadataKey(str, description="JSON list of the chunk's references "
+            REFS_KEY: api.MetadataKey(str, description="JSON list of the chunk's references "
                                                                "{kind, ref, text, target, how[, chunk]}"),
-            DOC_KEY: ragplugins.MetadataKey(str, description="JSON profile of the document (names, labels, "
+            DOC_KEY: api.MetadataKey(str, description="JSON profile of the document (names, labels, "
                                                               "sections, claims), on its first chunk"),
         })
 
@@ -47,43 +46,43 @@ def extractor(config: CrossrefConfig, ctx) -> CrossrefExtractor:
                              aliases=config.aliases)
 
 
-@ragplugins.hookimpl
-def ragplugins_transformations(config: CrossrefConfig, ctx):
+@api.hookimpl
+def ragplugins_transformations(config: CrossrefConfig, ctx: api.RagContext):
     if not config.extract:
         return []
-    return [ragplugins.Contribution(extractor(config, ctx), stage="post_split")]
+    return [api.Contribution(extractor(config, ctx), stage="post_split")]
 
 
-@ragplugins.hookimpl
-def ragplugins_after_index(config: CrossrefConfig, ctx, nodes, deleted_doc_ids):
+@api.hookimpl
+def ragplugins_after_index(config: CrossrefConfig, ctx: api.RagContext, nodes, deleted_doc_ids):
     if config.extract:
         backfill(ctx, extractor(config, ctx), {n.ref_doc_id for n in nodes}, list(deleted_doc_ids))
 
 
-@ragplugins.hookimpl
-def ragplugins_check_index(config: CrossrefConfig, ctx):
+@api.hookimpl
+def ragplugins_check_index(config: CrossrefConfig, ctx: api.RagContext):
     return stale_references(ctx, extractor(config, ctx)) if config.extract else []
 
 
-@ragplugins.hookimpl
-def ragplugins_node_postprocessors(config: CrossrefConfig, ctx):
+@api.hookimpl
+def ragplugins_node_postprocessors(config: CrossrefConfig, ctx: api.RagContext):
     if not config.hop or config.max_hops < 1:
         return []
     hop = CrossrefHop(ctx=ctx, max_hops=config.max_hops, chunks_per_hop=config.chunks_per_hop,
                       trigger_depth=config.trigger_depth, gate=config.gate, placement=config.placement,
                       aliases=config.aliases)
-    return [ragplugins.Contribution(hop, stage="expand")]
+    return [api.Contribution(hop, stage="expand")]
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_eval_instrument(config: CrossrefConfig, trace, row, first_stage, final, is_relevant):
     decision = trace.get("crossref", "hop") if trace is not None else None
     if not config.hop or decision is None:
         return {}
-    added = [n for n in final if "crossref" in tags(n)]
+    added = [n for n in final if "crossref" in api.tags(n)]
     fired = bool(added)
     sources = set(getattr(row, "expected_sources", None) or [])
-    reached = {tags(n)["crossref"]["target"] for n in added}
+    reached = {api.tags(n)["crossref"]["target"] for n in added}
     return {
         "fired": fired,
         "targets_considered": len(decision.get("considered", [])),

@@ -7,8 +7,7 @@ from typing import Any, Sequence
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
-from ragplugins import trace
-from ragplugins.context import CHUNK_INDEX_KEY
+from ragplugins import api
 from ragplugins_crossref.families import BUILTIN_FAMILIES, ReferenceFamily
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, annotate, dump_refs
 from ragplugins_crossref.scan import Profile
@@ -18,7 +17,7 @@ KEYS = (REFS_KEY, DOC_KEY)
 
 def chunk_position(node: BaseNode) -> tuple:
     """Reading order of a chunk in its document: the core's chunk index, else its character offset."""
-    index = node.metadata.get(CHUNK_INDEX_KEY)
+    index = node.metadata.get(api.CHUNK_INDEX_KEY)
     return (index if isinstance(index, int) else -1, node.start_char_idx or 0)
 
 
@@ -57,9 +56,7 @@ def stored_profiles(ctx: Any, exclude: set[str] = frozenset()) -> dict[str, Prof
 
 def exclude_keys(node: BaseNode) -> None:
     """Keep our keys out of the embedding and LLM text even in a pipeline without ragplugins."""
-    for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-        current = list(getattr(node, attr))
-        setattr(node, attr, current + [k for k in KEYS if k not in current])
+    api.hide_metadata(node, KEYS)
 
 
 class CrossrefExtractor(TransformComponent):
@@ -100,5 +97,5 @@ class CrossrefExtractor(TransformComponent):
                 node.metadata[REFS_KEY] = dump_refs(ann.refs.get(node.node_id, []))
                 exclude_keys(node)
             chunks[0].metadata[DOC_KEY] = ann.profiles[doc_id].to_json()
-        trace.record("crossref", "extract", documents=len(docs), **ann.stats())
+        api.record("crossref", "extract", documents=len(docs), **ann.stats())
         return nodes

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragplugins.config import check_prompt_template
+from ragplugins.api import check_prompt_template
 
 
 class DecomposeConfig(BaseModel):

@@ -11,11 +11,7 @@ the decompose plugin is not installed)::
 and select it by name: ``[ragplugins.decompose] decomposer = "my_name"``.
 """
 
-import pluggy
-
-import ragplugins
-
-hookspec = pluggy.HookspecMarker(ragplugins.hookspecs.PROJECT)
+from ragplugins.api import hookspec
 
 
 @hookspec

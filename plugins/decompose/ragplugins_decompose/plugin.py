@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-import ragplugins
+from ragplugins import api
 from ragplugins_decompose import __version__, hookspecs, loading
 from ragplugins_decompose.config import DecomposeConfig
 from ragplugins_decompose.decomposer import Decomposer, NoDecomposer
@@ -17,19 +17,19 @@ from ragplugins_decompose.rules import RuleDecomposer
 from ragplugins_decompose.scorer import Scorer
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_addhooks(pluginmanager):
     pluginmanager.add_hookspecs(hookspecs)
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_plugin_info():
-    return ragplugins.PluginInfo(
+    return api.PluginInfo(
         name=PLUGIN, version=__version__, config_model=DecomposeConfig,
         description="Rerank stage: score candidates against the question and its sub-queries.")
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_decompose_decomposers(config: DecomposeConfig):
     llm = LLMDecomposer() if config.llm_prompt is None else LLMDecomposer(prompt=_template(config.llm_prompt))
     return [RuleDecomposer(), llm, NoDecomposer()]
@@ -64,7 +64,7 @@ def decomposer(config: DecomposeConfig, pm=None) -> Decomposer:
     return available[config.decomposer]
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_check_config(config: DecomposeConfig, pluginmanager):
     try:
         decomposer(config, pluginmanager)
@@ -83,8 +83,8 @@ def scorer(config: DecomposeConfig) -> Scorer:
     return HybridScorer(rrf_k=config.rrf_k)
 
 
-@ragplugins.hookimpl
-def ragplugins_node_postprocessors(config: DecomposeConfig, ctx):
+@api.hookimpl
+def ragplugins_node_postprocessors(config: DecomposeConfig, ctx: api.RagContext):
     chosen, scoring = decomposer(config, getattr(ctx, "pluginmanager", None)), scorer(config)
     if chosen.name == "llm" and ctx.llm is None:
         warnings.warn("ragplugins decompose: decomposer = 'llm' but no LLM was given to ragplugins.load(llm=...); "
@@ -93,10 +93,10 @@ def ragplugins_node_postprocessors(config: DecomposeConfig, ctx):
     component = DecomposeRerank(
         ctx=ctx, decomposer=chosen, scorer=scoring, aggregate=config.aggregate, fusion=config.fusion,
         rrf_k=config.rrf_k, rerank_unsplit=unsplit, max_sub_queries=config.max_sub_queries, top_n=config.top_n)
-    return [ragplugins.Contribution(component, stage="rerank")]
+    return [api.Contribution(component, stage="rerank")]
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_eval_instrument(config: DecomposeConfig, trace, row, first_stage, final, is_relevant):
     split = trace.get(PLUGIN, "split") if trace is not None else None
     rerank = (trace.get(PLUGIN, "rerank") if trace is not None else None) or {}

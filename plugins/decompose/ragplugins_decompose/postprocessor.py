@@ -10,8 +10,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.prompts.mixin import PromptMixin
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ragplugins import trace
-from ragplugins.nodes import tag
+from ragplugins import api
 from ragplugins_decompose import ranking
 from ragplugins_decompose.decomposer import Decomposer, Decomposition, clean
 from ragplugins_decompose.scorer import Scorer
@@ -76,7 +75,7 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         query = self._query(query_bundle)
         start = time.perf_counter()
-        with trace.timed(PLUGIN):
+        with api.timed(PLUGIN):
             try:
                 found = self.decomposer.decompose(query, self._ctx)
             except Exception as exc:  # noqa: BLE001 - a failing decomposer means no split, not a failed query
@@ -87,7 +86,7 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         query = self._query(query_bundle)
         start = time.perf_counter()
-        with trace.timed(PLUGIN):
+        with api.timed(PLUGIN):
             try:
                 found = await self.decomposer.adecompose(query, self._ctx)
             except Exception as exc:  # noqa: BLE001
@@ -97,8 +96,8 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
 
     def _split(self, query: str, found: Decomposition) -> Decomposition:
         split = clean(query, found, self.max_sub_queries)
-        trace.record(PLUGIN, "split", decomposer=self.decomposer.name, sub_queries=list(split.sub_queries),
-                     reason=split.reason, details=split.details)
+        api.record(PLUGIN, "split", decomposer=self.decomposer.name, sub_queries=list(split.sub_queries),
+                   reason=split.reason, details=split.details)
         return split
 
     def _rerank(self, nodes: list[NodeWithScore], query: str, split: Decomposition,
@@ -106,13 +105,10 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
         subs = split.sub_queries
         base = {"scorer": self.scorer.label, "aggregate": self.aggregate, "fusion": self.fusion}
         if len(nodes) < 2:
-            trace.record(PLUGIN, "rerank", **base, reranked=False, reason=f"{len(nodes)} candidate(s)")
-            return self._cut(nodes)
+            return self._unranked(nodes, base, f"{len(nodes)} candidate(s)")
         if not subs and not self.rerank_unsplit:
-            trace.record(PLUGIN, "rerank", **base, reranked=False,
-                         reason=f"the question does not split, and the {self.scorer.label} scorer would only "
-                                f"repeat the first stage's signal (rerank_unsplit is off)")
-            return self._cut(nodes)
+            return self._unranked(nodes, base, f"the question does not split, and the {self.scorer.label} scorer "
+                                               "would only repeat the first stage's signal (rerank_unsplit is off)")
         queries = [query, *subs]
         matrix = self.scorer.score(queries, nodes, self._ctx)
         result = ranking.rank(matrix, self.aggregate if subs else "mean", self.fusion, self.rrf_k)
@@ -124,15 +120,30 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
             score = _round(result.aggregate[c])
             nws = NodeWithScore(node=nodes[c].node, score=result.aggregate[c] if score is not None else None)
             if position != c or c in best_for:
-                nws = tag(nws, PLUGIN, first_rank=c + 1, rank=position + 1, best_for=best_for.get(c, []))
+                nws = api.tag(nws, PLUGIN, first_rank=c + 1, rank=position + 1, best_for=best_for.get(c, []))
             out.append(nws)
             candidates.append({"id": nodes[c].node.node_id, "first_rank": c + 1, "rank": position + 1,
                                "scores": [_round(row[c]) for row in matrix], "aggregate": score})
-        trace.record(PLUGIN, "rerank", **base, reranked=True, queries=queries, candidates=candidates,
-                     best={queries[j]: nodes[c].node.node_id for j, c in result.best.items()},
-                     moved=sum(p != c for p, c in enumerate(result.order)),
-                     ms=round((time.perf_counter() - start) * 1000, 2))
-        return self._cut(out)
+        final = self._cut(out)
+        moved = sum(p != c for p, c in enumerate(result.order))
+        against = f"the question and {len(subs)} sub-queries ({split.reason})" if subs else "the question"
+        api.record_decision(PLUGIN, "rerank", before=nodes, after=final,
+                            reason=f"scored the candidates against {against} with the {self.scorer.label} scorer"
+                                   + self._cut_note(nodes, final),
+                            numbers={"moved": moved, "sub_queries": len(subs)}, **base, reranked=True,
+                            queries=queries, candidates=candidates,
+                            best={queries[j]: nodes[c].node.node_id for j, c in result.best.items()},
+                            ms=round((time.perf_counter() - start) * 1000, 2))
+        return final
+
+    def _unranked(self, nodes: list[NodeWithScore], base: dict, reason: str) -> list[NodeWithScore]:
+        final = self._cut(nodes)
+        api.record_decision(PLUGIN, "rerank", before=nodes, after=final, reason=reason + self._cut_note(nodes, final),
+                            **base, reranked=False)
+        return final
 
     def _cut(self, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
         return nodes[: self.top_n] if self.top_n is not None else nodes
+
+    def _cut_note(self, nodes: list[NodeWithScore], final: list[NodeWithScore]) -> str:
+        return f"; kept the first top_n = {self.top_n}" if len(final) < len(nodes) else ""

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragplugins.config import check_prompt_template
+from ragplugins.api import check_prompt_template
 
 # Raised when the extractive writer changes what it writes, so stored overviews are rewritten.
 EXTRACTIVE_VERSION = 1

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from llama_index.core.schema import BaseNode
 
-from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY
+from ragplugins.api import CHUNK_INDEX_KEY, DOC_HASH_KEY
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
 

@@ -5,50 +5,50 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import ragplugins
+from ragplugins import api
 from ragplugins_overview import __version__
 from ragplugins_overview.build import require_llm, stale_overviews, update_overviews
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.retriever import OverviewRetriever
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_plugin_info():
-    return ragplugins.PluginInfo(
+    return api.PluginInfo(
         name="overview", version=__version__, config_model=OverviewConfig,
         description="One overview per document, scored against each query to boost (or restrict) the first "
                     "stage towards the documents that match.")
 
 
-@ragplugins.hookimpl
-def ragplugins_transformations(config: OverviewConfig, ctx):
+@api.hookimpl
+def ragplugins_transformations(config: OverviewConfig, ctx: api.RagContext):
     # Contributes no transformation; asked for before a batch is written, it is the place to refuse
     # an 'llm' overview without an LLM before anything reaches the index.
     require_llm(config, ctx)
     return []
 
 
-@ragplugins.hookimpl
-def ragplugins_after_index(config: OverviewConfig, ctx, nodes, deleted_doc_ids):
+@api.hookimpl
+def ragplugins_after_index(config: OverviewConfig, ctx: api.RagContext, nodes, deleted_doc_ids):
     # Deleted documents need no list of their own: the sidecar is compared with the index as it is now.
     update_overviews(config, ctx, nodes)
 
 
-@ragplugins.hookimpl
-def ragplugins_check_index(config: OverviewConfig, ctx):
+@api.hookimpl
+def ragplugins_check_index(config: OverviewConfig, ctx: api.RagContext):
     return stale_overviews(config, ctx)
 
 
-@ragplugins.hookimpl
-def ragplugins_retriever_wrappers(config: OverviewConfig, ctx):
-    return [ragplugins.Contribution(partial(OverviewRetriever, ctx=ctx, config=config), stage="first_stage")]
+@api.hookimpl
+def ragplugins_retriever_wrappers(config: OverviewConfig, ctx: api.RagContext):
+    return [api.Contribution(partial(OverviewRetriever, ctx=ctx, config=config), stage="first_stage")]
 
 
 def _first_relevant(ids: list[str], relevant: dict[str, bool]) -> int | None:
     return next((i + 1 for i, node_id in enumerate(ids) if relevant.get(node_id)), None)
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_eval_instrument(config: OverviewConfig, trace, row, first_stage, final, is_relevant):
     select = trace.get("overview", "select")
     if select is None:
@@ -76,7 +76,7 @@ def ragplugins_eval_instrument(config: OverviewConfig, trace, row, first_stage, 
     return out
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_register_commands(cli):
     from ragplugins_overview.cli import overview_group
 

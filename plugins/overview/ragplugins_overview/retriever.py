@@ -15,9 +15,8 @@ from typing import Any
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ragplugins import nodes, trace
-from ragplugins.context import not_prepared
-from ragplugins.search import RRF_K
+from ragplugins import api
+from ragplugins.api import RRF_K, not_prepared
 from ragplugins_overview import sidecar
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.scoring import DocumentRanking
@@ -99,9 +98,12 @@ class OverviewRetriever(BaseRetriever):
                           "below another document's chunk"), gap
         if ranking.spread <= 0:
             return [], "no document stands out: the overview scores have no spread", gap
-        best_z = ranking.z(ranking.scores[0]) if ranking.scores else 0.0
-        return [], (f"no clear margin: best z = {best_z:.2f} (needs {cfg.outlier_z} above the largest gap), "
-                    f"largest gap {gap:.2f} (needs {cfg.min_gap})"), gap
+        # The rule's own numbers: every document above the largest gap must stand out, so the weakest
+        # of them is what fails (the best one may pass on its own).
+        above, _ = ranking.decisive(float("-inf"), float("-inf"), cfg.top_documents)
+        weakest_z = above[-1][2] if above else 0.0
+        return [], (f"no clear margin: the {len(above)} document(s) above the largest gap need z >= {cfg.outlier_z} "
+                    f"(weakest {weakest_z:.2f}) and a gap >= {cfg.min_gap} (gap {gap:.2f})"), gap
 
     # -- steering ---------------------------------------------------------
     def steer(self, query: str, candidates: list[NodeWithScore]) -> list[NodeWithScore]:
@@ -109,19 +111,23 @@ class OverviewRetriever(BaseRetriever):
         overviews, ranking, why_not = self.rank(query)
         scoring_ms = (time.perf_counter() - start) * 1000
         if ranking is None:
-            trace.record(PLUGIN, "select", query=query, mode=self.config.mode, applied=False, reason=why_not)
+            api.record_decision(PLUGIN, "select", before=candidates, after=candidates, reason=why_not, query=query,
+                                mode=self.config.mode, applied=False)
             return candidates
         chosen, reason, gap = self.select(ranking, overviews.doc_ids, candidates)
         documents = [{"doc_id": overviews.doc_ids[p], "score": round(s, 4), "z": round(z, 2)} for p, s, z in chosen]
         best = ranking.top(1)[0]
-        trace.record(PLUGIN, "select", query=query, mode=self.config.mode, documents=documents,
-                     applied=bool(chosen), reason=reason, best={"doc_id": overviews.doc_ids[best[0]],
-                                                                "score": round(best[1], 4), "z": round(best[2], 2)},
-                     margin=None if gap is None else round(gap, 3), median=round(ranking.median, 4),
-                     spread=round(ranking.spread, 4),
-                     n_documents=ranking.n_documents, exact=ranking.exact, scoring_ms=round(scoring_ms, 3))
+        select = dict(query=query, mode=self.config.mode, documents=documents, applied=bool(chosen),
+                      best={"doc_id": overviews.doc_ids[best[0]], "score": round(best[1], 4), "z": round(best[2], 2)},
+                      margin=None if gap is None else round(gap, 3), median=round(ranking.median, 4),
+                      spread=round(ranking.spread, 4), n_documents=ranking.n_documents, exact=ranking.exact,
+                      scoring_ms=round(scoring_ms, 3))
         if not chosen:
+            api.record_decision(PLUGIN, "select", before=candidates, after=candidates, reason=reason,
+                                numbers={"best_z": select["best"]["z"], "margin": select["margin"]}, **select)
             return candidates
+        # Selected: the step that follows decides whether the list changes, and records it.
+        api.record(PLUGIN, "select", reason=reason, **select)
         if self.config.mode == "restrict":
             return self._restrict(query, candidates, documents)
         if self.config.mode == "adaptive":
@@ -136,12 +142,14 @@ class OverviewRetriever(BaseRetriever):
             hit = doc_rank.get(nws.node.ref_doc_id)
             if hit is not None:
                 score += 1.0 / (RRF_K + hit[0] + 1)
-                nws = nodes.tag(nws, PLUGIN, doc_rank=hit[0] + 1, doc_score=hit[1]["score"])
+                nws = api.tag(nws, PLUGIN, doc_rank=hit[0] + 1, doc_score=hit[1]["score"])
             fused.append((score, p, nws))
         fused.sort(key=lambda t: (-t[0], t[1]))
         out = [NodeWithScore(node=n.node, score=s) for s, _, n in fused]
-        trace.record(PLUGIN, "boost", applied=True, before=_ids(candidates), after=_ids(out),
-                     boosted=sum(1 for _, _, n in fused if PLUGIN in nodes.tags(n)))
+        boosted = sum(1 for _, _, n in fused if PLUGIN in api.tags(n))
+        api.record_decision(PLUGIN, "boost", before=candidates, after=out,
+                            reason=f"fused the candidates with the ranking of {len(documents)} selected document(s)",
+                            numbers={"boosted": boosted}, applied=True)
         return out
 
     def _search_inside(self, query: str, selected: list[str], k: int) -> tuple[list[NodeWithScore] | None, float]:
@@ -169,7 +177,7 @@ class OverviewRetriever(BaseRetriever):
         for e in entries:
             nws = e["nws"]
             if "unrestricted" not in e["ranks"]:
-                nws = nodes.tag(nws, PLUGIN, added_by=added_by, restricted_rank=e["ranks"]["restricted"])
+                nws = api.tag(nws, PLUGIN, added_by=added_by, restricted_rank=e["ranks"]["restricted"])
             out.append(NodeWithScore(node=nws.node, score=e["score"]))
         return out
 
@@ -187,16 +195,19 @@ class OverviewRetriever(BaseRetriever):
             if restricted is None:
                 warnings.warn("ragplugins overview: the search inside the selected documents failed; this query "
                               "gets the document boost without their other chunks", stacklevel=2)
-            trace.record(PLUGIN, "add", applied=False, reason=reason + "; boosted the candidates instead",
-                         documents=selected, search_ms=search_ms)
+            api.record_decision(PLUGIN, "add", before=candidates, after=candidates, query=query,
+                                reason=reason + "; boosted the candidates instead", applied=False,
+                                documents=selected, search_ms=search_ms)
             return self._boost(candidates, documents)
         fused = self._fuse(candidates, restricted, k)
         kept = fused[:k] + [e for e in fused[k:] if "unrestricted" in e["ranks"]]
         out = self._as_results(kept, "adaptive")
         before, after = _ids(candidates), _ids(out)
-        trace.record(PLUGIN, "add", applied=True, reason="merged the selected documents' best chunks with the "
-                     "candidates", documents=selected, search_ms=search_ms, before=before, after=after,
-                     added=[i for i in after if i not in set(before)])
+        added = [i for i in after if i not in set(before)]
+        api.record_decision(PLUGIN, "add", before=candidates, after=out, query=query,
+                            reason="merged the selected documents' best chunks with the candidates",
+                            numbers={"chunks_added": len(added)}, applied=True, documents=selected,
+                            search_ms=search_ms, added=added)
         return out
 
     def _restrict(self, query: str, candidates: list[NodeWithScore], documents: list[dict]) -> list[NodeWithScore]:
@@ -205,8 +216,8 @@ class OverviewRetriever(BaseRetriever):
         restricted, search_ms = self._search_inside(query, selected, k)
 
         def keep(reason: str, **data: Any) -> list[NodeWithScore]:
-            trace.record(PLUGIN, "restrict", applied=False, reason=reason, documents=selected, search_ms=search_ms,
-                         **data)
+            api.record_decision(PLUGIN, "restrict", before=candidates, after=candidates, query=query, reason=reason,
+                                applied=False, documents=selected, search_ms=search_ms, **data)
             return candidates
 
         if restricted is None:
@@ -219,7 +230,7 @@ class OverviewRetriever(BaseRetriever):
         embedding = self.ctx.embed_query(query)
 
         def best(results: list[NodeWithScore]) -> float | None:
-            return max((c for c in (nodes.query_cosine(n, embedding) for n in results) if c is not None), default=None)
+            return max((c for c in (api.query_cosine(n, embedding) for n in results) if c is not None), default=None)
 
         inside = best(restricted)
         outside = best([n for n in candidates if n.node.ref_doc_id not in chosen])
@@ -228,10 +239,11 @@ class OverviewRetriever(BaseRetriever):
                         "candidates", inside_best=round(inside, 4), outside_best=round(outside, 4))
         out = self._as_results(self._fuse(candidates, restricted, k)[:k], "restrict")
         before, after = _ids(candidates), _ids(out)
-        trace.record(PLUGIN, "restrict", applied=True, reason="merged the restricted and unrestricted results",
-                     documents=selected, search_ms=search_ms, before=before, after=after,
-                     added=[i for i in after if i not in set(before)],
-                     dropped=[i for i in before if i not in set(after)],
-                     inside_best=None if inside is None else round(inside, 4),
-                     outside_best=None if outside is None else round(outside, 4))
+        api.record_decision(PLUGIN, "restrict", before=candidates, after=out, query=query,
+                            reason="merged the restricted and unrestricted results", applied=True,
+                            documents=selected, search_ms=search_ms,
+                            added=[i for i in after if i not in set(before)],
+                            dropped=[i for i in before if i not in set(after)],
+                            inside_best=None if inside is None else round(inside, 4),
+                            outside_best=None if outside is None else round(outside, 4))
         return out

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragplugins.config import check_prompt_template
+from ragplugins.api import check_prompt_template
 
 
 class RetryConfig(BaseModel):

@@ -4,8 +4,7 @@ from typing import Any, ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
-from ragplugins.nodes import dense_cosine
-from ragplugins.nodes import cosine
+from ragplugins.api import cosine, dense_cosine
 from ragplugins_retry.signal import Measurement, RetrySignal
 
 

@@ -11,10 +11,7 @@ the retry plugin is not installed)::
 and select it by name: ``[ragplugins.retry] signal = "my_signal"``.
 """
 
-import ragplugins
-import pluggy
-
-hookspec = pluggy.HookspecMarker(ragplugins.hookspecs.PROJECT)
+from ragplugins.api import hookspec
 
 
 @hookspec

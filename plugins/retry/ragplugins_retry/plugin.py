@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ragplugins
+from ragplugins import api
 from ragplugins_retry import __version__, hookspecs
 from ragplugins_retry.config import RetryConfig
 from ragplugins_retry.dense_contrast import DenseContrastSignal
@@ -18,24 +18,24 @@ from ragplugins_retry.signal import RetrySignal
 from ragplugins_retry.strategy import RetryStrategy
 from ragplugins_retry.vocabulary_strategy import VocabularyStrategy
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_addhooks(pluginmanager):
     pluginmanager.add_hookspecs(hookspecs)
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_plugin_info():
-    return ragplugins.PluginInfo(
+    return api.PluginInfo(
         name=PLUGIN, version=__version__, config_model=RetryConfig,
         description="Detect weak evidence after the first stage, reformulate once, keep the better set.")
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_retry_signals(config: RetryConfig):
     return [QueryCoverageSignal(), DenseContrastSignal(), RerankProbabilitySignal()]
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_retry_strategies(config: RetryConfig):
     llm = LLMStrategy() if config.llm_prompt is None else LLMStrategy(prompt=_template(config.llm_prompt))
     return [KeywordsStrategy(), llm,
@@ -99,7 +99,7 @@ def resolve_confirm(config: RetryConfig, pm: Any = None) -> RetrySignal | None:
     return _pick("signal", config.confirm_signal, signals(config, pm), key="confirm_signal")
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_check_config(config: RetryConfig, pluginmanager):
     try:
         resolve(config, pluginmanager)
@@ -109,8 +109,8 @@ def ragplugins_check_config(config: RetryConfig, pluginmanager):
     return []
 
 
-@ragplugins.hookimpl
-def ragplugins_retriever_wrappers(config: RetryConfig, ctx):
+@api.hookimpl
+def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
     # A misspelt name fails when the pipeline is built, not on first use.
     resolve(config, ctx.pluginmanager)
     resolve_confirm(config, ctx.pluginmanager)
@@ -120,10 +120,10 @@ def ragplugins_retriever_wrappers(config: RetryConfig, ctx):
         return RetryRetriever(inner, ctx, signal=signal, strategy=strategy, threshold=threshold,
                               confirm=resolve_confirm(config, ctx.pluginmanager))
 
-    return [ragplugins.Contribution(wrap, stage="sufficiency")]
+    return [api.Contribution(wrap, stage="sufficiency")]
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_eval_instrument(config: RetryConfig, trace, row, first_stage, final, is_relevant):
     decision = trace.get(PLUGIN, "decision") if trace is not None else None
     if not decision:
@@ -140,7 +140,7 @@ def ragplugins_eval_instrument(config: RetryConfig, trace, row, first_stage, fin
     }
 
 
-@ragplugins.hookimpl
+@api.hookimpl
 def ragplugins_register_commands(cli):
     from ragplugins_retry.calibrate import retry_group
 

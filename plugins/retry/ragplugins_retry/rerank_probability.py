@@ -4,7 +4,7 @@ from typing import Any, ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
-from ragplugins.nodes import annotation
+from ragplugins.api import annotation
 from ragplugins_retry.signal import Measurement, RetrySignal
 
 ANNOTATION = "rerank_probability"

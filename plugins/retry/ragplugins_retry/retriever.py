@@ -6,8 +6,7 @@ from typing import Any
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ragplugins import nodes as rp_nodes
-from ragplugins import trace
+from ragplugins import api
 from ragplugins_retry.signal import Measurement, RetrySignal
 from ragplugins_retry.strategy import Reformulation, RetryStrategy
 
@@ -56,7 +55,7 @@ class RetryRetriever(BaseRetriever):
         if not self._fires(before, first):
             return first
         start = time.perf_counter()
-        with trace.timed("retry"):
+        with api.timed("retry"):
             new = self.strategy.reformulate(query, first, self.ctx)
             second = self.inner.retrieve(new.bundle()) if new.query else None
         return self._decide(query, first, before, new, second, start)
@@ -68,29 +67,28 @@ class RetryRetriever(BaseRetriever):
         if not self._fires(before, first):
             return first
         start = time.perf_counter()
-        with trace.timed("retry"):
+        with api.timed("retry"):
             new = await self.strategy.areformulate(query, first, self.ctx)
             second = await self.inner.aretrieve(new.bundle()) if new.query else None
         return self._decide(query, first, before, new, second, start)
 
     # -- the decision --------------------------------------------------
     def _base(self, before: Measurement) -> dict[str, Any]:
-        return {"signal": self.signal.name, "threshold": self.threshold, "score_before": _round(before.value),
-                "signal_details": before.details}
+        return {"signal": self.signal.name, "signal_details": before.details}
+
+    def _not_fired(self, before: Measurement, first: list[NodeWithScore], reason: str) -> bool:
+        api.record_decision(PLUGIN, "decision", before=first, after=first, reason=reason,
+                            numbers={"threshold": self.threshold, "score_before": _round(before.value)},
+                            **self._base(before), fired=False, kept="original")
+        return False
 
     def _fires(self, before: Measurement, first: list[NodeWithScore]) -> bool:
         if not first:
-            trace.record(PLUGIN, "decision", **self._base(before), fired=False, kept="original",
-                         reason="the first stage returned nothing")
-            return False
+            return self._not_fired(before, first, "the first stage returned nothing")
         if before.value is None:
-            trace.record(PLUGIN, "decision", **self._base(before), fired=False, kept="original",
-                         reason=f"no signal: {before.reason}")
-            return False
+            return self._not_fired(before, first, f"no signal: {before.reason}")
         if before.value >= self.threshold:
-            trace.record(PLUGIN, "decision", **self._base(before), fired=False, kept="original",
-                         reason="evidence is not weak (signal at or above the threshold)")
-            return False
+            return self._not_fired(before, first, "evidence is not weak (signal at or above the threshold)")
         return True
 
     def _keep(self, query: str, first: list[NodeWithScore], second: list[NodeWithScore], retry_query: str,
@@ -117,10 +115,12 @@ class RetryRetriever(BaseRetriever):
         record = {**self._base(before), "fired": True, "strategy": self.strategy.name,
                   "reformulated": new.query, "strategy_details": new.details,
                   **({"embedded": new.embed} if new.embed else {})}
+        numbers = {"threshold": self.threshold, "gate_score": _round(before.value)}
         if second is None:
-            trace.record(PLUGIN, "decision", **record, attempted=False, kept="original",
-                         reason=f"no reformulation: {new.reason}",
-                         retry_ms=round((time.perf_counter() - start) * 1000, 2))
+            api.record_decision(PLUGIN, "decision", before=first, after=first, reason=f"no reformulation: {new.reason}",
+                                numbers={**numbers, "score_before": _round(before.value),
+                                         "retry_ms": round((time.perf_counter() - start) * 1000, 2)},
+                                **record, attempted=False, kept="original")
             return first
         ref, after = self.signal.compare(query, first, before, second, new.query, self.ctx)
         compared = {self.signal.name: [_round(ref.value), _round(after.value)]}
@@ -128,12 +128,14 @@ class RetryRetriever(BaseRetriever):
             keep, reason = False, f"no signal on the retry set ({after.reason or ref.reason}); kept the original"
         else:
             keep, reason = self._keep(query, first, second, new.query, ref.value, after.value, compared)
-        trace.record(PLUGIN, "decision", **record, attempted=True, score_after=_round(after.value),
-                     compared=compared, kept="retry" if keep else "original", reason=reason,
-                     retry_ms=round((time.perf_counter() - start) * 1000, 2))
-        if not keep:
-            return first
-        return [rp_nodes.tag(n, PLUGIN, reformulated=new.query) for n in second]
+        out = [api.tag(n, PLUGIN, reformulated=new.query) for n in second] if keep else first
+        # The scores the two sets were compared on (``compare`` may score the original again on the
+        # retry's scale): what the reason is about. The gate's own value is gate_score.
+        api.record_decision(PLUGIN, "decision", before=first, after=out, reason=reason,
+                            numbers={**numbers, "score_before": _round(ref.value), "score_after": _round(after.value),
+                                     "retry_ms": round((time.perf_counter() - start) * 1000, 2)},
+                            **record, attempted=True, compared=compared, kept="retry" if keep else "original")
+        return out
 
 
 def _dominates(pairs: list[tuple[float, float]]) -> bool:

@@ -17,11 +17,9 @@ from typing import Any, Callable
 
 import pluggy
 
-from ragplugins.hookspecs import PROJECT
+from ragplugins.api import hookspec
 from ragplugins_verifier.base import Verifier, VerifierError
 from ragplugins_verifier.config import VerifierConfig
-
-hookspec = pluggy.HookspecMarker(PROJECT)
 
 Factory = Callable[[VerifierConfig, Any], Verifier]
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Sequence
 
 from llama_index.core.schema import BaseComponent, BaseNode, MetadataMode, NodeWithScore
 
-from ragplugins.errors import RagPluginsError
+from ragplugins.api import RagPluginsError
 from ragplugins_verifier.verdict import SentenceVerdict, Verdict
 
 

@@ -24,8 +24,8 @@ from llama_index.core.base.response.schema import StreamingResponse
 from llama_index.core.prompts.mixin import PromptMixinType
 from llama_index.core.schema import QueryBundle
 
-from ragplugins import trace
-from ragplugins.nodes import ANNOTATION_KEY
+from ragplugins import api
+from ragplugins.api import ANNOTATION_KEY
 from ragplugins_verifier.base import Verifier
 from ragplugins_verifier.config import DEFAULT_REFUSAL
 from ragplugins_verifier.verdict import Verdict
@@ -68,22 +68,28 @@ class VerifyingQueryEngine(BaseQueryEngine):
     def _skipped(self, response: Any) -> Any:
         info = {"status": "skipped", "reason": "the response has no answer text (no LLM synthesised one)",
                 "backend": self.verifier.name}
-        trace.record(PLUGIN, "verdict", **info)
+        api.record_decision(PLUGIN, "verdict", changed=False, **info)
         _metadata(response)["verification"] = info
         return response
 
     def _apply(self, response: Any, answer: str, verdict: Verdict) -> Any:
         unsupported = [s.text for s in verdict.unsupported]
         status = status_of(verdict)
-        trace.record(PLUGIN, "verdict", status=status, grounded=verdict.grounded, score=verdict.score,
-                     backend=verdict.backend, unsupported=unsupported, error=verdict.error,
-                     latency_ms=verdict.latency_ms, mode=self.mode)
         info = {"status": status, "mode": self.mode, **verdict.to_dict()}
         if not verdict.grounded and self.mode == "flag":
             response.response = f"{answer}\n\n[Unverified: {_listing(verdict)}]"
         elif not verdict.grounded and self.mode == "abstain":
             info["original_answer"] = answer
             response.response = self.refusal.format(unsupported=_listing(verdict))
+        changed = response.response != answer
+        reason = (f"{status}: {verdict.error}" if verdict.error is not None else
+                  f"{status}: {len(unsupported)} unsupported sentence(s)") \
+            + (f"; answer replaced (mode '{self.mode}')" if changed else "")
+        api.record_decision(PLUGIN, "verdict", changed=changed, reason=reason,
+                            numbers={"grounded": verdict.grounded, "score": verdict.score,
+                                     "latency_ms": verdict.latency_ms},
+                            status=status, backend=verdict.backend, unsupported=unsupported, error=verdict.error,
+                            mode=self.mode)
         _metadata(response)["verification"] = info
         return response
 

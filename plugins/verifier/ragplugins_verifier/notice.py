@@ -11,7 +11,7 @@ from __future__ import annotations
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from ragplugins import trace
+from ragplugins import api
 
 REASON = ("sources only: no LLM wrote an answer, so there was nothing to verify "
           "(configure [ragplugins] llm, or pass llm= to ragplugins.load, to get verified answers)")
@@ -26,5 +26,6 @@ class NotYetVerified(BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
                            ) -> list[NodeWithScore]:
-        trace.record("verifier", "verdict", status="skipped", grounded=None, reason=REASON)
+        api.record_decision("verifier", "verdict", before=nodes, after=nodes, reason=REASON, status="skipped",
+                            grounded=None)
         return nodes
