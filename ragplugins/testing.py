@@ -11,9 +11,10 @@ slow an unrelated host's tests). A plugin's tests opt in with ``-p ragplugins.te
 - ``rag_persist_dir``: a temporary directory for an embedded LanceDB index;
 - ``fake_llm``: a deterministic LLM (:class:`FakeLLM`).
 
-:func:`make_rag` builds a RagPlugins around plugin objects, and
-:class:`PluginConformance` is a test class any plugin subclasses to check
-itself against the contract.
+:func:`make_rag` builds a RagPlugins around plugin objects, :func:`command_group` is the CLI for
+``CliRunner``, :func:`current_filters` serves a test double of the context's searches, and
+:class:`PluginConformance` is a test class any plugin subclasses to check itself against the
+contract. Run a plugin component on its own with ``ragplugins.api.query_scope``.
 """
 
 from __future__ import annotations
@@ -97,6 +98,23 @@ class FakeLLM(CustomLLM):
             yield CompletionResponse(text=text, delta=text)
 
         return gen()
+
+
+def command_group():
+    """The ``ragplugins`` click group with every installed plugin's commands, for ``CliRunner``."""
+    from ragplugins.cli import add_plugin_commands, get_cli
+
+    add_plugin_commands()
+    return get_cli()
+
+
+def current_filters() -> Any:
+    """The host's filters known for the query being answered (None: none, or no query open): what a
+    test double of ``RagContext.search_within_documents`` searches with."""
+    from ragplugins import query_inputs
+
+    inputs = query_inputs.current()
+    return inputs.filters if inputs is not None and inputs.filters_known else None
 
 
 def fake_answering_llm() -> FakeLLM:

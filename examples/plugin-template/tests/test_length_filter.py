@@ -1,7 +1,7 @@
 from llama_index.core.schema import NodeWithScore, TextNode
 
 import ragplugins_length_filter.plugin as plugin
-from ragplugins import trace
+from ragplugins.api import query_scope
 from ragplugins.testing import PluginConformance, make_rag
 from ragplugins_length_filter import LengthFilterPostprocessor
 
@@ -17,7 +17,7 @@ def _nodes(*texts):
 
 def test_drops_short_chunks_and_records_them():
     pp = LengthFilterPostprocessor(min_chars=5)
-    with trace.scope("q") as tr:
+    with query_scope("q", filters=None) as tr:
         out = pp.postprocess_nodes(_nodes("tiny", "long enough text", "ok"))
     assert [n.node.node_id for n in out] == ["n1"]
     assert tr.get("length_filter", "filter")["dropped"] == ["n0", "n2"]

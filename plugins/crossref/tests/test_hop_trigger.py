@@ -7,8 +7,8 @@ import pytest
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 import ragplugins_crossref.plugin as plugin
-from ragplugins import nodes as rnodes
-from ragplugins import query_inputs, trace
+from ragplugins import api
+from ragplugins.api import query_scope
 from ragplugins.testing import make_rag
 from ragplugins_crossref.hop import CrossrefHop, cited_clause, mention_spans, reference_contexts
 
@@ -40,7 +40,7 @@ def deal(deal_files, corpus_writer, tmp_path_factory, bundled_embed_model):
 def run(deal, query, docs, **params):
     ctx, chunks = deal
     candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in docs]
-    with query_inputs.scope(filters=None), trace.scope(query) as tr:
+    with query_scope(query, filters=None) as tr:
         out = CrossrefHop(ctx=ctx, **params).postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
     return candidates, out, tr.get("crossref", "hop")
 
@@ -58,7 +58,7 @@ def test_target_is_chosen_by_the_reference_sentence_not_text_order(deal):
     # Budget-neutral: the hopped chunk follows its referrer and the lowest-ranked candidate makes room.
     assert docs_of(out) == [NOTE, LIABILITY]
     assert out[0] is candidates[0] and decision["removed"] == [candidates[1].node.node_id]
-    tag = rnodes.tags(out[1])["crossref"]
+    tag = api.tags(out[1])["crossref"]
     assert tag["via_crossref"] and tag["from_doc"] == NOTE and tag["target"] == LIABILITY
     # The default placement drops nothing: the hopped chunk goes right after its referrer.
     _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN])

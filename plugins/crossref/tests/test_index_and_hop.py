@@ -12,9 +12,8 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 import ragplugins_crossref.plugin as plugin
-from ragplugins import nodes as rnodes
-from ragplugins import query_inputs, trace
-from ragplugins.errors import ConfigError
+from ragplugins import api
+from ragplugins.api import ConfigError, query_scope
 from ragplugins.testing import PluginConformance, make_rag
 from ragplugins_crossref import CrossrefExtractor
 from ragplugins_crossref.hop import CrossrefHop
@@ -108,9 +107,9 @@ def test_hop_follows_the_reference_the_query_needs(rag):
     result = rag.search(PRICE_Q)
     first_docs = [n.node.ref_doc_id for n in result.first_stage]
     assert "02_exhibit_b_pricing.md" not in first_docs and "01_master_agreement.md" in first_docs
-    hopped = [n for n in result.final if "crossref" in rnodes.tags(n)]
+    hopped = [n for n in result.final if "crossref" in api.tags(n)]
     assert hopped and {n.node.ref_doc_id for n in hopped} == {"02_exhibit_b_pricing.md"}
-    tag = rnodes.tags(hopped[0])["crossref"]
+    tag = api.tags(hopped[0])["crossref"]
     assert tag["via_crossref"] and tag["ref"].startswith("Exhibit B") and tag["from_doc"] == "01_master_agreement.md"
     assert "84.50 EUR" in hopped[0].node.get_content()
     assert hopped[0].node.metadata[REFS_KEY] is not None   # stored metadata travels with the hopped chunk
@@ -136,15 +135,15 @@ def test_gate_is_relative_to_the_best_candidate(rag):
     first = rag.search(PRICE_Q).first_stage
     for gate, expect_hop in ((1.9, False), (0.0, True)):
         hop = CrossrefHop(ctx=rag.context(), gate=gate, placement="append")
-        with query_inputs.scope(filters=None), trace.scope(PRICE_Q) as tr:
+        with query_scope(PRICE_Q, filters=None) as tr:
             out = hop.postprocess_nodes(list(first), query_bundle=QueryBundle(PRICE_Q))
         decision = tr.get("crossref", "hop")
         assert decision["considered"]                     # references were there either way
-        assert decision["considered"][0]["context"] < gate * max(rnodes.dense_cosine(n) or 0 for n in first) \
+        assert decision["considered"][0]["context"] < gate * max(api.dense_cosine(n) or 0 for n in first) \
             or expect_hop
         assert bool(decision["chosen"]) is expect_hop
         assert (len(out) > len(first)) is expect_hop
-        best = max(rnodes.dense_cosine(n) or 0 for n in first)
+        best = max(api.dense_cosine(n) or 0 for n in first)
         assert decision["threshold"] == pytest.approx(gate * best, abs=1e-3)
 
 
@@ -152,16 +151,16 @@ def test_never_hops_from_a_hopped_chunk_and_places_after_referrer(rag):
     ctx = rag.context()
     first = rag.search(PRICE_Q).final
     hop = CrossrefHop(ctx=ctx, max_hops=3, trigger_depth=10, placement="after_referrer", gate=0.0)
-    hopped_only = [n for n in first if "crossref" in rnodes.tags(n)]
-    with query_inputs.scope(filters=None), trace.scope(PRICE_Q):
+    hopped_only = [n for n in first if "crossref" in api.tags(n)]
+    with query_scope(PRICE_Q, filters=None):
         out = hop.postprocess_nodes(hopped_only, query_bundle=QueryBundle(PRICE_Q))
     assert out == hopped_only   # hopped chunks never trigger another hop
     master = [n for n in rag.search(PRICE_Q).first_stage if n.node.ref_doc_id == "01_master_agreement.md"][:1]
-    with query_inputs.scope(filters=None), trace.scope(PRICE_Q):
+    with query_scope(PRICE_Q, filters=None):
         canteen = next(n for n in stored(rag).values() if n.ref_doc_id == "06_canteen_notice.md")
         out = hop.postprocess_nodes(master + [NodeWithScore(node=canteen, score=0.0)],
                                     query_bundle=QueryBundle(PRICE_Q))
-    assert out[0] is master[0] and "crossref" in rnodes.tags(out[1])   # right after its referrer
+    assert out[0] is master[0] and "crossref" in api.tags(out[1])   # right after its referrer
     assert out[-1].node.ref_doc_id == "06_canteen_notice.md"
 
 
@@ -201,15 +200,14 @@ def test_bad_config_names_the_key(tmp_path):
 
 
 def test_families_from_another_plugin(tmp_path, bundled_embed_model, corpus_writer):
-    import ragplugins
     from ragplugins_crossref import family
 
     class TicketFamilies:
-        @ragplugins.hookimpl
+        @api.hookimpl
         def ragplugins_plugin_info(self):
-            return ragplugins.PluginInfo(name="tickets", version="0")
+            return api.PluginInfo(name="tickets", version="0")
 
-        @ragplugins.hookimpl(optionalhook=True)
+        @api.hookimpl(optionalhook=True)
         def ragplugins_crossref_families(self):
             return [family("ticket", "identifier", r"\b(?P<id>OPS-\d{1,6})\b")]
 

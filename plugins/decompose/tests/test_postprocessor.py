@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
-import ragplugins
-from ragplugins.nodes import tags
+from ragplugins import api
+from ragplugins.api import query_scope, tags
 from ragplugins.testing import FakeLLM
 from ragplugins_decompose import DecomposeRerank, Decomposer, Decomposition, EmbeddingScorer, RuleDecomposer
 from ragplugins_decompose import plugin
@@ -50,7 +50,7 @@ def ids(nodes):
 
 def test_coverage_brings_every_part_of_the_question_to_the_top(ctx, bundled_embed_model):
     nodes = first_stage(bundled_embed_model)
-    with ragplugins.trace.scope(TWO_ASKS) as tr:
+    with query_scope(TWO_ASKS, filters=None) as tr:
         out = stage(ctx).postprocess_nodes(nodes, query_str=TWO_ASKS)
     split, rerank = tr.get("decompose", "split"), tr.get("decompose", "rerank")
     assert split["sub_queries"] == ["What is the annual fee", "how often must the boiler be descaled"]
@@ -82,14 +82,14 @@ def test_mean_and_max_leave_the_lone_evidence_lower_than_coverage(ctx, bundled_e
 
 def test_an_unsplit_question_keeps_the_first_stage_order_with_the_embedding_scorer(ctx, bundled_embed_model):
     nodes = first_stage(bundled_embed_model)[::-1]
-    with ragplugins.trace.scope("What is the annual fee?") as tr:
+    with query_scope("What is the annual fee?", filters=None) as tr:
         out = stage(ctx).postprocess_nodes(nodes, query_str="What is the annual fee?")
     assert out == nodes
     rerank = tr.get("decompose", "rerank")
     assert rerank["reranked"] is False and "does not split" in rerank["reason"]
     assert tr.get("decompose", "split")["sub_queries"] == []
     # rerank_unsplit: the question alone is scored and fused with the first-stage order.
-    with ragplugins.trace.scope("q") as tr:
+    with query_scope("q", filters=None) as tr:
         forced = stage(ctx, rerank_unsplit=True).postprocess_nodes(nodes, query_str="What is the annual fee?")
     assert tr.get("decompose", "rerank")["reranked"]
     cosines = EmbeddingScorer().score(["What is the annual fee?"], nodes, ctx)[0]
@@ -141,11 +141,11 @@ class Fixed(Decomposer):
 class ExtraDecomposers:
     """A third-party plugin that registers decomposers through the decompose plugin's own hook."""
 
-    @ragplugins.hookimpl
+    @api.hookimpl
     def ragplugins_plugin_info(self):
-        return ragplugins.PluginInfo(name="extra_decomposers", version="0.0.1")
+        return api.PluginInfo(name="extra_decomposers", version="0.0.1")
 
-    @ragplugins.hookimpl(optionalhook=True)
+    @api.hookimpl(optionalhook=True)
     def ragplugins_decompose_decomposers(self, config):
         return [Exploding(), Fixed()]
 

@@ -10,7 +10,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-from ragplugins.errors import ConfigError, PluginError
+from ragplugins.api import ConfigError, PluginError
 from ragplugins_decompose import EmbeddingScorer, HybridScorer, PostprocessorScorer, loading
 
 TEXTS = ["The annual fee is 120,000 EUR, payable quarterly.", "Descale the boiler every 200 cycles.",

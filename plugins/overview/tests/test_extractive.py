@@ -1,6 +1,6 @@
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
-from ragplugins.context import CHUNK_INDEX_KEY
+from ragplugins.api import CHUNK_INDEX_KEY
 from ragplugins_overview.documents import DocumentText, TermStatistics, documents_from_nodes
 from ragplugins_overview.extractive import ExtractiveOverviewWriter
 

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from llama_index.core.base.base_retriever import BaseRetriever
 
-import ragplugins
+from ragplugins import api
 import ragplugins_overview.plugin as plugin
-from ragplugins.eval import GoldRow
+from ragplugins.api import GoldRow
 from ragplugins.testing import FakeLLM, PluginConformance, make_rag, write_tiny_corpus
 from ragplugins_overview.cli import overview_group
 from ragplugins_overview.sidecar import FileLocation
@@ -186,17 +186,17 @@ def test_changed_writer_settings_warn_once_then_rewrite_every_overview_at_the_ne
 def test_llm_mode_without_an_llm_is_refused_before_anything_is_written(own_index):
     make, corpus, persist = own_index
     rag = make({"overview": "llm"})
-    with pytest.raises(ragplugins.PluginError, match=r"overview = 'llm' needs the host's LLM.*extractive"):
+    with pytest.raises(api.PluginError, match=r"overview = 'llm' needs the host's LLM.*extractive"):
         rag.index_paths([corpus])
     assert rag.context(rag.index()).list_documents() == {}
 
 
 def test_bad_config_values_are_named():
-    with pytest.raises(ragplugins.ConfigError, match=r"llm_prompt.*\{text\}"):
+    with pytest.raises(api.ConfigError, match=r"llm_prompt.*\{text\}"):
         make_rag([plugin], {"overview": {"llm_prompt": "Summarise the document."}})
-    with pytest.raises(ragplugins.ConfigError, match=r"unknown variables \['titel'\]"):
+    with pytest.raises(api.ConfigError, match=r"unknown variables \['titel'\]"):
         make_rag([plugin], {"overview": {"llm_prompt": "{titel}: {text}"}})
-    with pytest.raises(ragplugins.ConfigError, match="mode"):
+    with pytest.raises(api.ConfigError, match="mode"):
         make_rag([plugin], {"overview": {"mode": "filter"}})
 
 
@@ -246,13 +246,13 @@ class _Reformulate(BaseRetriever):
 
 
 class _RetryPlugin:
-    @ragplugins.hookimpl
+    @api.hookimpl
     def ragplugins_plugin_info(self):
-        return ragplugins.PluginInfo(name="fake_retry", version="0")
+        return api.PluginInfo(name="fake_retry", version="0")
 
-    @ragplugins.hookimpl
+    @api.hookimpl
     def ragplugins_retriever_wrappers(self):
-        return [ragplugins.Contribution(_Reformulate, stage="sufficiency")]
+        return [api.Contribution(_Reformulate, stage="sufficiency")]
 
 
 def test_a_reformulated_query_is_scored_against_the_overviews_too(indexed, bundled_embed_model):

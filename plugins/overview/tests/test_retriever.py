@@ -37,8 +37,7 @@ class FakeContext:
 
     def search_within_documents(self, query, doc_ids, k):
         # As RagContext does: the query's filters come from its inputs, never from the plugin.
-        inputs = query_inputs.current()
-        filters = inputs.filters if inputs is not None else None
+        filters = current_filters()
         self.searches.append({"query": query, "doc_ids": list(doc_ids), "k": k, "filters": filters})
         return self.restricted
 
@@ -78,7 +77,9 @@ import asyncio
 import pytest
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
-from ragplugins import nodes, query_inputs, trace
+from ragplugins import api
+from ragplugins.api import query_scope
+from ragplugins.testing import current_filters
 from ragplugins_overview import OverviewConfig, OverviewRetriever
 
 # Three topics; "fees" points at doc a only, "vague" is equally close to every document.
@@ -95,7 +96,7 @@ def _setup(restricted=(), **config):
 
 
 def _run(retriever, query, filters=None):
-    with query_inputs.scope(filters=filters), trace.scope(query) as tr:
+    with query_scope(query, filters=filters) as tr:
         out = retriever.retrieve(query)
     return out, tr
 
@@ -114,7 +115,7 @@ def test_adaptive_brings_in_the_best_chunks_of_the_document_that_stands_out_and_
     # the first candidate and follows it; n4 no longer makes the first 5 but is kept after them.
     assert _ids(out) == ["n3", "n5", "n1", "n6", "n2", "n4"]
     assert out[0].score == pytest.approx(2 / 63)
-    assert nodes.tags(out[3])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
+    assert api.tags(out[3])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
     step = tr.get("overview", "add")
     assert step["applied"] and step["added"] == ["n6"] and step["before"] == ["n1", "n2", "n3", "n4", "n5"]
 
@@ -132,7 +133,7 @@ def test_adaptive_without_chunks_from_inside_still_boosts_the_document(restricte
     assert select["documents"][0]["score"] > 0.99 and select["documents"][0]["z"] >= 3.5
     boost = tr.get("overview", "boost")
     assert boost["before"] == ["n1", "n2", "n3", "n4", "n5"] and boost["after"] == _ids(out)
-    assert nodes.tags(out[0])["overview"]["doc_rank"] == 1 and "overview" not in nodes.tags(out[2])
+    assert api.tags(out[0])["overview"]["doc_rank"] == 1 and "overview" not in api.tags(out[2])
     # Reciprocal-rank fusion, k = 60: position 3 plus document rank 1.
     assert out[0].score == pytest.approx(1 / 63 + 1 / 61)
 
@@ -178,7 +179,7 @@ def test_boost_always_fuses_the_top_documents():
 
 def test_each_query_through_the_wrapper_is_scored_again():
     _, retriever = _setup()
-    with trace.scope("fees") as tr:
+    with query_scope("fees", filters=None) as tr:
         retriever.retrieve("fees")
         retriever.retrieve("other")  # e.g. a retry's reformulation passing through the first stage again
     assert tr.get("overview", "select")["query"] == "other"
@@ -188,7 +189,7 @@ def test_async_retrieval_steers_the_same_way():
     _, retriever = _setup()
 
     async def run():
-        with trace.scope("fees"):
+        with query_scope("fees", filters=None):
             return await retriever.aretrieve("fees")
 
     assert _ids(asyncio.run(run())) == ["n3", "n5", "n1", "n2", "n4"]
@@ -203,7 +204,7 @@ def test_restrict_merges_restricted_results_and_keeps_the_callers_filters():
     # Chunks in both lists lead; the restricted search's new chunk competes with the unrestricted ones
     # (rank 2 in its list: after the unrestricted ranks 1 and 2, before rank 4).
     assert _ids(out) == ["n5", "n3", "n1", "n2", "n6"]
-    assert nodes.tags(out[_ids(out).index("n6")])["overview"]["added_by"] == "restrict"
+    assert api.tags(out[_ids(out).index("n6")])["overview"]["added_by"] == "restrict"
     step = tr.get("overview", "restrict")
     assert step["applied"] and step["added"] == ["n6"] and step["dropped"] == ["n4"]
 

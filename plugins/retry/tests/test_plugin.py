@@ -4,9 +4,9 @@ from typing import ClassVar
 import pytest
 from click.testing import CliRunner
 
-import ragplugins
+from ragplugins import api
 import ragplugins_retry.plugin as plugin
-from ragplugins.errors import ConfigError
+from ragplugins.api import ConfigError
 from ragplugins.testing import FakeLLM, PluginConformance
 from ragplugins_retry import Measurement, RetrySignal
 
@@ -84,7 +84,7 @@ def test_a_misspelt_signal_or_strategy_is_a_config_error_when_loaded(tiny_rag, b
             ({"signal": "dense_contarst"}, r"signal = 'dense_contarst': no such signal; available: dense_contrast"),
             ({"strategy": "rm3"}, r"strategy = 'rm3': no such strategy; available: keywords, llm, prf, vocabulary"),
             ({"confirm_signal": "contrast"}, r"confirm_signal = 'contrast': no such signal; available: dense_contrast")]:
-        with pytest.raises(ragplugins.ConfigError, match=message):
+        with pytest.raises(api.ConfigError, match=message):
             rag_with(tiny_rag, bundled_embed_model, section)
 
 
@@ -122,11 +122,11 @@ class LengthSignal(RetrySignal):
 class ThirdParty:
     """A plugin that only adds a signal to the retry plugin, through its published hook."""
 
-    @ragplugins.hookimpl
+    @api.hookimpl
     def ragplugins_plugin_info(self):
-        return ragplugins.PluginInfo(name="lengthsignal", version="0.0.1")
+        return api.PluginInfo(name="lengthsignal", version="0.0.1")
 
-    @ragplugins.hookimpl(optionalhook=True)
+    @api.hookimpl(optionalhook=True)
     def ragplugins_retry_signals(self, config):
         return [LengthSignal()]
 
@@ -138,7 +138,7 @@ def test_other_plugins_add_signals_through_the_hook(tiny_rag, bundled_embed_mode
 
 
 class Shadowing(ThirdParty):
-    @ragplugins.hookimpl(optionalhook=True)
+    @api.hookimpl(optionalhook=True)
     def ragplugins_retry_signals(self, config):
         return [type("Fake", (LengthSignal,), {"name": "query_coverage"})()]
 
@@ -158,16 +158,15 @@ def test_eval_instrumentation_reports_the_decision(tiny_rag, bundled_embed_model
     assert values["fired"] is True and values["attempted"] is True
     assert values["kept_retry"] == (decision["kept"] == "retry")
     assert values["score_before"] == decision["score_before"] and values["retry_ms"] > 0
-    quiet = plugin.ragplugins_eval_instrument(config=None, trace=ragplugins.trace.Trace(), row=None,
+    quiet = plugin.ragplugins_eval_instrument(config=None, trace=api.Trace(), row=None,
                                               first_stage=[], final=[], is_relevant=lambda t: False)
     assert quiet["fired"] is False and quiet["kept_retry"] is None
 
 
 def _cli():
-    from ragplugins.cli import cli
+    from ragplugins.testing import command_group
 
-    plugin.ragplugins_register_commands(cli=cli)
-    return cli
+    return command_group()
 
 
 def test_calibrate_prints_the_threshold_table_of_the_users_corpus(tmp_path, tiny_rag):

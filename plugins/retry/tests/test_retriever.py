@@ -1,8 +1,7 @@
 import asyncio
 from types import SimpleNamespace
 
-from ragplugins import trace
-from ragplugins.nodes import tags
+from ragplugins.api import query_scope, tags
 from ragplugins_retry import KeywordsStrategy, LLMStrategy, RetryRetriever
 from ragplugins.testing import FakeLLM
 
@@ -22,7 +21,7 @@ def _retriever(values, results=None, strategy=None, llm=None):
 
 
 def _run(retriever, query=Q):
-    with trace.scope(query) as tr:
+    with query_scope(query, filters=None) as tr:
         out = retriever.retrieve(query)
     return [n.node.node_id for n in out], tr.get("retry", "decision"), out
 
@@ -96,7 +95,7 @@ def test_async_path_decides_the_same_way():
     r, inner = _retriever({"orig1": 0.2, "new1": 0.6}, strategy=LLMStrategy(), llm=llm)
 
     async def go():
-        with trace.scope(Q) as tr:
+        with query_scope(Q, filters=None) as tr:
             out = await r.aretrieve(Q)
         return out, tr
 

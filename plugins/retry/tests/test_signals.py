@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragplugins.nodes import annotate
+from ragplugins.api import annotate
 from ragplugins_retry import DenseContrastSignal, QueryCoverageSignal, RerankProbabilitySignal
 
 from retry_testkit import node

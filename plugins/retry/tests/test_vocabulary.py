@@ -117,7 +117,7 @@ def _indexed(root, embed_model, texts):
 def test_the_dense_leg_keeps_the_question_and_only_the_expanded_text_goes_lexical(tmp_path, bundled_embed_model):
     from llama_index.core.base.base_retriever import BaseRetriever
 
-    from ragplugins import trace
+    from ragplugins.api import query_scope
     from ragplugins_retry import RetryRetriever
     from retry_testkit import ScriptedSignal
 
@@ -136,7 +136,7 @@ def test_the_dense_leg_keeps_the_question_and_only_the_expanded_text_goes_lexica
     retriever = RetryRetriever(inner, rag.context(rag.index()), signal=ScriptedSignal(values={"weak": 0.1,
                                                                                                  "strong": 0.9}),
                                strategy=VocabularyStrategy(), threshold=0.5)
-    with trace.scope(q) as t:
+    with query_scope(q, filters=None) as t:
         out = retriever.retrieve(q)
     assert [n.node.node_id for n in out] == ["strong"]
     assert inner.bundles[1].query_str == q + " lru_cache"

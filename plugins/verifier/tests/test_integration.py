@@ -7,10 +7,9 @@ from click.testing import CliRunner
 from llama_index.core.evaluation import EvaluationResult
 from llama_index.core.schema import NodeWithScore, TextNode
 
-import ragplugins
+from ragplugins import api
 import ragplugins_verifier.plugin as plugin
-from ragplugins import trace
-from ragplugins.errors import ConfigError, PluginError
+from ragplugins.api import ConfigError, PluginError, query_scope
 from ragplugins.testing import FakeLLM, PluginConformance, make_rag
 from ragplugins_verifier import FidelityVerifier, VerifierEvaluator, VerifyingQueryEngine
 from ragplugins_verifier.base import Verifier
@@ -93,7 +92,7 @@ def test_wrapper_works_on_any_llamaindex_engine(bundled_embed_model):
             return Response("The pump pressure should read 9 bar.", source_nodes=[node])
 
     wrapped = VerifyingQueryEngine(Fixed(), FidelityVerifier(embed_model=bundled_embed_model))
-    with trace.scope("q") as tr:
+    with query_scope("q", filters=None) as tr:
         response = wrapped.query("What should the pump pressure read?")
     assert response.metadata["ragplugins"]["verification"]["grounded"] is True
     assert tr.get("verifier", "verdict")["grounded"] is True
@@ -135,11 +134,11 @@ class AlwaysGrounded(Verifier):
 class ThirdParty:
     """A plugin that only adds a backend; optionalhook keeps it loadable before the verifier."""
 
-    @ragplugins.hookimpl
+    @api.hookimpl
     def ragplugins_plugin_info(self):
-        return ragplugins.PluginInfo(name="always_backend", version="0.0.1")
+        return api.PluginInfo(name="always_backend", version="0.0.1")
 
-    @ragplugins.hookimpl(optionalhook=True)
+    @api.hookimpl(optionalhook=True)
     def ragplugins_verifier_backends(self):
         return {"always": lambda config, ctx: AlwaysGrounded(threshold=config.options.get("threshold", 0.5))}
 
@@ -178,7 +177,7 @@ def test_bad_config_names_the_key(section, message):
 
 
 def test_eval_instrument_reads_the_verdict_from_the_trace():
-    tr = trace.Trace(query="q")
+    tr = api.Trace(query="q")
     assert plugin.ragplugins_eval_instrument(tr)["verified"] is False
     tr.record("verifier", "verdict", status="ungrounded", grounded=False, score=0.0, unsupported=["a", "b"])
     assert plugin.ragplugins_eval_instrument(tr) == {"verified": True, "grounded": False, "score": 0.0,
@@ -187,10 +186,9 @@ def test_eval_instrument_reads_the_verdict_from_the_trace():
 
 @pytest.fixture
 def cli():
-    from ragplugins.cli import cli as group
+    from ragplugins.testing import command_group
 
-    plugin.ragplugins_register_commands(group)
-    return group
+    return command_group()
 
 
 def test_cli_scores_a_labelled_file(cli, tmp_path):
@@ -251,7 +249,7 @@ def test_an_unverifiable_answer_is_recorded_as_such():
         def custom_query(self, query_str):
             return Response("The pump pressure should read 9 bar.", source_nodes=[])
 
-    with trace.scope("q") as tr:
+    with query_scope("q", filters=None) as tr:
         response = VerifyingQueryEngine(NoSources(), AlwaysGrounded()).query("q")
     v = response.metadata["ragplugins"]["verification"]
     assert v["status"] == "unverifiable" and v["grounded"] is False and "no evidence" in v["error"]
@@ -328,11 +326,9 @@ def test_cli_uses_one_torch_thread_unless_told(cli, tmp_path):
     (["--backend", "nli", "--nli-model", "./no/such/checker"], "nli model './no/such/checker' is not a directory"),
 ])
 def test_cli_nli_problems_are_one_line(args, message, tmp_path):
-    from ragplugins.cli import get_cli
+    from ragplugins.testing import command_group
 
-    group = get_cli()
-    if "verify" not in group.commands:
-        plugin.ragplugins_register_commands(group)
+    group = command_group()
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({"answer": "The pump reads 9 bar.", "evidence": ["The pump should read 9 bar."]}) + "\n")
     result = CliRunner().invoke(group, ["-c", str(_config(tmp_path)), "verify", str(path), *args])
