@@ -217,14 +217,8 @@ class RagPlugins:
         warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=3)
 
     def _contributions(self, hook: str, ctx: RagContext) -> list:
-        out = []
-        for record in self.enabled:
-            out.extend(self.registry.contributions(hook, [record], on_error=self.on_plugin_error,
-                                                   **self._hook_kwargs(record, ctx)))
-        from ragplugins.contributions import STAGES
-
-        stages = STAGES[hook]
-        return sorted(out, key=lambda c: (stages.index(c.stage), c.order, c.plugin))
+        return self.registry.contributions(hook, self.enabled, on_error=self.on_plugin_error,
+                                           kwargs_for=lambda record: self._hook_kwargs(record, ctx))
 
     def metadata_keys(self) -> dict[str, MetadataKey]:
         keys = dict(CORE_METADATA)
@@ -597,7 +591,7 @@ class RagPlugins:
             store.refresh_fts()
         search.invalidate(index)
         ctx = self.context(index)
-        for record in self.enabled:
+        for record in self.registry.in_call_order(self.enabled, "ragplugins_after_index"):
             if "ragplugins_after_index" in record.hooks:
                 crash_point(f"after_index:{record.name}")
             try:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 console = Console()
 _registry: PluginRegistry | None = None
+_registry_env: str | None = None
 _warned: set[str] = set()
 
 
@@ -36,8 +37,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def registry() -> PluginRegistry:
-    global _registry
-    if _registry is None:
+    """The installed plugins, discovered once per process (again when $RAGPLUGINS_PLUGINS changes,
+    as it does between tests)."""
+    global _registry, _registry_env
+    if _registry is None or _registry_env != os.environ.get(ENV_VAR):
+        _registry_env = os.environ.get(ENV_VAR)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             _registry = PluginRegistry.discover()

@@ -165,10 +165,10 @@ class PluginRegistry:
                 + (f" (did you mean '{close[0]}'?)" if close else f"; known hooks: {', '.join(known)}"))
 
     def _plugin_info(self, plugin: Any, reg_name: str) -> PluginInfo:
-        impls = [i for i in self.pm.hook.ragplugins_plugin_info.get_hookimpls() if i.plugin is plugin]
-        if not impls:
+        if not self._implements(plugin, "ragplugins_plugin_info"):
             raise PluginError(reg_name, "registration", ValueError("it does not implement ragplugins_plugin_info"))
-        info = impls[0].function()
+        infos = self._call_one(plugin, reg_name, "ragplugins_plugin_info", {})
+        info = infos[0] if infos else None
         if not isinstance(info, PluginInfo):
             raise PluginError(reg_name, "ragplugins_plugin_info",
                               TypeError(f"returned {type(info).__name__}, expected ragplugins.PluginInfo"))
@@ -202,37 +202,69 @@ class PluginRegistry:
         return list(self.records.values()) + [r for r in self.failures if id(r) not in seen]
 
     # -- calling -------------------------------------------------------
+    # Every hook is called through pluggy's hook caller, one plugin at a time (each gets its own
+    # config): a subset caller without the other plugins' implementations. Hook wrappers
+    # (``hookwrapper=True`` / ``wrapper=True``) of any plugin stay in, so they wrap each call and
+    # see its results, and ``pm.trace`` / ``pm.add_hookcall_monitoring`` see every call, as in pytest.
+    @staticmethod
+    def _is_wrapper(impl: Any) -> bool:
+        return bool(impl.hookwrapper or impl.wrapper)
+
+    def _implements(self, plugin: Any, hook: str) -> bool:
+        caller = getattr(self.pm.hook, hook, None)
+        return caller is not None and any(i.plugin is plugin and not self._is_wrapper(i)
+                                          for i in caller.get_hookimpls())
+
+    def _call_one(self, plugin: Any, name: str, hook: str, kwargs: dict[str, Any]) -> list[Any]:
+        caller = getattr(self.pm.hook, hook)
+        others = {id(i.plugin): i.plugin for i in caller.get_hookimpls()
+                  if i.plugin is not plugin and not self._is_wrapper(i)}
+        try:
+            return list(self.pm.subset_hook_caller(hook, remove_plugins=others.values())(**kwargs))
+        except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+            raise PluginError(name, hook, exc) from exc
+
     def call(self, record: PluginRecord, hook: str, **kwargs: Any) -> list[Any]:
-        """Call one plugin's implementations of ``hook``; errors name the plugin."""
-        results = []
-        for impl in getattr(self.pm.hook, hook).get_hookimpls():
-            if impl.plugin is not record.plugin:
-                continue
-            try:
-                result = impl.function(**{a: kwargs[a] for a in impl.argnames})
-            except Exception as exc:  # noqa: BLE001
-                raise PluginError(record.name, hook, exc) from exc
-            if result is not None:
-                results.append(result)
-        return results
+        """Call one plugin's implementations of ``hook`` (with the other plugins' hook wrappers
+        around them); errors name the plugin. [] when it does not implement the hook."""
+        if not self._implements(record.plugin, hook):
+            return []
+        return self._call_one(record.plugin, record.name, hook, kwargs)
 
-    def contributions(self, hook: str, plugins: Iterable[PluginRecord], *,
-                      on_error: Any = None, **kwargs: Any) -> list[Contribution]:
-        """Collect and sort the contributions of ``plugins`` to ``hook``.
+    def priority(self, record: PluginRecord, hook: str) -> int:
+        """0 for ``tryfirst``, 2 for ``trylast``, else 1: where ``record`` goes among plugins of the same
+        stage and order (then by name), and in what order hooks with side effects run."""
+        impls = [i for i in getattr(self.pm.hook, hook).get_hookimpls()
+                 if i.plugin is record.plugin and not self._is_wrapper(i)]
+        if any(i.tryfirst for i in impls):
+            return 0
+        return 2 if impls and all(i.trylast for i in impls) else 1
 
+    def in_call_order(self, plugins: Iterable[PluginRecord], hook: str) -> list[PluginRecord]:
+        """``plugins`` in the order their ``hook`` runs: tryfirst, then the rest, then trylast; by name within."""
+        return sorted(plugins, key=lambda r: (self.priority(r, hook), r.name))
+
+    def contributions(self, hook: str, plugins: Iterable[PluginRecord], *, on_error: Any = None,
+                      kwargs_for: Any = None, **kwargs: Any) -> list[Contribution]:
+        """Collect and sort the contributions of ``plugins`` to ``hook``: by stage, order, then
+        tryfirst/trylast, then plugin name (never by registration order).
+
+        ``kwargs_for(record)``: the hook's arguments for one plugin (its own config); else ``kwargs``.
         ``on_error(PluginError)`` decides what a failing plugin does: raise it
         again, or return to skip that plugin's contributions.
         """
         out: list[Contribution] = []
+        rank: dict[str, int] = {}
         for record in plugins:
+            rank[record.name] = self.priority(record, hook)
             try:
-                out.extend(self._contributions_of(record, hook, kwargs))
+                out.extend(self._contributions_of(record, hook, kwargs_for(record) if kwargs_for else kwargs))
             except PluginError as err:
                 if on_error is None:
                     raise
                 on_error(err)
         stages = STAGES[hook]
-        return sorted(out, key=lambda c: (stages.index(c.stage), c.order, c.plugin))
+        return sorted(out, key=lambda c: (stages.index(c.stage), c.order, rank.get(c.plugin, 1), c.plugin))
 
     def _contributions_of(self, record: PluginRecord, hook: str, kwargs: dict) -> list[Contribution]:
         stages = STAGES[hook]

@@ -102,10 +102,13 @@ class FakeLLM(CustomLLM):
 
 def command_group():
     """The ``ragplugins`` click group with every installed plugin's commands, for ``CliRunner``."""
-    from ragplugins.cli import add_plugin_commands, get_cli
+    from ragplugins.cli import get_cli, registry
 
-    add_plugin_commands()
-    return get_cli()
+    group = get_cli()
+    reg = registry()
+    for record in reg.loaded().values():
+        reg.call(record, "ragplugins_register_commands", cli=group)
+    return group
 
 
 def current_filters() -> Any:
