@@ -205,6 +205,8 @@ def record_decision(plugin: str, action: str, *, reason: str, changed: bool | No
     data = {**details, **numbers, "changed": decision.changed, "reason": reason}
     if before is not None:
         data.update(before=_node_ids(before), after=_node_ids(after or []))
+    if query:
+        data["query"] = query
     if trace is not None:
         # A later decision of the same step on the same query supersedes the earlier one (a verdict
         # replaces the postprocessor's "not verified yet"); another query's stays (a retry's

@@ -43,16 +43,9 @@ def _template(prompt: str):
 
 def decomposers(config: DecomposeConfig, pm=None) -> dict[str, Decomposer]:
     """Every registered decomposer, by name (fresh objects: prompts are per postprocessor)."""
-    found = (ragplugins_decompose_decomposers(config) if pm is None else
-             [item for result in pm.hook.ragplugins_decompose_decomposers(config=config)
-              for item in (result if isinstance(result, (list, tuple)) else [result])])
-    out: dict[str, Decomposer] = {}
-    for item in found:
-        if not isinstance(item, Decomposer):
-            raise TypeError(f"ragplugins_decompose_decomposers returned {type(item).__name__}, "
-                            f"expected a ragplugins_decompose.Decomposer")
-        out.setdefault(item.name, item)
-    return out
+    found = api.named_extensions(pm, "ragplugins_decompose_decomposers", what="decomposer", kind=Decomposer,
+                                 builtins=() if pm else ragplugins_decompose_decomposers(config), config=config)
+    return {name: ext.value for name, ext in found.items()}
 
 
 def decomposer(config: DecomposeConfig, pm=None) -> Decomposer:

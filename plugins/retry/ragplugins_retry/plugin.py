@@ -49,32 +49,19 @@ def _template(prompt: str):
     return PromptTemplate(prompt)
 
 
-def _collect(hook: str, config: RetryConfig, kind: type, pm: Any) -> dict[str, Any]:
-    if pm is None:  # a hand-built context without a plugin manager: the built-ins only
-        found = (ragplugins_retry_signals if hook == "ragplugins_retry_signals" else ragplugins_retry_strategies)(
-            config)
-    else:
-        found = [item for result in getattr(pm.hook, hook)(config=config)
-                 for item in (result if isinstance(result, (list, tuple)) else [result])]
-    out: dict[str, Any] = {}
-    for item in found:
-        if not isinstance(item, kind):
-            raise TypeError(f"{hook} returned {type(item).__name__}, expected a {kind.__name__}")
-        if item.name in out:
-            raise ValueError(f"two {kind.__name__}s are named {item.name!r} ({type(out[item.name]).__name__} and "
-                             f"{type(item).__name__}); rename one, the config selects by name")
-        out[item.name] = item
-    return out
-
-
 def signals(config: RetryConfig, pm: Any = None) -> dict[str, RetrySignal]:
-    """Every signal registered with the plugin manager ``pm`` (``ctx.pluginmanager``), by name."""
-    return _collect("ragplugins_retry_signals", config, RetrySignal, pm)
+    """Every signal registered with the plugin manager ``pm`` (``ctx.pluginmanager``), by name; the
+    built-ins only without one (a hand-built context)."""
+    found = api.named_extensions(pm, "ragplugins_retry_signals", what="retry signal", kind=RetrySignal,
+                                 builtins=() if pm else ragplugins_retry_signals(config), config=config)
+    return {name: ext.value for name, ext in found.items()}
 
 
 def strategies(config: RetryConfig, pm: Any = None) -> dict[str, RetryStrategy]:
     """Every reformulation strategy registered with ``pm``, by name."""
-    return _collect("ragplugins_retry_strategies", config, RetryStrategy, pm)
+    found = api.named_extensions(pm, "ragplugins_retry_strategies", what="retry strategy", kind=RetryStrategy,
+                                 builtins=() if pm else ragplugins_retry_strategies(config), config=config)
+    return {name: ext.value for name, ext in found.items()}
 
 
 def _pick(kind: str, name: str, available: dict[str, Any], key: str | None = None) -> Any:

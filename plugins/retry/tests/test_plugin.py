@@ -144,7 +144,8 @@ class Shadowing(ThirdParty):
 
 
 def test_a_signal_name_taken_twice_is_an_error_not_a_silent_override(tiny_rag, bundled_embed_model):
-    with pytest.raises(ConfigError, match=r"two RetrySignals are named 'query_coverage'"):
+    with pytest.raises(ConfigError, match=r"two retry signals are named 'query_coverage': one from plugin "
+                                          r"'retry', one from plugin 'lengthsignal'"):
         rag_with(tiny_rag, bundled_embed_model, {}, extra=[Shadowing()])
 
 

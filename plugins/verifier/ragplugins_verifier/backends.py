@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import pluggy
 
+from ragplugins import api
 from ragplugins.api import hookspec
 from ragplugins_verifier.base import Verifier, VerifierError
 from ragplugins_verifier.config import VerifierConfig
@@ -70,19 +71,12 @@ BUILTIN: dict[str, Factory] = {"fidelity": _fidelity, "nli": _nli, "llm": _llm, 
 
 def available(pluginmanager: pluggy.PluginManager | None = None) -> dict[str, tuple[Factory, str]]:
     """{backend name: (factory, where it comes from)}: the built-ins plus every plugin's."""
-    found: dict[str, tuple[Factory, str]] = {name: (f, "built-in") for name, f in BUILTIN.items()}
-    if pluginmanager is None or not hasattr(pluginmanager.hook, "ragplugins_verifier_backends"):
-        return found
-    hook = pluginmanager.hook.ragplugins_verifier_backends
-    for impl in hook.get_hookimpls():
-        origin = impl.plugin_name
-        for name, factory in (impl.function() or {}).items():
-            if name in found:
-                raise VerifierError(f"verifier backend '{name}' is offered by {found[name][1]} and by {origin}; "
-                                    "built-in names cannot be replaced and a name can have one provider: "
-                                    "uninstall one of them")
-            found[name] = (factory, origin)
-    return found
+    try:
+        found = api.named_extensions(pluginmanager, "ragplugins_verifier_backends", what="verifier backend",
+                                     builtins=BUILTIN)
+    except api.DuplicateExtensionError as exc:
+        raise VerifierError(str(exc)) from None
+    return {name: (ext.value, ext.origin) for name, ext in found.items()}
 
 
 def backend_problem(config: VerifierConfig, factories: dict[str, tuple[Factory, str]]) -> str | None:
