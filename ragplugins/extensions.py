@@ -72,9 +72,22 @@ def named_extensions(pluginmanager: Any, hook: str, *, what: str, kind: type | N
         if impl.hookwrapper or impl.wrapper:
             continue
         result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-        for name, value in _named(result, hook, impl.plugin_name):
-            add(name, value, impl.plugin_name)
+        origin = _plugin_name(pluginmanager, impl)
+        for name, value in _named(result, hook, origin):
+            add(name, value, origin)
     return found
+
+
+def _plugin_name(pluginmanager: Any, impl: Any) -> str:
+    """The name the plugin gives itself (its PluginInfo), else the name it was registered under."""
+    info_caller = getattr(pluginmanager.hook, "ragplugins_plugin_info", None)
+    for info_impl in info_caller.get_hookimpls() if info_caller is not None else []:
+        if info_impl.plugin is impl.plugin:
+            try:
+                return str(info_impl.function().name)
+            except Exception:  # noqa: BLE001 - only a label for an error message
+                break
+    return impl.plugin_name
 
 
 def _label(origin: str) -> str:
