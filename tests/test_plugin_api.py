@@ -82,3 +82,14 @@ def test_the_api_exposes_what_plugins_used_to_reach_into_the_core_for():
     assert api.CHUNK_INDEX_KEY == context.CHUNK_INDEX_KEY and api.DOC_HASH_KEY == context.DOC_HASH_KEY
     assert api.rrf_score(1) == pytest.approx(1 / (search.RRF_K + 1))
     assert api.cosine([1.0, 0.0], [1.0, 0.0]) == pytest.approx(1.0)
+
+
+def test_the_trace_is_output_only():
+    """Per-query inputs (filters, top k, the bundle) travel on the context and the bundle: the API
+    offers no way to read the open trace, and no core module but trace.py reads it."""
+    assert not {"current", "last", "scope", "join_last"} & set(api.__all__)
+    readers = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("ragplugins/**/*.py")
+                     if p.name != "trace.py" and "trace.current(" in p.read_text())
+    assert readers == []
+    assert {f for f in api.Trace.__dataclass_fields__} == {
+        "query", "first_stage", "final", "plugins", "timings_ms", "final_documents", "decisions"}
