@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plugins", nargs="+", default=list(PLUGINS))
     p.add_argument("--set", default="{}", help="JSON laid over every arm's [ragplugins] table")
     p.add_argument("--out", type=Path)
+    p.add_argument("--rows", type=Path, help="also write every question's row (metrics, plugin trace) as JSONL")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -97,6 +98,14 @@ def main(argv: list[str] | None = None) -> int:
         run = run_eval(paths, rows, arm_list, ks=(K,), base_config={"top_k": K, **json.loads(args.set)},
                        cache_dir=CACHE / "eval", embed_model=embed, progress=False)
         splits = ("dev", "test") if args.split == "both" else (args.split,)
+        if args.rows:
+            args.rows.parent.mkdir(parents=True, exist_ok=True)
+            with args.rows.open("a") as fh:
+                for r in run.rows:
+                    fh.write(json.dumps({"corpus": name, "split": split_of(next(g for g in rows if g.id == r["id"])),
+                                         **{k: r[k] for k in ("arm", "id", "query", "slices", "final",
+                                                              "final_ids", "final_docs", "trace")}},
+                                        default=str) + "\n")
         for sp in splits:
             ids = [r.id for r in rows if sp == "all" or split_of(r) == sp]
             results.setdefault(name, {})[sp] = report(run, names, ids)

@@ -18,7 +18,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from ragplugins import nodes, trace
 from ragplugins.context import not_prepared
 from ragplugins.search import RRF_K
-from ragplugins_overview import sidecar
+from ragplugins_overview import gate, sidecar
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.scoring import DocumentRanking
 
@@ -83,10 +83,16 @@ class OverviewRetriever(BaseRetriever):
         if cfg.mode == "boost":
             chosen = ranking.top(cfg.top_documents)
             return chosen, f"mode 'boost' always fuses the {len(chosen)} best documents", None
-        chosen, gap = ranking.decisive(cfg.outlier_z, cfg.min_gap, cfg.top_documents)
+        min_gap = gate.noise_gap(ranking.n_documents) if cfg.min_gap is None else cfg.min_gap
+        chosen, gap = ranking.decisive(cfg.outlier_z, min_gap, cfg.top_documents)
         if chosen:
-            return chosen, (f"{len(chosen)} document(s) stand out by a clear margin: z >= {cfg.outlier_z}, "
-                            f"gap {gap:.2f} >= {cfg.min_gap}"), gap
+            margin = f"z >= {cfg.outlier_z}, gap {gap:.2f} >= {min_gap:.2f}"
+            if not cfg.require_runner_up:
+                return chosen, f"{len(chosen)} document(s) stand out by a clear margin: {margin}", gap
+            open_, why = gate.leaves_open([doc_ids[p] for p, _, _ in chosen], candidates)
+            if open_:
+                return chosen, f"{len(chosen)} document(s) stand out by a clear margin ({margin}); {why}", gap
+            return [], f"{len(chosen)} document(s) stand out by a clear margin ({margin}), but {why}", gap
         # Opt-in (runner_up_depth > 1): the first stage holds the overviews' best document among its
         # runners-up, just below another document's chunk; the overview, which judges whole documents,
         # decides the first place between them. Off by default: it misleads on questions that describe
@@ -101,7 +107,7 @@ class OverviewRetriever(BaseRetriever):
             return [], "no document stands out: the overview scores have no spread", gap
         best_z = ranking.z(ranking.scores[0]) if ranking.scores else 0.0
         return [], (f"no clear margin: best z = {best_z:.2f} (needs {cfg.outlier_z} above the largest gap), "
-                    f"largest gap {gap:.2f} (needs {cfg.min_gap})"), gap
+                    f"largest gap {gap:.2f} (needs {min_gap:.2f})"), gap
 
     # -- steering ---------------------------------------------------------
     def steer(self, query: str, candidates: list[NodeWithScore]) -> list[NodeWithScore]:

@@ -42,6 +42,8 @@ class VocabularyStrategy(RetryStrategy):
 
     name: ClassVar[str] = "vocabulary"
     terms: int = 3
+    # Without a mismatch: the `keywords` reduction (True) or no retry (False, the plugin's default).
+    reduce_otherwise: bool = False
 
     @classmethod
     def class_name(cls) -> str:
@@ -63,6 +65,8 @@ class VocabularyStrategy(RetryStrategy):
             # "approximate nearest neighbour", and the appended tokens only blur the question's vector.
             return Reformulation(" ".join([query, *(a["term"] for a in added)]), "", {"added": added},
                                  embed=query)
+        if not self.reduce_otherwise:
+            return Reformulation(None, f"no vocabulary mismatch found ({why}); nothing says a retry would help")
         # No mismatch found: the verbosity hypothesis instead, i.e. the `keywords` reduction.
         reduced = KeywordsStrategy().reformulate(query, nodes, ctx)
         reduced.details["no_expansion"] = why

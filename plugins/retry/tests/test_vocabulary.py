@@ -88,13 +88,19 @@ def test_reads_the_vocabulary_of_its_own_index_and_rebuilds_it_when_the_index_ch
     assert vocabulary.vocabulary_of(a.context(a.index())).df("qcache_entries") == 1
 
 
-def test_without_a_mismatch_it_is_the_keywords_reduction(tmp_path, bundled_embed_model):
+def test_without_a_mismatch_it_does_not_retry_unless_asked_to_reduce(tmp_path, bundled_embed_model):
     out = VocabularyStrategy().reformulate("What is the annual fee?", [], None)
+    assert out.query is None and "no vocabulary mismatch found (no index to read a vocabulary from)" in out.reason
+    reduce = VocabularyStrategy(reduce_otherwise=True)
+    out = reduce.reformulate("What is the annual fee?", [], None)
     assert out.query == "annual fee" and out.details["no_expansion"] == "no index to read a vocabulary from"
     rag = _indexed(tmp_path / "a", bundled_embed_model, CORPUS)
-    out = VocabularyStrategy().reformulate("Where do the logs go?", [], rag.context(rag.index()))
+    out = reduce.reformulate("Where do the logs go?", [], rag.context(rag.index()))
     assert out.query == "logs go" and "no corpus token" in out.details["no_expansion"]
-    assert VocabularyStrategy().reformulate("logs go", [], rag.context(rag.index())).query is None
+    assert reduce.reformulate("logs go", [], rag.context(rag.index())).query is None
+    assert VocabularyStrategy().reformulate("Where do the logs go?", [], rag.context(rag.index())).query is None
+    _, strategy, _ = plugin.resolve(plugin.RetryConfig())
+    assert strategy.reduce_otherwise is False
 
 
 def test_selected_by_config():
