@@ -45,6 +45,13 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _fired(dev: dict, test: dict) -> str:
+    """How often each plugin acted (its trace), dev / test; retry also how often it kept the retry set."""
+    names = list(dict.fromkeys([*dev.get("fired", {}), *test.get("fired", {})]))
+    return ", ".join(f"{n} {dev.get('fired', {}).get(n, 0)} / {test.get('fired', {}).get(n, 0)}"
+                     for n in names) or "-"
+
+
 def main() -> None:
     first: dict = {}
     for path in sorted((RESULTS / "firststage").glob("*.json")):
@@ -82,11 +89,11 @@ def main() -> None:
         n_test = next(iter(arms.values()))["splits"]["test"]["n"] if arms else plug["test"]["off"]["n"]
         out += [f"### {corpus} (dev {n_dev}, test {n_test} questions)", "",
                 "| arm | dev nDCG@10 | dev R@10 | test nDCG@10 | test R@10 | lists changed dev / test | "
-                "R@10 regressions | nDCG@10 regressions |", "|---|---|---|---|---|---|---|---|"]
+                "fired dev / test | R@10 regressions | nDCG@10 regressions |", "|---|---|---|---|---|---|---|---|---|"]
         for arm, v in arms.items():
             d, t = v["splits"]["dev"], v["splits"]["test"]
             out.append(f"| {arm} | {_fmt(d['ndcg@10'])} | {_fmt(d['recall@10'])} | {_fmt(t['ndcg@10'])} | "
-                       f"{_fmt(t['recall@10'])} | | | |")
+                       f"{_fmt(t['recall@10'])} | | | | |")
         for arm in PLUGINS:
             if arm not in plug.get("dev", {}):
                 continue
@@ -95,7 +102,7 @@ def main() -> None:
             nd = ", ".join(d["regressed_ndcg10"] + t["regressed_ndcg10"]) or "none"
             name = "crossref + overview + retry" if arm == "all" else arm
             out.append(f"| {name} | {_fmt(d['ndcg@10'])} | {_fmt(d['recall@10'])} | {_fmt(t['ndcg@10'])} | "
-                       f"{_fmt(t['recall@10'])} | {d['changed']} / {t['changed']} | {rec} | {nd} |")
+                       f"{_fmt(t['recall@10'])} | {d['changed']} / {t['changed']} | {_fired(d, t)} | {rec} | {nd} |")
         if plug:
             slices = []
             for sp in ("dev", "test"):

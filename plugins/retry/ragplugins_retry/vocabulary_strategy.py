@@ -155,6 +155,10 @@ def _linked(query: str, vocab: vocabulary.Vocabulary):
                 defined = " ".join(p.lower() for p in phrase) in vocab.expansions.get(key, {})
                 if not (text.is_content(phrase[0]) and text.is_content(phrase[-1])):
                     continue  # "mechanism in this" is not a name that has an acronym
+                if not defined and not all(text.is_content(p) for p in phrase):
+                    # Initials across stopwords match by chance ("happens to the pieces" -> HTTP): such a
+                    # phrase is a name only where the corpus itself defines it next to the acronym.
+                    continue
                 if key in vocab.acronyms and (len(key) > 2 or defined):
                     yield key, f"acronym of {' '.join(phrase)!r}", frozenset(_stems(phrase)) - {""}
 

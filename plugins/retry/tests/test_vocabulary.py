@@ -148,3 +148,13 @@ def test_the_dense_leg_keeps_the_question_and_only_the_expanded_text_goes_lexica
     assert inner.bundles[1].query_str == q + " lru_cache"
     assert inner.bundles[1].embedding_strs == [q]
     assert t.get("retry", "decision")["embedded"] == q
+
+
+def test_initials_across_stopwords_are_not_an_acronym_unless_the_corpus_defines_them():
+    corpus = ["An HTTP request names an absolute path.", "The HTTP proxy forwards each absolute path.",
+              "The server answers HTTP requests.", "Path pieces are joined with a separator.",
+              *CORPUS]
+    # "happens to the pieces" has the initials of HTTP by chance; the corpus never defines it so.
+    assert expand("What happens to the pieces before an absolute path?", corpus=corpus)[0] == []
+    # Initials of content words alone still make an acronym.
+    assert expand("Does it build an approximate-nearest-neighbour index?")[0] == ["ANN"]
