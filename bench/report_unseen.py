@@ -38,6 +38,19 @@ python bench/bench_unseen.py --split both              # off, each plugin alone,
 python bench/report_unseen.py                          # this section
 ```
 
+**overview and retry gates (issue 14).** Both now act only where a threshold derived from the corpus
+and the query says the evidence supports it. `overview` steers only when the overviews pick documents
+by a gap that noise exceeds on 1 % of queries for this many documents (ln(100)/sqrt(2 ln n) robust
+SDs, from the index's document count) *and* the picked documents hold the first stage's runner-up, not
+its first place. `retry` judges evidence weak when the top 3 hold less of the question (idf over the
+index) than the index's best-covering chunk does (threshold 1.0 of that ratio, replacing a constant 0.2
+fitted on the public sets), and then retries only when the `vocabulary` strategy finds a real spelling
+mismatch (the `keywords` fallback is off). "fired" counts, from each plugin's trace, the questions
+overview steered on, and retry's weak-evidence calls, retries made and retry sets kept. The gates were
+designed on `dev` alone; `test` was run once with them (2026-12-01). The `test` split had been run
+before with the previous gates, and its per-query regressions were in this section while the new gates
+were designed; their traces were not read.
+
 """
 
 
