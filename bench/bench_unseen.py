@@ -39,6 +39,27 @@ def arms(plugins: list[str]) -> list[Arm]:
     return out
 
 
+def fired(rows: dict, arm: str, ids: list[str]) -> dict[str, int]:
+    """How many of the questions each plugin acted on, read from its trace: overview selected documents
+    to steer towards; retry found the evidence weak, retried with a reformulation, kept the retry set;
+    crossref hopped."""
+    out: dict[str, int] = {}
+    for qid in ids:
+        plugins = rows[(arm, qid)]["trace"] or {}
+        select = (plugins.get("overview") or {}).get("select")
+        if select is not None:
+            out["overview"] = out.get("overview", 0) + bool(select.get("applied"))
+        decision = (plugins.get("retry") or {}).get("decision")
+        if decision is not None:
+            out["retry"] = out.get("retry", 0) + bool(decision.get("fired"))
+            out["retry retried"] = out.get("retry retried", 0) + bool(decision.get("attempted"))
+            out["retry kept"] = out.get("retry kept", 0) + (decision.get("kept") == "retry")
+        if "crossref" in plugins:
+            hop = plugins["crossref"].get("hop") or {}
+            out["crossref"] = out.get("crossref", 0) + bool(hop.get("fired"))
+    return out
+
+
 def report(run: Any, names: list[str], ids: list[str]) -> dict[str, Any]:
     """Per arm over the questions ``ids``: means, per-kind slices, and against 'off' the questions
     whose final list changed, improved, or lost R@10 / nDCG@10."""
@@ -70,9 +91,13 @@ def report(run: Any, names: list[str], ids: list[str]) -> dict[str, Any]:
                 if b["final"]["ndcg@10"] > a["final"]["ndcg@10"] + 1e-9:
                     better.append(qid)
             entry.update(changed=len(changed), improved=better, regressed_recall10=worse_recall,
-                         regressed_ndcg10=worse_ndcg)
+                         regressed_ndcg10=worse_ndcg, fired=fired(rows, arm, ids))
         out[arm] = entry
     return out
+
+
+def fires(entry: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in entry.get("fired", {}).items()) or "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plugins", nargs="+", default=list(PLUGINS))
     p.add_argument("--set", default="{}", help="JSON laid over every arm's [ragplugins] table")
     p.add_argument("--out", type=Path)
+    p.add_argument("--rows", type=Path, help="also write every question's row (metrics, plugin trace) as JSONL")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -97,19 +123,27 @@ def main(argv: list[str] | None = None) -> int:
         run = run_eval(paths, rows, arm_list, ks=(K,), base_config={"top_k": K, **json.loads(args.set)},
                        cache_dir=CACHE / "eval", embed_model=embed, progress=False)
         splits = ("dev", "test") if args.split == "both" else (args.split,)
+        if args.rows:
+            args.rows.parent.mkdir(parents=True, exist_ok=True)
+            with args.rows.open("a") as fh:
+                for r in run.rows:
+                    fh.write(json.dumps({"corpus": name, "split": split_of(next(g for g in rows if g.id == r["id"])),
+                                         **{k: r[k] for k in ("arm", "id", "query", "slices", "final",
+                                                              "final_ids", "final_docs", "trace")}},
+                                        default=str) + "\n")
         for sp in splits:
             ids = [r.id for r in rows if sp == "all" or split_of(r) == sp]
             results.setdefault(name, {})[sp] = report(run, names, ids)
             print(f"\n## {name}, {sp} ({len(ids)} questions, k = {K})\n")
-            print("| arm | nDCG@10 | R@10 | changed | better | R@10 regressions | nDCG@10 regressions |")
-            print("|---|---|---|---|---|---|---|")
+            print("| arm | nDCG@10 | R@10 | changed | better | fired | R@10 regressions | nDCG@10 regressions |")
+            print("|---|---|---|---|---|---|---|---|")
             for arm in names:
                 e = results[name][sp][arm]
                 if arm == "off":
-                    print(f"| off | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | | | | |")
+                    print(f"| off | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | | | | | |")
                 else:
                     print(f"| {arm} | {e['ndcg@10']:.3f} | {e['recall@10']:.3f} | {e['changed']} | "
-                          f"{len(e['improved'])} | {', '.join(e['regressed_recall10']) or 0} | "
+                          f"{len(e['improved'])} | {fires(e)} | {', '.join(e['regressed_recall10']) or 0} | "
                           f"{', '.join(e['regressed_ndcg10']) or 0} |", flush=True)
         if run.coverage_failures:
             print(f"coverage failures: {[f['id'] for f in run.coverage_failures]}")

@@ -192,7 +192,7 @@ def test_the_hop_follows_a_known_filter_that_allows_its_target(indexed, way, bun
 @pytest.mark.parametrize("mode", ["adaptive", "restrict"])
 @pytest.mark.parametrize("way", WAYS)
 def test_the_overview_adds_nothing_the_host_filter_excludes(indexed, way, mode, bundled_embed_model, retrievals):
-    config = {"mode": mode, "outlier_z": 0.5, "min_gap": 0.0}
+    config = {"mode": mode, "outlier_z": 0.5, "min_gap": 0.0, "require_runner_up": False}
     rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["overview"], "overview": config})
     result = search(rag, index, EXHIBIT_Q, way, excluding(EXHIBIT))
     selected = [d["doc_id"] for d in result.trace.get("overview", "select")["documents"]]
@@ -203,7 +203,7 @@ def test_the_overview_adds_nothing_the_host_filter_excludes(indexed, way, mode, 
 
 @pytest.mark.parametrize("way", WAYS)
 def test_the_retrys_second_retrieval_keeps_the_host_filter(indexed, way, bundled_embed_model, retrievals):
-    config = {"threshold": 1.0, "confirm_signal": None, "strategy": "keywords"}
+    config = {"signal": "query_coverage", "threshold": 1.0, "confirm_signal": None, "strategy": "keywords"}
     rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["retry"], "retry": config})
     result = search(rag, index, PRICE_Q, way, excluding(EXHIBIT))
     decision = result.trace.get("retry", "decision")

@@ -30,11 +30,21 @@ class OverviewConfig(BaseModel):
         description="'adaptive' and 'restrict' steer only towards documents whose overview score has a modified "
                     "z-score (distance from this query's median score in units of 1.4826 x the median absolute "
                     "deviation) of at least this; 3.5 is the usual outlier cut-off (Iglewicz & Hoaglin).")
-    min_gap: float = Field(
-        1.0, ge=0,
+    min_gap: float | None = Field(
+        None, ge=0,
         description="'adaptive' and 'restrict' also require those documents to be separated from the next one by "
                     "at least this many robust standard deviations (the largest gap among the best "
-                    "top_documents + 1 scores).")
+                    "top_documents + 1 scores). Unset: derived from the number of documents n, the gap that "
+                    "scores without any signal exceed on 1% of queries, ln(100) / sqrt(2 ln n) (1.98 at n = 10, "
+                    "1.37 at n = 268).")
+    require_runner_up: bool = Field(
+        True,
+        description="'adaptive' and 'restrict' act only when the first stage leaves the choice of document open: "
+                    "the documents the overviews pick hold the first stage's second candidate while another "
+                    "document holds the first. Where the first stage already ranks the picked document first, "
+                    "steering adds nothing but its other chunks; where it ranks it lower, the overviews overrule "
+                    "it, which lost on questions that describe one document to ask about another. False: act on "
+                    "every decisive pick (the behaviour before issue 14).")
     runner_up_depth: int = Field(
         1, ge=1, le=100,
         description="Opt-in (1 = off): 'adaptive' and 'restrict' also steer towards the overviews' best document when "

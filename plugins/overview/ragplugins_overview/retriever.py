@@ -17,7 +17,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import api
 from ragplugins.api import RRF_K, not_prepared
-from ragplugins_overview import sidecar
+from ragplugins_overview import gate, sidecar
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.scoring import DocumentRanking
 
@@ -82,10 +82,16 @@ class OverviewRetriever(BaseRetriever):
         if cfg.mode == "boost":
             chosen = ranking.top(cfg.top_documents)
             return chosen, f"mode 'boost' always fuses the {len(chosen)} best documents", None
-        chosen, gap = ranking.decisive(cfg.outlier_z, cfg.min_gap, cfg.top_documents)
+        min_gap = gate.noise_gap(ranking.n_documents) if cfg.min_gap is None else cfg.min_gap
+        chosen, gap = ranking.decisive(cfg.outlier_z, min_gap, cfg.top_documents)
         if chosen:
-            return chosen, (f"{len(chosen)} document(s) stand out by a clear margin: z >= {cfg.outlier_z}, "
-                            f"gap {gap:.2f} >= {cfg.min_gap}"), gap
+            margin = f"z >= {cfg.outlier_z}, gap {gap:.2f} >= {min_gap:.2f}"
+            if not cfg.require_runner_up:
+                return chosen, f"{len(chosen)} document(s) stand out by a clear margin: {margin}", gap
+            open_, why = gate.leaves_open([doc_ids[p] for p, _, _ in chosen], candidates)
+            if open_:
+                return chosen, f"{len(chosen)} document(s) stand out by a clear margin ({margin}); {why}", gap
+            return [], f"{len(chosen)} document(s) stand out by a clear margin ({margin}), but {why}", gap
         # Opt-in (runner_up_depth > 1): the first stage holds the overviews' best document among its
         # runners-up, just below another document's chunk; the overview, which judges whole documents,
         # decides the first place between them. Off by default: it misleads on questions that describe
@@ -103,7 +109,7 @@ class OverviewRetriever(BaseRetriever):
         above, _ = ranking.decisive(float("-inf"), float("-inf"), cfg.top_documents)
         weakest_z = above[-1][2] if above else 0.0
         return [], (f"no clear margin: the {len(above)} document(s) above the largest gap need z >= {cfg.outlier_z} "
-                    f"(weakest {weakest_z:.2f}) and a gap >= {cfg.min_gap} (gap {gap:.2f})"), gap
+                    f"(weakest {weakest_z:.2f}) and a gap >= {min_gap:.2f} (gap {gap:.2f})"), gap
 
     # -- steering ---------------------------------------------------------
     def steer(self, query: str, candidates: list[NodeWithScore]) -> list[NodeWithScore]:

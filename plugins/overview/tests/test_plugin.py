@@ -39,10 +39,27 @@ def _sources(persist_dir):
 def indexed(tmp_path_factory, bundled_embed_model):
     root = tmp_path_factory.mktemp("overview")
     corpus = write_tiny_corpus(root / "corpus")
-    rag = make_rag([plugin], {"overview": {}}, embed_model=bundled_embed_model, persist_dir=root / "index")
+    # The gate before issue 14 (act on every decisive pick, gap >= 1), so these tests see the action on a
+    # four-document corpus; the default gate is tested on the same index below.
+    rag = make_rag([plugin], {"overview": OLD_GATE}, embed_model=bundled_embed_model, persist_dir=root / "index")
     rag.index_paths([corpus])
     off = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, persist_dir=root / "index")
     return rag, off, root
+
+
+OLD_GATE = {"require_runner_up": False, "min_gap": 1.0}
+
+
+def test_the_default_gate_leaves_a_document_the_first_stage_already_ranks_first(indexed, bundled_embed_model):
+    _, off, root = indexed
+    rag = make_rag([plugin], {"overview": {}}, embed_model=bundled_embed_model, persist_dir=root / "index")
+    on_result, off_result = rag.search(ESPRESSO), off.search(ESPRESSO)
+    select = on_result.trace.get("overview", "select")
+    # Four documents: the gap noise exceeds on 1% of queries is ln(100) / sqrt(2 ln 4) = 2.77 robust SDs.
+    assert not select["applied"] and "2.77" in select["reason"]
+    assert off_result.first_stage[0].node.ref_doc_id == "espresso_manual.md"
+    assert [(n.node.node_id, n.score) for n in on_result.first_stage] == \
+        [(n.node.node_id, n.score) for n in off_result.first_stage]
 
 
 def test_one_normalised_overview_per_document_is_stored_beside_the_index(indexed):
@@ -257,7 +274,7 @@ class _RetryPlugin:
 
 def test_a_reformulated_query_is_scored_against_the_overviews_too(indexed, bundled_embed_model):
     _, _, root = indexed
-    rag = make_rag([plugin, _RetryPlugin()], {"overview": {}}, embed_model=bundled_embed_model,
+    rag = make_rag([plugin, _RetryPlugin()], {"overview": OLD_GATE}, embed_model=bundled_embed_model,
                    persist_dir=root / "index")
     result = rag.search(FEE)
     select = result.trace.get("overview", "select")

@@ -92,6 +92,9 @@ def _setup(restricted=(), **config):
     ctx = FakeContext(QUERIES, None if restricted is None else list(restricted))
     ctx.store_overviews(DOCS)
     inner = ListRetriever([chunk(n, d, embedding=DOCS[d]) for n, d in CANDIDATES])
+    # These tests exercise what each mode does once it acts; the gate that decides whether it acts on the
+    # first stage's candidates (require_runner_up, on by default) has its own tests below.
+    config.setdefault("require_runner_up", False)
     return ctx, OverviewRetriever(inner, ctx, OverviewConfig(**config))
 
 
@@ -269,3 +272,52 @@ def test_a_query_embedding_of_another_size_is_never_scored():
     with pytest.warns(UserWarning, match="2 dimensions"):
         out, _ = _run(OverviewRetriever(ListRetriever([chunk("n1", "a")]), ctx), "fees")
     assert _ids(out) == ["n1"]
+
+
+# -- the gate (issue 14): act only where the first stage leaves the choice of document open --------
+
+def _gated(candidates, restricted=(), query="fees", **config):
+    ctx = FakeContext(QUERIES, list(restricted))
+    ctx.store_overviews(DOCS)
+    inner = ListRetriever([chunk(n, d, embedding=DOCS[d]) for n, d in candidates])
+    out, tr = _run(OverviewRetriever(inner, ctx, OverviewConfig(**config)), query)
+    return ctx, out, tr
+
+
+def test_the_default_gate_does_not_overrule_the_first_stage():
+    # "fees" picks a decisively, but the first stage ranks a third: acting would overrule it, not settle a tie.
+    ctx, out, tr = _gated(CANDIDATES, restricted=[chunk("n6", "a", DOCS["a"])])
+    select = tr.get("overview", "select")
+    assert not select["applied"] and "do not hold the first stage's runner-up" in select["reason"]
+    assert _ids(out) == ["n1", "n2", "n3", "n4", "n5"] and ctx.searches == []
+    # The behaviour before issue 14, still available: the same pick is acted on.
+    ctx, out, tr = _gated(CANDIDATES, restricted=[chunk("n6", "a", DOCS["a"])], require_runner_up=False)
+    assert tr.get("overview", "select")["applied"] and ctx.searches[0]["doc_ids"] == ["a"]
+
+
+def test_the_default_gate_leaves_a_document_the_first_stage_already_ranks_first():
+    candidates = [("n3", "a"), ("n1", "b"), ("n5", "a"), ("n2", "c")]
+    ctx, out, tr = _gated(candidates, restricted=[chunk("n6", "a", DOCS["a"]), chunk("n7", "a", DOCS["a"])])
+    select = tr.get("overview", "select")
+    assert not select["applied"] and "already ranks a picked document first" in select["reason"]
+    assert _ids(out) == ["n3", "n1", "n5", "n2"] and ctx.searches == []
+
+
+def test_the_default_gate_settles_a_contest_between_the_first_two_documents():
+    candidates = [("n1", "b"), ("n3", "a"), ("n2", "c"), ("n5", "a")]
+    ctx, out, tr = _gated(candidates, restricted=[chunk("n3", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"])])
+    select = tr.get("overview", "select")
+    assert select["applied"] and "holds the first stage's runner-up" in select["reason"]
+    assert ctx.searches[0]["doc_ids"] == ["a"]
+    assert _ids(out)[0] == "n3" and set(_ids(out)) == {"n1", "n2", "n3", "n5", "n6"}
+
+
+def test_the_gap_threshold_is_derived_from_the_number_of_documents():
+    from ragplugins_overview.gate import noise_gap
+
+    # ln(100) / sqrt(2 ln n): fewer documents need a wider gap; below 3 nothing can be told from noise.
+    assert noise_gap(10) == pytest.approx(2.146, abs=1e-3) and noise_gap(268) == pytest.approx(1.377, abs=1e-3)
+    assert noise_gap(10) > noise_gap(100) > noise_gap(10_000) and noise_gap(2) == float("inf")
+    # The 6 overviews of the fixture need 2.43 robust SDs; the old fixed 1.0 is what a caller may still set.
+    ctx, _, tr = _gated([("n1", "b"), ("n3", "a")])
+    assert "2.43" in tr.get("overview", "select")["reason"]

@@ -2,6 +2,7 @@
 
 __version__ = "0.1.0"
 
+from ragplugins_retry.corpus_coverage import CorpusCoverageSignal  # noqa: E402
 from ragplugins_retry.dense_contrast import DenseContrastSignal  # noqa: E402
 from ragplugins_retry.keywords import KeywordsStrategy  # noqa: E402
 from ragplugins_retry.llm import LLMStrategy  # noqa: E402
@@ -13,6 +14,6 @@ from ragplugins_retry.signal import Measurement, RetrySignal  # noqa: E402
 from ragplugins_retry.strategy import Reformulation, RetryStrategy  # noqa: E402
 from ragplugins_retry.vocabulary_strategy import VocabularyStrategy  # noqa: E402
 
-__all__ = ["DenseContrastSignal", "KeywordsStrategy", "LLMStrategy", "Measurement",
+__all__ = ["CorpusCoverageSignal", "DenseContrastSignal", "KeywordsStrategy", "LLMStrategy", "Measurement",
            "PseudoRelevanceFeedbackStrategy", "QueryCoverageSignal", "Reformulation", "RerankProbabilitySignal",
            "RetryRetriever", "RetrySignal", "RetryStrategy", "VocabularyStrategy"]

@@ -7,6 +7,7 @@ from typing import Any
 from ragplugins import api
 from ragplugins_retry import __version__, hookspecs
 from ragplugins_retry.config import RetryConfig
+from ragplugins_retry.corpus_coverage import CorpusCoverageSignal
 from ragplugins_retry.dense_contrast import DenseContrastSignal
 from ragplugins_retry.keywords import KeywordsStrategy
 from ragplugins_retry.llm import LLMStrategy
@@ -32,7 +33,7 @@ def ragplugins_plugin_info():
 
 @api.hookimpl
 def ragplugins_retry_signals(config: RetryConfig):
-    return [QueryCoverageSignal(), DenseContrastSignal(), RerankProbabilitySignal()]
+    return [CorpusCoverageSignal(), QueryCoverageSignal(), DenseContrastSignal(), RerankProbabilitySignal()]
 
 
 @api.hookimpl
@@ -40,7 +41,7 @@ def ragplugins_retry_strategies(config: RetryConfig):
     llm = LLMStrategy() if config.llm_prompt is None else LLMStrategy(prompt=_template(config.llm_prompt))
     return [KeywordsStrategy(), llm,
             PseudoRelevanceFeedbackStrategy(feedback_docs=config.prf_feedback_docs, terms=config.prf_terms),
-            VocabularyStrategy(terms=config.vocabulary_terms)]
+            VocabularyStrategy(terms=config.vocabulary_terms, reduce_otherwise=config.vocabulary_reduce_otherwise)]
 
 
 def _template(prompt: str):

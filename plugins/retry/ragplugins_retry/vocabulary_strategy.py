@@ -42,6 +42,8 @@ class VocabularyStrategy(RetryStrategy):
 
     name: ClassVar[str] = "vocabulary"
     terms: int = 3
+    # Without a mismatch: the `keywords` reduction (True) or no retry (False, the plugin's default).
+    reduce_otherwise: bool = False
 
     @classmethod
     def class_name(cls) -> str:
@@ -63,6 +65,8 @@ class VocabularyStrategy(RetryStrategy):
             # "approximate nearest neighbour", and the appended tokens only blur the question's vector.
             return Reformulation(" ".join([query, *(a["term"] for a in added)]), "", {"added": added},
                                  embed=query)
+        if not self.reduce_otherwise:
+            return Reformulation(None, f"no vocabulary mismatch found ({why}); nothing says a retry would help")
         # No mismatch found: the verbosity hypothesis instead, i.e. the `keywords` reduction.
         reduced = KeywordsStrategy().reformulate(query, nodes, ctx)
         reduced.details["no_expansion"] = why
@@ -151,6 +155,10 @@ def _linked(query: str, vocab: vocabulary.Vocabulary):
                 defined = " ".join(p.lower() for p in phrase) in vocab.expansions.get(key, {})
                 if not (text.is_content(phrase[0]) and text.is_content(phrase[-1])):
                     continue  # "mechanism in this" is not a name that has an acronym
+                if not defined and not all(text.is_content(p) for p in phrase):
+                    # Initials across stopwords match by chance ("happens to the pieces" -> HTTP): such a
+                    # phrase is a name only where the corpus itself defines it next to the acronym.
+                    continue
                 if key in vocab.acronyms and (len(key) > 2 or defined):
                     yield key, f"acronym of {' '.join(phrase)!r}", frozenset(_stems(phrase)) - {""}
 

@@ -24,7 +24,8 @@ QUESTION = "What is the annual fee of the agreement?"
 def test_end_to_end_fires_reformulates_and_keeps_the_set_the_trace_names(tiny_rag, bundled_embed_model):
     off, _ = tiny_rag
     # Threshold 1.0: fires unless the best top chunk holds every question term.
-    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "query_coverage", "threshold": 1.0})
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "query_coverage", "threshold": 1.0,
+                                                   "vocabulary_reduce_otherwise": True})
     result = rag.search("Which espresso pump pressure do the fees mention?")
     decision = result.trace.get("retry", "decision")
     assert decision["fired"] and decision["attempted"]
@@ -43,7 +44,7 @@ def test_end_to_end_fires_reformulates_and_keeps_the_set_the_trace_names(tiny_ra
 def test_the_default_config_records_a_decision_on_every_query(tiny_rag, bundled_embed_model):
     rag = rag_with(tiny_rag, bundled_embed_model, {})
     decision = rag.search(QUESTION).trace.get("retry", "decision")
-    assert decision["signal"] == "query_coverage" and decision["threshold"] == 0.2
+    assert decision["signal"] == "corpus_coverage" and decision["threshold"] == 1.0
     assert decision["score_before"] is not None and "fired" in decision
 
 
@@ -71,7 +72,8 @@ def test_bm25_only_candidates_without_vectors_give_no_signal(tiny_rag, bundled_e
 def test_the_query_engine_carries_the_decision(tiny_rag, bundled_embed_model):
     llm = FakeLLM(responder=lambda p: '{"query": "espresso pump pressure in bar"}'
                   if "Rewrite it once" in p else "9 bar", prompts=[])
-    rag = rag_with(tiny_rag, bundled_embed_model, {"strategy": "llm", "threshold": 1.0}, llm=llm)
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "query_coverage", "strategy": "llm", "threshold": 1.0},
+                   llm=llm)
     response = rag.query_engine().query("Which espresso pump pressure do the fees mention?")
     decision = response.metadata["ragplugins"]["plugins"]["retry"]["decision"]
     assert decision["fired"] and decision["strategy"] == "llm"
@@ -81,20 +83,21 @@ def test_the_query_engine_carries_the_decision(tiny_rag, bundled_embed_model):
 
 def test_a_misspelt_signal_or_strategy_is_a_config_error_when_loaded(tiny_rag, bundled_embed_model):
     for section, message in [
-            ({"signal": "dense_contarst"}, r"signal = 'dense_contarst': no such signal; available: dense_contrast"),
+            ({"signal": "dense_contarst"}, r"signal = 'dense_contarst': no such signal; available: corpus_coverage, dense_contrast"),
             ({"strategy": "rm3"}, r"strategy = 'rm3': no such strategy; available: keywords, llm, prf, vocabulary"),
-            ({"confirm_signal": "contrast"}, r"confirm_signal = 'contrast': no such signal; available: dense_contrast")]:
+            ({"confirm_signal": "contrast"}, r"confirm_signal = 'contrast': no such signal; available: corpus_coverage, dense_contrast")]:
         with pytest.raises(api.ConfigError, match=message):
             rag_with(tiny_rag, bundled_embed_model, section)
 
 
 def test_a_fired_retry_compares_both_sets_on_both_signals(tiny_rag, bundled_embed_model):
-    rag = rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.0})
+    fires = {"signal": "query_coverage", "threshold": 1.0, "vocabulary_reduce_otherwise": True}
+    rag = rag_with(tiny_rag, bundled_embed_model, fires)
     decision = rag.search(QUESTION).trace.get("retry", "decision")
     assert decision["fired"] and decision["attempted"]
     assert set(decision["compared"]) == {"query_coverage", "dense_contrast"}
     assert all(v is not None for pair in decision["compared"].values() for v in pair)
-    single = rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.0, "confirm_signal": None})
+    single = rag_with(tiny_rag, bundled_embed_model, {**fires, "confirm_signal": None})
     assert set(single.search(QUESTION).trace.get("retry", "decision")["compared"]) == {"query_coverage"}
 
 
@@ -150,7 +153,8 @@ def test_a_signal_name_taken_twice_is_an_error_not_a_silent_override(tiny_rag, b
 
 
 def test_eval_instrumentation_reports_the_decision(tiny_rag, bundled_embed_model):
-    rag = rag_with(tiny_rag, bundled_embed_model, {"threshold": 1.0})
+    rag = rag_with(tiny_rag, bundled_embed_model, {"signal": "query_coverage", "threshold": 1.0,
+                                                   "vocabulary_reduce_otherwise": True})
     result = rag.search("Which espresso pump pressure do the fees mention?")
     values = plugin.ragplugins_eval_instrument(config=None, trace=result.trace, row=None,
                                                first_stage=result.first_stage, final=result.final,

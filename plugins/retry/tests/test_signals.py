@@ -98,3 +98,61 @@ def test_dense_contrast_compares_the_retry_set_against_the_users_question():
     before = signal.measure("q", original, ctx, retrieved_for="q")
     ref, after = signal.compare("q", original, before, retry, "q rewritten", ctx)
     assert ref is before and after.value == pytest.approx((0.6 - 0.3) / 0.7)
+
+
+# -- corpus_coverage: the weak-evidence threshold derived from the index and the question (issue 14) --
+
+CHUNKS = ["the annual fee is due in march", "the fee schedule", "espresso pump pressure is nine bar",
+          "the annual report", "pump maintenance notes", "nothing relevant here"]
+
+
+class _Index:
+    """Stands for an index whose text the signal reads once (RagContext.cached)."""
+
+    def __init__(self, chunks):
+        from llama_index.core.schema import TextNode
+
+        self.index, self.vector_store = object(), object()
+        self._nodes, self.reads = [TextNode(text=c) for c in chunks], 0
+
+    def all_nodes(self):
+        self.reads += 1
+        return self._nodes
+
+    def cached(self, key, build):
+        if not hasattr(self, "_cache"):
+            self._cache = build(self)
+        return self._cache
+
+
+def test_corpus_coverage_is_one_when_the_top_holds_the_most_complete_chunk_of_the_corpus():
+    from ragplugins_retry import CorpusCoverageSignal
+
+    ctx, signal = _Index(CHUNKS), CorpusCoverageSignal()
+    top = [node("a", CHUNKS[1]), node("b", CHUNKS[0])]
+    m = signal.measure("What is the annual fee?", top, ctx, retrieved_for="q")
+    assert m.value == 1.0 and m.details["ceiling"] == m.details["top"] == 1.0
+    # The same candidates below rank 3: the corpus holds a chunk with more of the question than the top.
+    weak = [node("x", CHUNKS[5]), node("y", CHUNKS[4]), node("z", CHUNKS[3]), node("b", CHUNKS[0])]
+    m = signal.measure("What is the annual fee?", weak, ctx, retrieved_for="q")
+    assert 0 < m.value < 1 and m.details["missing_in_top"] == ["fee"]
+    # A question word the index never contains cannot be found by any retry, so it does not count.
+    m = signal.measure("What is the annual fee in zorkmids?", top, ctx, retrieved_for="q")
+    assert m.value == 1.0 and "zorkmid" not in m.details["terms"]
+    assert signal.measure("What is it?", top, ctx, retrieved_for="q").value is None
+    assert signal.measure("annual fee", top, None, retrieved_for="q").value is None
+    assert ctx.reads == 1  # the postings are read once per index state
+
+
+def test_the_default_gate_fires_only_below_the_corpus_ceiling():
+    from ragplugins_retry import CorpusCoverageSignal
+    from ragplugins_retry.config import RetryConfig
+    import ragplugins_retry.plugin as plugin
+
+    signal, _, threshold = plugin.resolve(RetryConfig())
+    # The old default was query_coverage < 0.2, a constant fitted on the public questions.
+    assert isinstance(signal, CorpusCoverageSignal) and threshold == 1.0
+    ctx = _Index(CHUNKS)
+    strong = signal.measure("What is the annual fee?", [node("b", CHUNKS[0])], ctx, retrieved_for="q")
+    weak = signal.measure("What is the annual fee?", [node("z", CHUNKS[3])], ctx, retrieved_for="q")
+    assert not strong.value < threshold and weak.value < threshold

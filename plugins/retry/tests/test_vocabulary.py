@@ -88,13 +88,19 @@ def test_reads_the_vocabulary_of_its_own_index_and_rebuilds_it_when_the_index_ch
     assert vocabulary.vocabulary_of(a.context(a.index())).df("qcache_entries") == 1
 
 
-def test_without_a_mismatch_it_is_the_keywords_reduction(tmp_path, bundled_embed_model):
+def test_without_a_mismatch_it_does_not_retry_unless_asked_to_reduce(tmp_path, bundled_embed_model):
     out = VocabularyStrategy().reformulate("What is the annual fee?", [], None)
+    assert out.query is None and "no vocabulary mismatch found (no index to read a vocabulary from)" in out.reason
+    reduce = VocabularyStrategy(reduce_otherwise=True)
+    out = reduce.reformulate("What is the annual fee?", [], None)
     assert out.query == "annual fee" and out.details["no_expansion"] == "no index to read a vocabulary from"
     rag = _indexed(tmp_path / "a", bundled_embed_model, CORPUS)
-    out = VocabularyStrategy().reformulate("Where do the logs go?", [], rag.context(rag.index()))
+    out = reduce.reformulate("Where do the logs go?", [], rag.context(rag.index()))
     assert out.query == "logs go" and "no corpus token" in out.details["no_expansion"]
-    assert VocabularyStrategy().reformulate("logs go", [], rag.context(rag.index())).query is None
+    assert reduce.reformulate("logs go", [], rag.context(rag.index())).query is None
+    assert VocabularyStrategy().reformulate("Where do the logs go?", [], rag.context(rag.index())).query is None
+    _, strategy, _ = plugin.resolve(plugin.RetryConfig())
+    assert strategy.reduce_otherwise is False
 
 
 def test_selected_by_config():
@@ -142,3 +148,13 @@ def test_the_dense_leg_keeps_the_question_and_only_the_expanded_text_goes_lexica
     assert inner.bundles[1].query_str == q + " lru_cache"
     assert inner.bundles[1].embedding_strs == [q]
     assert t.get("retry", "decision")["embedded"] == q
+
+
+def test_initials_across_stopwords_are_not_an_acronym_unless_the_corpus_defines_them():
+    corpus = ["An HTTP request names an absolute path.", "The HTTP proxy forwards each absolute path.",
+              "The server answers HTTP requests.", "Path pieces are joined with a separator.",
+              *CORPUS]
+    # "happens to the pieces" has the initials of HTTP by chance; the corpus never defines it so.
+    assert expand("What happens to the pieces before an absolute path?", corpus=corpus)[0] == []
+    # Initials of content words alone still make an acronym.
+    assert expand("Does it build an approximate-nearest-neighbour index?")[0] == ["ANN"]

@@ -1,0 +1,50 @@
+"""When the overview acts: the two conditions derived from the corpus and the query, not fitted constants.
+
+1. *The overview ranking must stand out from noise in this corpus.* Without any signal, the
+   scores of n documents are exchangeable, and the gap between the best two is about exponential
+   with mean sigma / sqrt(2 ln n) (the spacing at the top of n draws from a Gaussian-like tail).
+   So the gap that noise exceeds on a fraction ``alpha`` of queries is
+   ``ln(1 / alpha) / sqrt(2 ln n)`` robust standard deviations: the threshold follows from the
+   number of documents in the index, read from the overviews at query time, with one
+   conventional false-alarm rate (1 %), instead of a gap fitted on the public questions.
+2. *The first stage must leave the choice open.* The overviews judge whole documents; the first
+   stage judges chunks. When the first stage already ranks the picked document first, steering
+   towards it can only crowd out the other documents' chunks (measured: the answer left the top
+   10 on a pointer question); when it ranks the picked document below its runner-up, the
+   overviews overrule it, which is what lost on questions that describe one document to ask about
+   another. The overview therefore only settles a contest the candidate list itself shows: the
+   picked documents hold the first stage's second candidate and not its first.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from llama_index.core.schema import NodeWithScore
+
+# The share of queries on which scores without any signal would pass the gap test.
+FALSE_ALARM = 0.01
+
+
+def noise_gap(n_documents: int, false_alarm: float = FALSE_ALARM) -> float:
+    """The top gap (in robust standard deviations) that ``n_documents`` signal-free scores exceed on a
+    ``false_alarm`` share of queries; infinite below 3 documents, where no gap can be told from noise."""
+    if n_documents < 3:
+        return math.inf
+    return math.log(1.0 / false_alarm) / math.sqrt(2.0 * math.log(n_documents))
+
+
+def leaves_open(picked: Sequence[str], candidates: Sequence[NodeWithScore]) -> tuple[bool, str]:
+    """Whether the first stage leaves the choice of document open for the ``picked`` documents, and why."""
+    if len(candidates) < 2:
+        return False, "the first stage returned fewer than two candidates: there is no contest to settle"
+    first, second = candidates[0].node.ref_doc_id, candidates[1].node.ref_doc_id
+    chosen = set(picked)
+    if first in chosen:
+        return False, ("the first stage already ranks a picked document first; steering would only crowd out "
+                       "the other documents' chunks")
+    if second not in chosen:
+        return False, ("the picked documents do not hold the first stage's runner-up; acting would overrule "
+                       "the first stage, not settle a contest it left open")
+    return True, "the picked document holds the first stage's runner-up, below another document's chunk"
