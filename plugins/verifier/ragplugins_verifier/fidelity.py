@@ -305,6 +305,7 @@ class FidelityVerifier(Verifier):
     # -- exact checks ----------------------------------------------------
     def _fact_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
+        values: dict[Fact, list[str]] = {}
         for fact in claim.facts:
             if claim.denies:
                 break  # "No." to "Is it ten minutes?": the evidence need not contain ten minutes
@@ -319,7 +320,13 @@ class FidelityVerifier(Verifier):
                 elif claim.lang == "en" and (why := _entity_attachment(claim, fact, index)):
                     reasons.append(why)
             else:
-                reasons.extend(self._value_reasons(claim, fact, index))
+                values[fact] = self._value_reasons(claim, fact, index)
+        for fact, why in values.items():
+            # "1000 milliseconds, that is 1 second": a value restating another value of the sentence that the
+            # evidence holds is as good as that value.
+            if why and any(not values[other] and _matches(fact, other) for other in values if other is not fact):
+                continue
+            reasons.extend(why)
         return reasons
 
     def _value_reasons(self, claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> list[str]:
@@ -348,7 +355,14 @@ class FidelityVerifier(Verifier):
     def _polarity_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
         evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
-        for clause in claim.polarity_clauses():
+        clauses = claim.polarity_clauses()
+        # A clause too short to place ("and below are tracked") is read with the whole sentence, last.
+        whole = len(clauses) > 1 and not claim.from_question
+        flipped = False
+        for n, clause in enumerate(clauses + ([claim.text[claim.offset:]] if whole else [])):
+            is_body = n == len(clauses)
+            if is_body and flipped:
+                break
             stems = _polarity_stems(clause)
             if len(stems) < 2 or not evidence:
                 continue
@@ -359,17 +373,36 @@ class FidelityVerifier(Verifier):
             if units:
                 said_by_peers = set().union(*(u.surface for u in units))
                 flips = polarity.opposites(surface, said_by_peers)
+                if is_body:
+                    # The whole sentence is only read for opposites its clauses were too short to place.
+                    flips = [f for f in flips if not any(f[0] in polarity.tokens(c) and _placeable(c, index)
+                                                         for c in clauses)]
+                    negated = any(_negated(_code_free(c)) for c in clauses
+                                  if flips and flips[0][0] in polarity.tokens(c)) != claim.denies
                 if flips:
-                    compensated = len(flips) == 1 and any(negated != _negated(_code_free(u.unit.text)) for u in units)
+                    flipped = True
+                    # "not below" says "above": a negation in the evidence clause holding the opposite word undoes it.
+                    said, instead = flips[0]
+                    compensated = len(flips) == 1 and any(negated != _negated(_code_free(c)) for u in units
+                                                          for c in _EVIDENCE_CLAUSES.split(u.unit.text)
+                                                          if instead in polarity.tokens(c))
                     if not compensated:
-                        said, instead = flips[0]
                         reasons.append(f"says the opposite of the evidence: '{said}' where the evidence says "
                                        f"'{instead}': \"{_clip(units[0].unit.text)}\"")
+                    continue
+                if is_body:
                     continue
                 narrowed = [polarity.restriction(surface, u.surface) for u in units]
                 if all(narrowed) and not any(_negated(_code_free(u.unit.text)) for u in units):
                     reasons.append(f"narrows the evidence with '{narrowed[0]}': \"{_clip(units[0].unit.text)}\"")
                     continue
+                widened = [polarity.widening(surface, u.surface) for u in units]
+                if all(widened) and not any(_negated(_code_free(u.unit.text)) for u in units):
+                    reasons.append(f"widens the evidence with '{widened[0]}' where it says 'only': "
+                                   f"\"{_clip(units[0].unit.text)}\"")
+                    continue
+            if is_body:
+                continue
             scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & es), i)
                              for i, (es, _, _) in enumerate(evidence)), reverse=True)
             top = scored[0][0]
@@ -385,21 +418,26 @@ class FidelityVerifier(Verifier):
 
     def _role_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         """Who does what to whom: exchanging two words of the sentence would make it say, in order, what the
-        evidence says ("the primary applies WAL received from the standby" against the reverse)."""
+        evidence says ("the primary applies WAL received from the standby" against the reverse), or the words
+        on the two sides of a relation word ("copies src to dest") trade places."""
         body = _code_free(claim.text[claim.offset:])
-        seq = [stem(w) for _, _, w in words(body) if (is_content(w) or w.isdigit()) and w not in polarity.ALL_NEGATIONS
-               and w not in polarity.OPPOSITES and w not in _FRAME_WORDS]
+        seq = _role_words(body)
         units = _best_units(set(seq), index)
         if not units:
             return []
         # "X approved Y" and "Y was approved by X" say the same: a passive on one side only is no swap.
         passive = _PASSIVE.search(body) is not None
         swaps = [None if passive != (_PASSIVE.search(u.unit.text) is not None) else
-                 _swapped(seq, [t for _, _, t in u.tokens]) for u in units]
+                 _swapped(seq, _role_words(u.unit.text)) for u in units]
         if all(swaps):
             x, y = swaps[0]
             return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
                     f"round: \"{_clip(units[0].unit.text)}\""]
+        crossed = [_crossed(body, u.unit.text) for u in units]
+        if all(crossed):
+            pivot, x, y = crossed[0]
+            return [f"roles are swapped around '{pivot}': the sentence has '{x}' before it and '{y}' after it, the "
+                    f"evidence the other way round: \"{_clip(units[0].unit.text)}\""]
         return []
 
     def _echo_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
@@ -553,6 +591,11 @@ def _best_units(stems: set[str], index: _EvidenceIndex) -> list[_Unit]:
     return [index.units[i] for score, i in scored if score >= 0.8 * top]
 
 
+def _placeable(clause: str, index: _EvidenceIndex) -> bool:
+    """Whether a clause says enough to find the evidence it is about."""
+    return bool(_best_units(_polarity_stems(clause) - _lexicon_stems(set(polarity.tokens(clause))), index))
+
+
 def _lexicon_stems(surface: set[str]) -> set[str]:
     return {stem(w) for w in surface if w in polarity.OPPOSITES or w in polarity.RESTRICTIVE}
 
@@ -580,6 +623,62 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
         after = _lcs(exchanged, u)
         if after - base >= 2 or (after - base >= 1 and after == min(len(c), len(u))):
             return x, y
+    return None
+
+
+# An identifier is one role, not its parts: "eventEmitter.on()" and "eventEmitter.emit()" differ as wholes.
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?|[A-Za-z_][\w-]*\(\)|(?<!\w)--?[a-z][\w-]*(?:=\S+)?")
+# Relation words whose two sides are two different roles: "copies src to dest", "backed by a unified cache".
+_PIVOTS = {"to", "from", "into", "onto", "by", "than", "via", "toward", "towards"}
+
+
+def _role_tokens(text: str) -> list[tuple[str, bool]]:
+    """(stem or whole identifier, a role word?) for every word, identifiers kept whole. Negations, opposites
+    and framing words are checked elsewhere or fill no role."""
+    def plain(part: str) -> list[tuple[str, bool]]:
+        return [(stem(w), (is_content(w) or w.isdigit()) and w not in polarity.ALL_NEGATIONS
+                 and w not in polarity.OPPOSITES and w not in _FRAME_WORDS) for _, _, w in words(part)]
+    out, last = [], 0
+    for m in _IDENTIFIER.finditer(text):
+        out += plain(text[last:m.start()])
+        out.append((m.group(0).lower().rstrip("()").split("=")[0], True))
+        last = m.end()
+    return out + plain(text[last:])
+
+
+def _role_words(text: str) -> list[str]:
+    return [t for t, role in _role_tokens(text) if role]
+
+
+def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | None:
+    """A relation word whose nearest sides trade places between sentence and evidence: (pivot, x, y) when the
+    sentence has x before the pivot and y after it and the evidence's best-matching use of the same pivot has
+    y before and x after. Words near the pivot weigh more; a word on both sides of either pivot, or the
+    word right before both pivots ("backed by"), says nothing about roles."""
+    def sides(tokens, i):
+        before = [t for t, c in reversed(tokens[max(0, i - 3 * window):i]) if c][:window]
+        after = [t for t, c in tokens[i + 1:i + 1 + 3 * window] if c][:window]
+        return before, after
+    claim_tokens, unit_tokens = _role_tokens(claim), _role_tokens(unit)
+    for i, (pivot, _) in enumerate(claim_tokens):
+        if pivot not in _PIVOTS:
+            continue
+        cb, ca = sides(claim_tokens, i)
+        best = None
+        for j, (p, _) in enumerate(unit_tokens):
+            if p != pivot:
+                continue
+            ub, ua = sides(unit_tokens, j)
+            noise = (set(cb) & set(ca)) | (set(ub) & set(ua)) | ({cb[0]} & {ub[0]} if cb and ub else set())
+            weight = {t: 1 / (1 + d) for side in (cb, ca) for d, t in enumerate(side)}
+            straight = sum(weight[t] for t in (set(cb) & set(ub)) | (set(ca) & set(ua)) if t not in noise)
+            cross_b = [t for t in cb if t in ua and t not in noise]
+            cross_a = [t for t in ca if t in ub and t not in noise]
+            cross = sum(weight[t] for t in cross_b + cross_a)
+            if best is None or max(cross, straight) > max(best[0], best[1]):
+                best = (cross, straight, cross_b, cross_a)
+        if best and best[2] and best[3] and best[0] > best[1]:
+            return pivot, best[2][0], best[3][0]
     return None
 
 

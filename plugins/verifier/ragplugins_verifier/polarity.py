@@ -49,6 +49,7 @@ _FORMS = [
     ("longest", "shortest"), ("longer long", "shorter short"), ("oldest older", "newest newer"),
     ("leading", "trailing"), ("ascending", "descending"), ("forward forwards", "backward backwards"),
     ("left", "right"), ("upstream", "downstream"), ("inside internal", "outside external"),
+    ("innermost inner", "outermost outer"), ("send sends sent sending", "receive receives received receiving"),
     ("fast faster fastest quick quicker quickly speed speeds", "slow slower slowest slowly slows"),
     ("speeds up", "slows down"),
     # antonym pairs
@@ -71,7 +72,7 @@ _FORMS = [
     ("least minimum min minimal", "most maximum max maximal"),
     ("all every always", "some sometimes"),
     ("few", "many hundreds thousands millions numerous lots"),
-    ("always exactly invariably", "typically usually normally generally often might sometimes"),
+    ("always exactly invariably", "typically usually normally generally often might sometimes almost nearly mostly"),
 ]
 OPPOSITES: dict[str, set[str]] = {}
 for _a, _b in _FORMS:
@@ -150,10 +151,21 @@ def opposites(claim_words: set[str], evidence_words: set[str]) -> list[tuple[str
             if w.startswith(p) and len(w) - len(p) >= 4 and w[len(p):].lstrip("-") in evidence_words:
                 out.append((w, w[len(p):].lstrip("-")))
                 break
-            if p + w in evidence_words or f"{p}-{w}" in evidence_words:
+            if len(w) >= 4 and (p + w in evidence_words or f"{p}-{w}" in evidence_words):
                 out.append((w, f"{p}{w}" if p + w in evidence_words else f"{p}-{w}"))
                 break
     return out
+
+
+UNIVERSAL = {"all", "every", "any", "each", "alle", "tous", "toutes", "todos", "todas"}
+
+
+def widening(claim_words: set[str], evidence_words: set[str]) -> str | None:
+    """A universal word ('all') where the evidence restricts ('only') and the claim does not."""
+    if claim_words & RESTRICTIVE or not evidence_words & RESTRICTIVE:
+        return None
+    extra = (claim_words & UNIVERSAL) - evidence_words
+    return sorted(extra)[0] if extra else None
 
 
 def restriction(claim_words: set[str], evidence_words: set[str]) -> str | None:
