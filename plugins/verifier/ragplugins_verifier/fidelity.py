@@ -59,7 +59,8 @@ from ragplugins_verifier.verdict import SentenceVerdict, Verdict
 NEGATIONS = polarity.NEGATIONS["en"]
 # Questions a "Yes." or "No." answers: they open with an auxiliary verb.
 _YES_NO_QUESTION = re.compile(
-    r"^\W*(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|must|may|might|"
+    # An opening phrase may come first: "With the default exit code, does Valgrind return ...?"
+    r"^\W*(?:[^,?]{1,80},\s*)?(?P<aux>is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|must|may|might|"
     r"isn't|aren't|doesn't|don't|can't|"
     r"ist|sind|war|kann|können|muss|darf|wird|werden|hat|haben|gibt|entfernt|"
     r"est-ce|peut|peuvent|faut-il|"
@@ -112,6 +113,7 @@ class _EvidenceIndex:
         df = Counter(s for u in self.units for s in u.stems)
         # Scaled to (0, 1]: a word found in a single unit weighs 1 however much evidence there is.
         self.idf = {s: math.log(1 + n / c) / math.log(1 + n) for s, c in df.items()}
+        self.evidence_vocabulary = set(df)
         self.vocabulary = set(df) | {stem(w) for _, _, w in words(question)}
         self.question = _normalise(question)
         self.text = " ".join(_normalise(_without_directives(ev.text, units)) for ev, units in parsed)
@@ -241,11 +243,17 @@ class FidelityVerifier(Verifier):
                 result.score, result.supported, result.checked = None, True, False
                 continue
             for claim in live:
+                if claim.explained:
+                    result.reasons += self._affirmed_reasons(claim, index)
+                    continue
                 result.reasons += self._fact_reasons(claim, index) + self._echo_reasons(claim, index)
                 if claim.lang == "en":
                     result.reasons += self._polarity_reasons(claim, index) + self._role_reasons(claim, index)
                     if not claim.from_question:
                         result.reasons += self._novelty_reasons(claim, index)
+                    elif not claim.denies:
+                        # "Yes." claims the question's statement: its words must come from the evidence.
+                        result.reasons += self._novelty_reasons(claim, index, index.evidence_vocabulary)
                 checked.append((len(results) - 1, claim))
         self._support(index, checked, results)
         return self.conclude(results)
@@ -310,7 +318,10 @@ class FidelityVerifier(Verifier):
             if claim.denies:
                 break  # "No." to "Is it ten minutes?": the evidence need not contain ten minutes
             if fact.kind == "code":
-                if not _contains(index.text, fact.value):
+                # The setting the question asks about need not be repeated by a passage that names no other one.
+                asked = _contains(index.question, fact.value) and not any(o.fact.kind == "code"
+                                                                         for o in index.occurrences)
+                if not _contains(index.text, fact.value) and not asked:
                     reasons.append(f"{fact.describe()} does not appear in the evidence")
             elif fact.kind == "entity":
                 if claim.lang != "en" and not _name_shaped(fact.text):
@@ -332,6 +343,11 @@ class FidelityVerifier(Verifier):
     def _value_reasons(self, claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> list[str]:
         found = [o for o in index.occurrences if o.fact.kind == fact.kind and _matches(fact, o.fact)]
         same = [o for o in index.occurrences if o.fact.kind == fact.kind and _same_value(fact, o.fact)]
+        if found and all(o.fact.unit is None for o in found) and fact.unit and \
+                any(o.fact.unit and o.fact.unit != fact.unit and quantities.convertible(fact.unit, o.fact.unit)
+                    for o in same):
+            # "2 minutes" against "2 seconds ... 1 is interpreted as 2": the bare 2 is that same value in seconds.
+            found = []
         if not found:
             if same:
                 units = sorted({o.fact.text for o in same})
@@ -416,6 +432,19 @@ class FidelityVerifier(Verifier):
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
 
+    def _affirmed_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+        """A "No, <explanation>" is wrong when the evidence says what the question asks: its statement has all
+        its values, agrees in polarity, adds nothing and is about the same thing as a passage."""
+        positive = _Claim(claim.text, index, lang=claim.lang, from_question=True)
+        if not positive.checkable or positive.lang != "en":
+            return []
+        if self._fact_reasons(positive, index) or self._polarity_reasons(positive, index) or \
+                self._novelty_reasons(positive, index, index.evidence_vocabulary):
+            return []
+        if not _best_units({st for _, st in positive.content}, index):
+            return []
+        return [f"the evidence says what the question asks (\"{_clip(claim.text)}\"); the answer denies it"]
+
     def _role_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         """Who does what to whom: exchanging two words of the sentence would make it say, in order, what the
         evidence says ("the primary applies WAL received from the standby" against the reverse), or the words
@@ -453,13 +482,15 @@ class FidelityVerifier(Verifier):
                         f"not instructions): \"{_clip(u.unit.text)}\""]
         return []
 
-    def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex,
+                         vocabulary: set[str] | None = None) -> list[str]:
         reasons = []
+        vocabulary = index.vocabulary if vocabulary is None else vocabulary
         for clause, stems in claim.clauses():
             # Two words are too little to tell a paraphrase from an addition.
             if len(stems) < 3:
                 continue
-            novel = [s for s in stems if s not in index.vocabulary]
+            novel = [s for s in stems if s not in vocabulary]
             if len(novel) >= 2 and len(novel) / len(stems) >= self.novelty:
                 reasons.append(f"adds content the evidence does not mention: \"{_clip(clause)}\"")
         return reasons
@@ -471,15 +502,22 @@ def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list["_Claim
     lang = polarity.language(sentence)
     particle = _PARTICLE.match(sentence)
     word = particle.group("word").lower() if particle else ""
-    answers = (word in polarity.YES or word in polarity.NO) and _YES_NO_QUESTION.match(question or "")
+    asked = _YES_NO_QUESTION.match(question or "")
+    answers = (word in polarity.YES or word in polarity.NO) and asked
     if lang not in polarity.READ:
         if not answers or len(words(sentence[particle.end():])) > 0:
             return [_Claim(sentence, index, lang="en", unreadable=_unreadable(lang))]
     claims = []
     if answers:
-        statement = question.strip().rstrip("?").strip()
+        # "Is sorted() stable?" -> "sorted() stable": the auxiliary is not a claim of its own.
+        statement = (question[:asked.start("aux")] + question[asked.end("aux"):]).strip().rstrip("?").strip()
+        denies = word in polarity.NO
+        # "No, only one thread runs at a time": the explanation is the claim; the question's statement must
+        # only not be what the evidence says. ("No, it does not ..." restates the denial: both are checked.)
+        rest = _Claim(sentence, index, lang=lang)
+        explained = denies and rest.checkable and not _negated(_code_free(rest.text[rest.offset:]), lang)
         claims.append(_Claim(statement, index, lang=polarity.language(statement) if lang == "en" else lang,
-                             from_question=True, denies=word in polarity.NO))
+                             from_question=True, denies=denies, explained=explained))
     claims.append(_Claim(sentence, index, lang=lang))
     return claims
 
@@ -494,15 +532,13 @@ class _Claim:
     """One answer sentence (or the statement of the question it answers) with its facts and content words."""
 
     def __init__(self, text: str, index: _EvidenceIndex, lang: str = "en", from_question: bool = False,
-                 denies: bool = False, unreadable: str | None = None):
+                 denies: bool = False, unreadable: str | None = None, explained: bool = False):
         self.text = text
         self.lang, self.from_question, self.denies, self.unreadable = lang, from_question, denies, unreadable
+        self.explained = explained
         particles = ANSWER_PARTICLES | polarity.YES | polarity.NO
         body = re.sub(r"^\W*(?:" + "|".join(sorted(particles, key=len, reverse=True)) + r")\b[\s,.:;!-]*", "",
                       text, flags=re.I)
-        if from_question:
-            # "Is sorted() stable" -> "sorted() stable": the auxiliary is not a claim of its own.
-            body = _YES_NO_QUESTION.sub("", body, count=1).lstrip()
         self.offset = len(text) - len(body)
         self.facts = extract(text)
         # Values are checked on their own; names and codes stay in the context (they are subjects).
@@ -616,7 +652,10 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
         return None
     first_c = {t: i for i, t in reversed(list(enumerate(c)))}
     first_u = {t: i for i, t in reversed(list(enumerate(u)))}
-    for x, y in itertools.combinations(sorted(shared, key=first_c.get), 2):
+    # A word the sentence uses more often than the evidence ("error exit code ... exit status") is doing
+    # something else there too: not a role to exchange.
+    single = {t for t in shared if claim.count(t) <= unit.count(t)}
+    for x, y in itertools.combinations(sorted(shared & single, key=first_c.get), 2):
         if (first_u[x] < first_u[y]) or not _apart(c, x, y):
             continue
         exchanged = [y if t == x else x if t == y else t for t in c]

@@ -85,7 +85,9 @@ RESTRICTIVE = {"only", "just", "solely", "exclusively", "single", "nur", "seulem
                "solamente", "únicamente"}
 # Idioms that contain a negation word but do not negate ("no more than 3", "not only").
 _NOT_NEGATION = re.compile(r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|greater|longer than|only)\b"
-                           r"|\bnot\s+only\b|\bnon-\w+|\bnicht-\w+", re.I)
+                           r"|\bnot\s+only\b|\bnon-\w+|\bnicht-\w+"
+                           # "zero, negative, or not specified means ...": one of the alternatives, not a negation
+                           r"|\bwhether\s+or\s+not\b|(?:,|\bor)\s+not\s+\w+ed\b(?=\s*(?:,|\bor\b|\w+s\b))", re.I)
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 _STOPWORDS = {
