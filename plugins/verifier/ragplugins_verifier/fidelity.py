@@ -414,7 +414,7 @@ class FidelityVerifier(Verifier):
                     continue
                 widened = [polarity.widening(surface, u.surface) for u in units]
                 if all(widened) and not any(_negated(_code_free(u.unit.text)) for u in units):
-                    reasons.append(f"widens the evidence with '{widened[0]}' where it says 'only': "
+                    reasons.append(f"widens the evidence with '{widened[0]}' where it restricts or makes an exception: "
                                    f"\"{_clip(units[0].unit.text)}\"")
                     continue
             if is_body:
@@ -493,6 +493,16 @@ class FidelityVerifier(Verifier):
             novel = [s for s in stems if s not in vocabulary]
             if len(novel) >= 2 and len(novel) / len(stems) >= self.novelty:
                 reasons.append(f"adds content the evidence does not mention: \"{_clip(clause)}\"")
+        # "functions, procedures and indexes" where the evidence lists functions, procedures and triggers: a
+        # member replaced by one the evidence does not mention.
+        evidence_lists = [set(map(stem, _list_heads(m))) for u in index.units for m in _LIST.finditer(u.unit.text)]
+        for m in _LIST.finditer(claim.text, claim.offset):
+            heads = [h for h in _list_heads(m) if is_content(h)]
+            stems = {stem(h) for h in heads}
+            new = [h for h in heads if stem(h) not in vocabulary]
+            if new and any(len(stems & listed) >= 2 and listed - stems for listed in evidence_lists):
+                reasons.append(f"puts '{new[0]}' in a list where the evidence has another member: "
+                               f"\"{_clip(m.group(0))}\"")
         return reasons
 
 
@@ -610,6 +620,17 @@ class _Claim:
 _FRAME_WORDS = {"default", "defaults", "return", "returns", "value", "values", "set", "sets"}
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ld|lt|nt)\s+by\b"
                       r"|\b\w+ed\s+by\b", re.I)
+
+
+_ITEM = r"[A-Za-z][\w-]*(?:[ \t]+[A-Za-z][\w-]*){0,2}"
+# A coordinated list of short items: "functions, procedures(,) and triggers".
+_LIST = re.compile(rf"({_ITEM})((?:[ \t]*,[ \t]*{_ITEM})+),?[ \t]+(?:and|or)[ \t]+([A-Za-z][\w-]*)")
+
+
+def _list_heads(m: re.Match) -> list[str]:
+    """The last word of each item of a matched list (its head noun in English)."""
+    items = [m.group(1)] + m.group(2).split(",") + [m.group(3)]
+    return [i.split()[-1].lower() for i in items if i.split()]
 
 
 def _best_units(stems: set[str], index: _EvidenceIndex) -> list[_Unit]:

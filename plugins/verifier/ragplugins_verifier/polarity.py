@@ -72,6 +72,7 @@ _FORMS = [
     ("least minimum min minimal", "most maximum max maximal"),
     ("all every always", "some sometimes"),
     ("few", "many hundreds thousands millions numerous lots"),
+    ("exactly precisely", "between"),
     ("always exactly invariably", "typically usually normally generally often might sometimes almost nearly mostly"),
 ]
 OPPOSITES: dict[str, set[str]] = {}
@@ -159,12 +160,15 @@ def opposites(claim_words: set[str], evidence_words: set[str]) -> list[tuple[str
     return out
 
 
+EXCEPTIONS = {"except", "excluding", "außer", "sauf", "excepto", "salvo"}
 UNIVERSAL = {"all", "every", "any", "each", "alle", "tous", "toutes", "todos", "todas"}
 
 
 def widening(claim_words: set[str], evidence_words: set[str]) -> str | None:
-    """A universal word ('all') where the evidence restricts ('only') and the claim does not."""
-    if claim_words & RESTRICTIVE or not evidence_words & RESTRICTIVE:
+    """A universal word ('all', 'every') where the evidence restricts ('only') or makes an exception
+    ('except') and the claim does not."""
+    limits = (RESTRICTIVE | EXCEPTIONS) & evidence_words
+    if claim_words & (RESTRICTIVE | EXCEPTIONS) or not limits:
         return None
     extra = (claim_words & UNIVERSAL) - evidence_words
     return sorted(extra)[0] if extra else None
