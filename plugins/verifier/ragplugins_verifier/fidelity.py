@@ -610,7 +610,7 @@ class _Claim:
         return out
 
     def polarity_clauses(self) -> list[str]:
-        if self.from_question:
+        if self.denies:
             return [self.text[self.offset:]]  # a "No" denies the question as a whole
         return [p for p in _POLARITY_SPLIT.split(self.text[self.offset:]) if p and p.strip()]
 
@@ -845,8 +845,8 @@ def _compatible_units(a: Fact, b: Fact) -> bool:
         return True
     if a.unit and b.unit:
         return a.unit == b.unit or {a.unit, b.unit} <= {"degree", "°c", "°f"} and "degree" in {a.unit, b.unit}
-    # "five years" is not "5. RETURN OF MATERIALS"; a bare "5" may be.
-    if a.unit and b.unit_word:
+    # "five years" is not "5. RETURN OF MATERIALS"; a bare "5" may be. Nor are "two operators" "2 years".
+    if a.unit and b.unit_word or a.unit_word and b.unit:
         return False
     return True
 
