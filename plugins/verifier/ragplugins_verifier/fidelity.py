@@ -265,6 +265,16 @@ class FidelityVerifier(Verifier):
             for i, _ in checked:
                 results[i].supported = False
             return
+        # A sentence the exact checks already rejected needs no embedding: its span is the best lexical match.
+        for i, claim in checked:
+            if results[i].reasons and results[i].node_id is None:
+                unit = index.units[claim.candidates(index, 1)[0]]
+                start, end = claim.supporting_words(unit)
+                results[i].node_id, results[i].span = unit.unit.node_id, (unit.unit.start + start, unit.unit.start + end)
+                results[i].evidence = unit.unit.text[start:end]
+        checked = [(i, claim) for i, claim in checked if not results[i].reasons]
+        if not checked:
+            return
         picks = [claim.candidates(index, self.candidates) for _, claim in checked]
         unit_ids = sorted({u for ids in picks for u in ids})
         vectors = self._embed([claim.text for _, claim in checked], [index.units[u].unit.text for u in unit_ids])
