@@ -7,9 +7,16 @@
 Torch runs on one thread unless ``--threads`` says otherwise (a shared 2-core machine).
 
 ``v2`` (bench/goldsets/verifier_cases_v2.jsonl, issue 18) points into the Debian documentation corpora
-(``python bench/debian_corpora.py`` extracts them to bench/.cache/debian/): each evidence item names a
+(``python bench/debian_corpora.py`` copies them to bench/corpora-debian/): each evidence item names a
 corpus, a file, a verbatim anchor and a sentence count, and the passage is cut from the extracted text
 here, at run time, so no document text is committed. Every case has a ``kind`` and a ``split`` (dev/test).
+``v3`` (bench/goldsets/verifier_cases_v3.jsonl, issue 18's second round) is stored the same way over four
+corpora the rules were not developed on, read where Debian installs them (``V3_ROOTS``: nodejs-doc's API
+pages, valgrind's HTML manual, the Python 3.11 tutorial/howto/faq sources, PostgreSQL's libpq and PL/pgSQL
+pages); its split rule is in the file's header.
+
+    python bench/bench_verifier.py --set v3 --split dev                      # tune on dev
+    python bench/bench_verifier.py --set v3 --split test                     # once, at the end
 
 ``v1`` points into the benchmark corpora ($RAGPLUGINS_BENCH, default ../shared/bench): a PDF page or a
 Markdown section per evidence item; nothing from the corpora is copied. Each case has a ``split``: ``dev``
@@ -200,7 +207,7 @@ def main() -> None:
     p.add_argument("--split", default="all", help="dev, test (v2) / heldout (v1), or all.")
     p.add_argument("--bench-dir", default=os.environ.get("RAGPLUGINS_BENCH", str(ROOT.parent / "shared" / "bench")),
                    help="v1: the benchmark corpora.")
-    p.add_argument("--debian-dir", default=str(ROOT / "bench" / ".cache" / "debian"),
+    p.add_argument("--debian-dir", default=str(ROOT / "bench" / "corpora-debian"),
                    help="v2: the extracted Debian documentation (python bench/debian_corpora.py).")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for this run (default 1).")
     p.add_argument("--backends", default="fidelity")
