@@ -15,16 +15,19 @@ question's statement, denied for "No"):
    swapped when the passage saying the rest of the sentence names a confusable other one
    (FIFO/LIFO).
 3. **Roles**: exchanging two words that would put the sentence in the evidence's order
-   means the roles were swapped ("the primary applies WAL received from the standby").
+   means the roles were swapped ("the primary applies WAL received from the standby"); so
+   do the two sides of a relation word trading places ("copies dest to src").
 4. **Polarity**: a clause and the evidence it matches best must agree on negation (en, de,
    fr, es), on opposites, prefixes, bounds and quantifiers, and "only" must not narrow it
    (:mod:`.polarity`).
 5. **Novelty**: a clause whose content words are mostly absent from the evidence
-   and the question adds something the evidence does not say (an extra step).
+   and the question adds something the evidence does not say (an extra step); a list
+   member the evidence does not name replaces one it does.
 6. **Evidence is data**: units that address the checker or assistant are not evidence
    (:mod:`.directives`); echoing them, or answering with a bare verdict word, fails.
 7. **Support**: the cosine between the sentence and its best evidence unit under the
-   bundled embedder (all-MiniLM-L6-v2); the sentence's score. The reported span is the
+   bundled embedder (all-MiniLM-L6-v2); the sentence's score. A sentence the exact checks
+   rejected is not embedded. The reported span is the
    stretch of that unit holding the words the sentence shares with it.
 
 A sentence in a language other than English, German, French or Spanish is not
