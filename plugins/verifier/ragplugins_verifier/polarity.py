@@ -7,7 +7,8 @@
   hedges against absolutes (typically/always).
 - **Prefix opposites**: un-, in-, im-, non-, dis- ("unstable" against "stable", "non-merge"
   against "merge").
-- **Restriction**: "only" and its kin narrow a claim the evidence did not narrow.
+- **Restriction**: "only" and its kin narrow a claim the evidence did not narrow; "all" and
+  "every" widen one the evidence restricted ("only", "except").
 
 A clause and the evidence that says the same thing must agree on all of these. Words are
 compared as written (lowercased), so each group lists the forms it means.
