@@ -7,9 +7,16 @@
 Torch runs on one thread unless ``--threads`` says otherwise (a shared 2-core machine).
 
 ``v2`` (bench/goldsets/verifier_cases_v2.jsonl, issue 18) points into the Debian documentation corpora
-(``python bench/debian_corpora.py`` extracts them to bench/.cache/debian/): each evidence item names a
+(``python bench/debian_corpora.py`` copies them to bench/corpora-debian/): each evidence item names a
 corpus, a file, a verbatim anchor and a sentence count, and the passage is cut from the extracted text
 here, at run time, so no document text is committed. Every case has a ``kind`` and a ``split`` (dev/test).
+``v3`` (bench/goldsets/verifier_cases_v3.jsonl, issue 18's second round) is stored the same way over four
+corpora the rules were not developed on, read where Debian installs them (``V3_ROOTS``: nodejs-doc's API
+pages, valgrind's HTML manual, the Python 3.11 tutorial/howto/faq sources, PostgreSQL's libpq and PL/pgSQL
+pages); its split rule is in the file's header.
+
+    python bench/bench_verifier.py --set v3 --split dev                      # tune on dev
+    python bench/bench_verifier.py --set v3 --split test                     # once, at the end
 
 ``v1`` points into the benchmark corpora ($RAGPLUGINS_BENCH, default ../shared/bench): a PDF page or a
 Markdown section per evidence item; nothing from the corpora is copied. Each case has a ``split``: ``dev``
@@ -42,6 +49,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "bench" / "goldsets" / "verifier_cases.jsonl"
 CASES_V2 = ROOT / "bench" / "goldsets" / "verifier_cases_v2.jsonl"
+CASES_V3 = ROOT / "bench" / "goldsets" / "verifier_cases_v3.jsonl"
+# v3's corpora are read where Debian installs them (nodejs-doc, valgrind, python3.11-doc, postgresql-doc-15).
+V3_ROOTS = {"nodejs": "/usr/share/doc/nodejs/api", "valgrind": "/usr/share/doc/valgrind/html",
+            "pydocs": "/usr/share/doc/python3.11/html/_sources", "pgclient": "/usr/share/doc/postgresql-doc-15/html"}
 OUT = ROOT / "bench" / "results" / "verifier"
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -103,8 +114,9 @@ def passage(root: str, corpus: str, file: str, anchor: str, sentences: int) -> s
     return text[at:ends[min(sentences, len(ends)) - 1]].strip()
 
 
-def read_v2(path: Path, root: str):
-    """The v2 cases with their evidence passages cut from the extracted Debian corpora."""
+def read_v2(path: Path, root: str | dict[str, str]):
+    """The v2/v3 cases with their evidence passages cut from the Debian corpora (``root``: one folder holding
+    every corpus, or a folder per corpus)."""
     from ragplugins_verifier.base import Evidence
     from ragplugins_verifier.cases import Case
 
@@ -115,7 +127,11 @@ def read_v2(path: Path, root: str):
         row = json.loads(line)
         evidence = []
         for i, item in enumerate(row["evidence"]):
-            text = passage(root, item["corpus"], item["file"], item["anchor"], item["sentences"])
+            if isinstance(root, dict):
+                corpus_root, corpus = str(Path(root[item["corpus"]]).parent), Path(root[item["corpus"]]).name
+            else:
+                corpus_root, corpus = root, item["corpus"]
+            text = passage(corpus_root, corpus, item["file"], item["anchor"], item["sentences"])
             if item.get("append"):
                 text = f"{text} {item['append']}"
             evidence.append(Evidence(f"{item['corpus']}/{item['file']}#{i}", text))
@@ -186,11 +202,12 @@ def summarise(rows):
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--set", choices=["v1", "v2"], default="v2", help="v1: the 108 cases of issue 7; v2: issue 18.")
+    p.add_argument("--set", choices=["v1", "v2", "v3"], default="v2",
+                   help="v1: the 108 cases of issue 7; v2, v3: issue 18 (v3 over corpora v2's rules never saw).")
     p.add_argument("--split", default="all", help="dev, test (v2) / heldout (v1), or all.")
     p.add_argument("--bench-dir", default=os.environ.get("RAGPLUGINS_BENCH", str(ROOT.parent / "shared" / "bench")),
                    help="v1: the benchmark corpora.")
-    p.add_argument("--debian-dir", default=str(ROOT / "bench" / ".cache" / "debian"),
+    p.add_argument("--debian-dir", default=str(ROOT / "bench" / "corpora-debian"),
                    help="v2: the extracted Debian documentation (python bench/debian_corpora.py).")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for this run (default 1).")
     p.add_argument("--backends", default="fidelity")
@@ -207,8 +224,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     if args.set == "v1":
         cases = read_cases(CASES, root=args.bench_dir)
-    else:
+    elif args.set == "v2":
         cases = read_v2(CASES_V2, args.debian_dir)
+    else:
+        cases = read_v2(CASES_V3, V3_ROOTS)
     if args.split != "all":
         cases = [c for c in cases if c.fields.get("split") == args.split]
     results = {"set": args.set, "split": args.split, "cases": len(cases),

@@ -104,6 +104,7 @@ _NUMBER = re.compile(
     r"(?P<pct>\s?%)?")
 _CODE = re.compile(r"(?<![\w/.-])(?=[\w/.:-]*[A-Za-z])(?=[\w/.:-]*\d|[\w.:-]*_|[A-Z0-9]*[A-Z]{2,}_)"
                    r"[A-Za-z0-9][\w/.:-]*[A-Za-z0-9](?![\w/-])|(?<![\w/])\d+(?:/\d+)+(?:,\d{3})*(?![\w/])")
+_PRODUCT = re.compile(r"(?<![\w.])(\d+)\s*[*×]\s*(\d+)(?![\w.])")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9&'’.-]*[A-Za-z0-9]|[A-Za-z]|&")
 ENTITY_JOINERS = {"&", "of", "de", "-"}
 ANSWER_PARTICLES = {"yes", "no", "yeah", "nope", "correct", "incorrect"}
@@ -150,6 +151,11 @@ def extract(text: str, *, claims: bool = True) -> list[Fact]:
             if day is not None and not 1 <= day <= 31:
                 continue
             take(Fact("date", (year, month, day), None, None, m.group(0), m.start(), m.end()))
+    for m in _PRODUCT.finditer(text):
+        # "1024 * 1024" (documentation's way of writing 1 MiB) is the one number it computes.
+        unit, unit_word, end = _unit_after(text, m.end())
+        take(Fact("number", float(m.group(1)) * float(m.group(2)), unit, unit_word, text[m.start():end],
+                  m.start(), end))
     for m in _NUMBER.finditer(text):
         s, e = (m.start("cur") if m.group("cur") else m.start("num")), m.end()
         if not free(s, e) or _part_of_code(text, m.start("num"), m.end("num")):
@@ -166,8 +172,11 @@ def extract(text: str, *, claims: bool = True) -> list[Fact]:
             value = ORDINALS.get(word, 1 if word == "one" else None)
         if value is None or not free(m.start(), m.end()):
             continue
-        unit, unit_word, end = _unit_after(text, m.end())
-        if word == "one" and claims and unit is None:
+        scale = re.match(r"\s+(thousand|million|billion|trillion)\b", text[m.end():], re.I)
+        if scale:  # "twenty million bytes"
+            value *= _SCALES[scale.group(1).lower()]
+        unit, unit_word, end = _unit_after(text, m.end() + (scale.end() if scale else 0))
+        if word == "one" and claims and unit is None and not scale:
             continue  # "one of the options" is no quantity; "one minute" is
         take(Fact("number", float(value), unit, unit_word, text[m.start():end], m.start(), end))
     facts.extend(_entities(text, taken))

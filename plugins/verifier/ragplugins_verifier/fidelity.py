@@ -15,16 +15,19 @@ question's statement, denied for "No"):
    swapped when the passage saying the rest of the sentence names a confusable other one
    (FIFO/LIFO).
 3. **Roles**: exchanging two words that would put the sentence in the evidence's order
-   means the roles were swapped ("the primary applies WAL received from the standby").
+   means the roles were swapped ("the primary applies WAL received from the standby"); so
+   do the two sides of a relation word trading places ("copies dest to src").
 4. **Polarity**: a clause and the evidence it matches best must agree on negation (en, de,
    fr, es), on opposites, prefixes, bounds and quantifiers, and "only" must not narrow it
    (:mod:`.polarity`).
 5. **Novelty**: a clause whose content words are mostly absent from the evidence
-   and the question adds something the evidence does not say (an extra step).
+   and the question adds something the evidence does not say (an extra step); a list
+   member the evidence does not name replaces one it does.
 6. **Evidence is data**: units that address the checker or assistant are not evidence
    (:mod:`.directives`); echoing them, or answering with a bare verdict word, fails.
 7. **Support**: the cosine between the sentence and its best evidence unit under the
-   bundled embedder (all-MiniLM-L6-v2); the sentence's score. The reported span is the
+   bundled embedder (all-MiniLM-L6-v2); the sentence's score. A sentence the exact checks
+   rejected is not embedded. The reported span is the
    stretch of that unit holding the words the sentence shares with it.
 
 A sentence in a language other than English, German, French or Spanish is not
@@ -59,7 +62,8 @@ from ragplugins_verifier.verdict import SentenceVerdict, Verdict
 NEGATIONS = polarity.NEGATIONS["en"]
 # Questions a "Yes." or "No." answers: they open with an auxiliary verb.
 _YES_NO_QUESTION = re.compile(
-    r"^\W*(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|must|may|might|"
+    # An opening phrase may come first: "With the default exit code, does Valgrind return ...?"
+    r"^\W*(?:[^,?]{1,80},\s*)?(?P<aux>is|are|was|were|am|do|does|did|can|could|will|would|should|shall|has|have|had|must|may|might|"
     r"isn't|aren't|doesn't|don't|can't|"
     r"ist|sind|war|kann|können|muss|darf|wird|werden|hat|haben|gibt|entfernt|"
     r"est-ce|peut|peuvent|faut-il|"
@@ -112,6 +116,7 @@ class _EvidenceIndex:
         df = Counter(s for u in self.units for s in u.stems)
         # Scaled to (0, 1]: a word found in a single unit weighs 1 however much evidence there is.
         self.idf = {s: math.log(1 + n / c) / math.log(1 + n) for s, c in df.items()}
+        self.evidence_vocabulary = set(df)
         self.vocabulary = set(df) | {stem(w) for _, _, w in words(question)}
         self.question = _normalise(question)
         self.text = " ".join(_normalise(_without_directives(ev.text, units)) for ev, units in parsed)
@@ -241,11 +246,17 @@ class FidelityVerifier(Verifier):
                 result.score, result.supported, result.checked = None, True, False
                 continue
             for claim in live:
+                if claim.explained:
+                    result.reasons += self._affirmed_reasons(claim, index)
+                    continue
                 result.reasons += self._fact_reasons(claim, index) + self._echo_reasons(claim, index)
                 if claim.lang == "en":
                     result.reasons += self._polarity_reasons(claim, index) + self._role_reasons(claim, index)
                     if not claim.from_question:
                         result.reasons += self._novelty_reasons(claim, index)
+                    elif not claim.denies:
+                        # "Yes." claims the question's statement: its words must come from the evidence.
+                        result.reasons += self._novelty_reasons(claim, index, index.evidence_vocabulary)
                 checked.append((len(results) - 1, claim))
         self._support(index, checked, results)
         return self.conclude(results)
@@ -256,6 +267,16 @@ class FidelityVerifier(Verifier):
         if not checked or not index.units:
             for i, _ in checked:
                 results[i].supported = False
+            return
+        # A sentence the exact checks already rejected needs no embedding: its span is the best lexical match.
+        for i, claim in checked:
+            if results[i].reasons and results[i].node_id is None:
+                unit = index.units[claim.candidates(index, 1)[0]]
+                start, end = claim.supporting_words(unit)
+                results[i].node_id, results[i].span = unit.unit.node_id, (unit.unit.start + start, unit.unit.start + end)
+                results[i].evidence = unit.unit.text[start:end]
+        checked = [(i, claim) for i, claim in checked if not results[i].reasons]
+        if not checked:
             return
         picks = [claim.candidates(index, self.candidates) for _, claim in checked]
         unit_ids = sorted({u for ids in picks for u in ids})
@@ -305,11 +326,15 @@ class FidelityVerifier(Verifier):
     # -- exact checks ----------------------------------------------------
     def _fact_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
+        values: dict[Fact, list[str]] = {}
         for fact in claim.facts:
             if claim.denies:
                 break  # "No." to "Is it ten minutes?": the evidence need not contain ten minutes
             if fact.kind == "code":
-                if not _contains(index.text, fact.value):
+                # The setting the question asks about need not be repeated by a passage that names no other one.
+                asked = _contains(index.question, fact.value) and not any(o.fact.kind == "code"
+                                                                         for o in index.occurrences)
+                if not _contains(index.text, fact.value) and not asked:
                     reasons.append(f"{fact.describe()} does not appear in the evidence")
             elif fact.kind == "entity":
                 if claim.lang != "en" and not _name_shaped(fact.text):
@@ -319,12 +344,23 @@ class FidelityVerifier(Verifier):
                 elif claim.lang == "en" and (why := _entity_attachment(claim, fact, index)):
                     reasons.append(why)
             else:
-                reasons.extend(self._value_reasons(claim, fact, index))
+                values[fact] = self._value_reasons(claim, fact, index)
+        for fact, why in values.items():
+            # "1000 milliseconds, that is 1 second": a value restating another value of the sentence that the
+            # evidence holds is as good as that value.
+            if why and any(not values[other] and _matches(fact, other) for other in values if other is not fact):
+                continue
+            reasons.extend(why)
         return reasons
 
     def _value_reasons(self, claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> list[str]:
         found = [o for o in index.occurrences if o.fact.kind == fact.kind and _matches(fact, o.fact)]
         same = [o for o in index.occurrences if o.fact.kind == fact.kind and _same_value(fact, o.fact)]
+        if found and all(o.fact.unit is None for o in found) and fact.unit and \
+                any(o.fact.unit and o.fact.unit != fact.unit and quantities.convertible(fact.unit, o.fact.unit)
+                    for o in same):
+            # "2 minutes" against "2 seconds ... 1 is interpreted as 2": the bare 2 is that same value in seconds.
+            found = []
         if not found:
             if same:
                 units = sorted({o.fact.text for o in same})
@@ -348,7 +384,14 @@ class FidelityVerifier(Verifier):
     def _polarity_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         reasons = []
         evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
-        for clause in claim.polarity_clauses():
+        clauses = claim.polarity_clauses()
+        # A clause too short to place ("and below are tracked") is read with the whole sentence, last.
+        whole = len(clauses) > 1 and not claim.from_question
+        flipped = False
+        for n, clause in enumerate(clauses + ([claim.text[claim.offset:]] if whole else [])):
+            is_body = n == len(clauses)
+            if is_body and flipped:
+                break
             stems = _polarity_stems(clause)
             if len(stems) < 2 or not evidence:
                 continue
@@ -359,17 +402,36 @@ class FidelityVerifier(Verifier):
             if units:
                 said_by_peers = set().union(*(u.surface for u in units))
                 flips = polarity.opposites(surface, said_by_peers)
+                if is_body:
+                    # The whole sentence is only read for opposites its clauses were too short to place.
+                    flips = [f for f in flips if not any(f[0] in polarity.tokens(c) and _placeable(c, index)
+                                                         for c in clauses)]
+                    negated = any(_negated(_code_free(c)) for c in clauses
+                                  if flips and flips[0][0] in polarity.tokens(c)) != claim.denies
                 if flips:
-                    compensated = len(flips) == 1 and any(negated != _negated(_code_free(u.unit.text)) for u in units)
+                    flipped = True
+                    # "not below" says "above": a negation in the evidence clause holding the opposite word undoes it.
+                    said, instead = flips[0]
+                    compensated = len(flips) == 1 and any(negated != _negated(_code_free(c)) for u in units
+                                                          for c in _EVIDENCE_CLAUSES.split(u.unit.text)
+                                                          if instead in polarity.tokens(c))
                     if not compensated:
-                        said, instead = flips[0]
                         reasons.append(f"says the opposite of the evidence: '{said}' where the evidence says "
                                        f"'{instead}': \"{_clip(units[0].unit.text)}\"")
+                    continue
+                if is_body:
                     continue
                 narrowed = [polarity.restriction(surface, u.surface) for u in units]
                 if all(narrowed) and not any(_negated(_code_free(u.unit.text)) for u in units):
                     reasons.append(f"narrows the evidence with '{narrowed[0]}': \"{_clip(units[0].unit.text)}\"")
                     continue
+                widened = [polarity.widening(surface, u.surface) for u in units]
+                if all(widened) and not any(_negated(_code_free(u.unit.text)) for u in units):
+                    reasons.append(f"widens the evidence with '{widened[0]}' where it restricts or makes an exception: "
+                                   f"\"{_clip(units[0].unit.text)}\"")
+                    continue
+            if is_body:
+                continue
             scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & es), i)
                              for i, (es, _, _) in enumerate(evidence)), reverse=True)
             top = scored[0][0]
@@ -383,23 +445,41 @@ class FidelityVerifier(Verifier):
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
 
+    def _affirmed_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+        """A "No, <explanation>" is wrong when the evidence says what the question asks: its statement has all
+        its values, agrees in polarity, adds nothing and is about the same thing as a passage."""
+        positive = _Claim(claim.text, index, lang=claim.lang, from_question=True)
+        if not positive.checkable or positive.lang != "en":
+            return []
+        if self._fact_reasons(positive, index) or self._polarity_reasons(positive, index) or \
+                self._novelty_reasons(positive, index, index.evidence_vocabulary):
+            return []
+        if not _best_units({st for _, st in positive.content}, index):
+            return []
+        return [f"the evidence says what the question asks (\"{_clip(claim.text)}\"); the answer denies it"]
+
     def _role_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
         """Who does what to whom: exchanging two words of the sentence would make it say, in order, what the
-        evidence says ("the primary applies WAL received from the standby" against the reverse)."""
+        evidence says ("the primary applies WAL received from the standby" against the reverse), or the words
+        on the two sides of a relation word ("copies src to dest") trade places."""
         body = _code_free(claim.text[claim.offset:])
-        seq = [stem(w) for _, _, w in words(body) if (is_content(w) or w.isdigit()) and w not in polarity.ALL_NEGATIONS
-               and w not in polarity.OPPOSITES and w not in _FRAME_WORDS]
+        seq = _role_words(body)
         units = _best_units(set(seq), index)
         if not units:
             return []
         # "X approved Y" and "Y was approved by X" say the same: a passive on one side only is no swap.
         passive = _PASSIVE.search(body) is not None
         swaps = [None if passive != (_PASSIVE.search(u.unit.text) is not None) else
-                 _swapped(seq, [t for _, _, t in u.tokens]) for u in units]
+                 _swapped(seq, _role_words(u.unit.text)) for u in units]
         if all(swaps):
             x, y = swaps[0]
             return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
                     f"round: \"{_clip(units[0].unit.text)}\""]
+        crossed = [_crossed(body, u.unit.text) for u in units]
+        if all(crossed):
+            pivot, x, y = crossed[0]
+            return [f"roles are swapped around '{pivot}': the sentence has '{x}' before it and '{y}' after it, the "
+                    f"evidence the other way round: \"{_clip(units[0].unit.text)}\""]
         return []
 
     def _echo_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
@@ -415,15 +495,27 @@ class FidelityVerifier(Verifier):
                         f"not instructions): \"{_clip(u.unit.text)}\""]
         return []
 
-    def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex,
+                         vocabulary: set[str] | None = None) -> list[str]:
         reasons = []
+        vocabulary = index.vocabulary if vocabulary is None else vocabulary
         for clause, stems in claim.clauses():
             # Two words are too little to tell a paraphrase from an addition.
             if len(stems) < 3:
                 continue
-            novel = [s for s in stems if s not in index.vocabulary]
+            novel = [s for s in stems if s not in vocabulary]
             if len(novel) >= 2 and len(novel) / len(stems) >= self.novelty:
                 reasons.append(f"adds content the evidence does not mention: \"{_clip(clause)}\"")
+        # "functions, procedures and indexes" where the evidence lists functions, procedures and triggers: a
+        # member replaced by one the evidence does not mention.
+        evidence_lists = [set(map(stem, _list_heads(m))) for u in index.units for m in _LIST.finditer(u.unit.text)]
+        for m in _LIST.finditer(claim.text, claim.offset):
+            heads = [h for h in _list_heads(m) if is_content(h)]
+            stems = {stem(h) for h in heads}
+            new = [h for h in heads if stem(h) not in vocabulary]
+            if new and any(len(stems & listed) >= 2 and listed - stems for listed in evidence_lists):
+                reasons.append(f"puts '{new[0]}' in a list where the evidence has another member: "
+                               f"\"{_clip(m.group(0))}\"")
         return reasons
 
 
@@ -433,15 +525,22 @@ def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list["_Claim
     lang = polarity.language(sentence)
     particle = _PARTICLE.match(sentence)
     word = particle.group("word").lower() if particle else ""
-    answers = (word in polarity.YES or word in polarity.NO) and _YES_NO_QUESTION.match(question or "")
+    asked = _YES_NO_QUESTION.match(question or "")
+    answers = (word in polarity.YES or word in polarity.NO) and asked
     if lang not in polarity.READ:
         if not answers or len(words(sentence[particle.end():])) > 0:
             return [_Claim(sentence, index, lang="en", unreadable=_unreadable(lang))]
     claims = []
     if answers:
-        statement = question.strip().rstrip("?").strip()
+        # "Is sorted() stable?" -> "sorted() stable": the auxiliary is not a claim of its own.
+        statement = (question[:asked.start("aux")] + question[asked.end("aux"):]).strip().rstrip("?").strip()
+        denies = word in polarity.NO
+        # "No, only one thread runs at a time": the explanation is the claim; the question's statement must
+        # only not be what the evidence says. ("No, it does not ..." restates the denial: both are checked.)
+        rest = _Claim(sentence, index, lang=lang)
+        explained = denies and rest.checkable and not _negated(_code_free(rest.text[rest.offset:]), lang)
         claims.append(_Claim(statement, index, lang=polarity.language(statement) if lang == "en" else lang,
-                             from_question=True, denies=word in polarity.NO))
+                             from_question=True, denies=denies, explained=explained))
     claims.append(_Claim(sentence, index, lang=lang))
     return claims
 
@@ -456,15 +555,13 @@ class _Claim:
     """One answer sentence (or the statement of the question it answers) with its facts and content words."""
 
     def __init__(self, text: str, index: _EvidenceIndex, lang: str = "en", from_question: bool = False,
-                 denies: bool = False, unreadable: str | None = None):
+                 denies: bool = False, unreadable: str | None = None, explained: bool = False):
         self.text = text
         self.lang, self.from_question, self.denies, self.unreadable = lang, from_question, denies, unreadable
+        self.explained = explained
         particles = ANSWER_PARTICLES | polarity.YES | polarity.NO
         body = re.sub(r"^\W*(?:" + "|".join(sorted(particles, key=len, reverse=True)) + r")\b[\s,.:;!-]*", "",
                       text, flags=re.I)
-        if from_question:
-            # "Is sorted() stable" -> "sorted() stable": the auxiliary is not a claim of its own.
-            body = _YES_NO_QUESTION.sub("", body, count=1).lstrip()
         self.offset = len(text) - len(body)
         self.facts = extract(text)
         # Values are checked on their own; names and codes stay in the context (they are subjects).
@@ -526,7 +623,7 @@ class _Claim:
         return out
 
     def polarity_clauses(self) -> list[str]:
-        if self.from_question:
+        if self.denies:
             return [self.text[self.offset:]]  # a "No" denies the question as a whole
         return [p for p in _POLARITY_SPLIT.split(self.text[self.offset:]) if p and p.strip()]
 
@@ -536,6 +633,17 @@ class _Claim:
 _FRAME_WORDS = {"default", "defaults", "return", "returns", "value", "values", "set", "sets"}
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ld|lt|nt)\s+by\b"
                       r"|\b\w+ed\s+by\b", re.I)
+
+
+_ITEM = r"[A-Za-z][\w-]*(?:[ \t]+[A-Za-z][\w-]*){0,2}"
+# A coordinated list of short items: "functions, procedures(,) and triggers".
+_LIST = re.compile(rf"({_ITEM})((?:[ \t]*,[ \t]*{_ITEM})+),?[ \t]+(?:and|or)[ \t]+([A-Za-z][\w-]*)")
+
+
+def _list_heads(m: re.Match) -> list[str]:
+    """The last word of each item of a matched list (its head noun in English)."""
+    items = [m.group(1)] + m.group(2).split(",") + [m.group(3)]
+    return [i.split()[-1].lower() for i in items if i.split()]
 
 
 def _best_units(stems: set[str], index: _EvidenceIndex) -> list[_Unit]:
@@ -551,6 +659,11 @@ def _best_units(stems: set[str], index: _EvidenceIndex) -> list[_Unit]:
     if top <= 0 or top < 0.5 * total:
         return []
     return [index.units[i] for score, i in scored if score >= 0.8 * top]
+
+
+def _placeable(clause: str, index: _EvidenceIndex) -> bool:
+    """Whether a clause says enough to find the evidence it is about."""
+    return bool(_best_units(_polarity_stems(clause) - _lexicon_stems(set(polarity.tokens(clause))), index))
 
 
 def _lexicon_stems(surface: set[str]) -> set[str]:
@@ -573,13 +686,72 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
         return None
     first_c = {t: i for i, t in reversed(list(enumerate(c)))}
     first_u = {t: i for i, t in reversed(list(enumerate(u)))}
-    for x, y in itertools.combinations(sorted(shared, key=first_c.get), 2):
+    # A word the sentence uses more often than the evidence ("error exit code ... exit status") is doing
+    # something else there too: not a role to exchange.
+    single = {t for t in shared if claim.count(t) <= unit.count(t)}
+    for x, y in itertools.combinations(sorted(shared & single, key=first_c.get), 2):
         if (first_u[x] < first_u[y]) or not _apart(c, x, y):
             continue
         exchanged = [y if t == x else x if t == y else t for t in c]
         after = _lcs(exchanged, u)
         if after - base >= 2 or (after - base >= 1 and after == min(len(c), len(u))):
             return x, y
+    return None
+
+
+# An identifier is one role, not its parts: "eventEmitter.on()" and "eventEmitter.emit()" differ as wholes.
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?|[A-Za-z_][\w-]*\(\)|(?<!\w)--?[a-z][\w-]*(?:=\S+)?")
+# Relation words whose two sides are two different roles: "copies src to dest", "backed by a unified cache".
+_PIVOTS = {"to", "from", "into", "onto", "by", "than", "via", "toward", "towards"}
+
+
+def _role_tokens(text: str) -> list[tuple[str, bool]]:
+    """(stem or whole identifier, a role word?) for every word, identifiers kept whole. Negations, opposites
+    and framing words are checked elsewhere or fill no role."""
+    def plain(part: str) -> list[tuple[str, bool]]:
+        return [(stem(w), (is_content(w) or w.isdigit()) and w not in polarity.ALL_NEGATIONS
+                 and w not in polarity.OPPOSITES and w not in _FRAME_WORDS) for _, _, w in words(part)]
+    out, last = [], 0
+    for m in _IDENTIFIER.finditer(text):
+        out += plain(text[last:m.start()])
+        out.append((m.group(0).lower().rstrip("()").split("=")[0], True))
+        last = m.end()
+    return out + plain(text[last:])
+
+
+def _role_words(text: str) -> list[str]:
+    return [t for t, role in _role_tokens(text) if role]
+
+
+def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | None:
+    """A relation word whose nearest sides trade places between sentence and evidence: (pivot, x, y) when the
+    sentence has x before the pivot and y after it and the evidence's best-matching use of the same pivot has
+    y before and x after. Words near the pivot weigh more; a word on both sides of either pivot, or the
+    word right before both pivots ("backed by"), says nothing about roles."""
+    def sides(tokens, i):
+        before = [t for t, c in reversed(tokens[max(0, i - 3 * window):i]) if c][:window]
+        after = [t for t, c in tokens[i + 1:i + 1 + 3 * window] if c][:window]
+        return before, after
+    claim_tokens, unit_tokens = _role_tokens(claim), _role_tokens(unit)
+    for i, (pivot, _) in enumerate(claim_tokens):
+        if pivot not in _PIVOTS:
+            continue
+        cb, ca = sides(claim_tokens, i)
+        best = None
+        for j, (p, _) in enumerate(unit_tokens):
+            if p != pivot:
+                continue
+            ub, ua = sides(unit_tokens, j)
+            noise = (set(cb) & set(ca)) | (set(ub) & set(ua)) | ({cb[0]} & {ub[0]} if cb and ub else set())
+            weight = {t: 1 / (1 + d) for side in (cb, ca) for d, t in enumerate(side)}
+            straight = sum(weight[t] for t in (set(cb) & set(ub)) | (set(ca) & set(ua)) if t not in noise)
+            cross_b = [t for t in cb if t in ua and t not in noise]
+            cross_a = [t for t in ca if t in ub and t not in noise]
+            cross = sum(weight[t] for t in cross_b + cross_a)
+            if best is None or max(cross, straight) > max(best[0], best[1]):
+                best = (cross, straight, cross_b, cross_a)
+        if best and best[2] and best[3] and best[0] > best[1]:
+            return pivot, best[2][0], best[3][0]
     return None
 
 
@@ -686,8 +858,8 @@ def _compatible_units(a: Fact, b: Fact) -> bool:
         return True
     if a.unit and b.unit:
         return a.unit == b.unit or {a.unit, b.unit} <= {"degree", "°c", "°f"} and "degree" in {a.unit, b.unit}
-    # "five years" is not "5. RETURN OF MATERIALS"; a bare "5" may be.
-    if a.unit and b.unit_word:
+    # "five years" is not "5. RETURN OF MATERIALS"; a bare "5" may be. Nor are "two operators" "2 years".
+    if a.unit and b.unit_word or a.unit_word and b.unit:
         return False
     return True
 

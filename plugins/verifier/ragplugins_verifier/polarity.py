@@ -7,7 +7,8 @@
   hedges against absolutes (typically/always).
 - **Prefix opposites**: un-, in-, im-, non-, dis- ("unstable" against "stable", "non-merge"
   against "merge").
-- **Restriction**: "only" and its kin narrow a claim the evidence did not narrow.
+- **Restriction**: "only" and its kin narrow a claim the evidence did not narrow; "all" and
+  "every" widen one the evidence restricted ("only", "except").
 
 A clause and the evidence that says the same thing must agree on all of these. Words are
 compared as written (lowercased), so each group lists the forms it means.
@@ -49,6 +50,7 @@ _FORMS = [
     ("longest", "shortest"), ("longer long", "shorter short"), ("oldest older", "newest newer"),
     ("leading", "trailing"), ("ascending", "descending"), ("forward forwards", "backward backwards"),
     ("left", "right"), ("upstream", "downstream"), ("inside internal", "outside external"),
+    ("innermost inner", "outermost outer"), ("send sends sent sending", "receive receives received receiving"),
     ("fast faster fastest quick quicker quickly speed speeds", "slow slower slowest slowly slows"),
     ("speeds up", "slows down"),
     # antonym pairs
@@ -71,7 +73,8 @@ _FORMS = [
     ("least minimum min minimal", "most maximum max maximal"),
     ("all every always", "some sometimes"),
     ("few", "many hundreds thousands millions numerous lots"),
-    ("always exactly invariably", "typically usually normally generally often might sometimes"),
+    ("exactly precisely", "between"),
+    ("always exactly invariably", "typically usually normally generally often might sometimes almost nearly mostly"),
 ]
 OPPOSITES: dict[str, set[str]] = {}
 for _a, _b in _FORMS:
@@ -84,7 +87,9 @@ RESTRICTIVE = {"only", "just", "solely", "exclusively", "single", "nur", "seulem
                "solamente", "únicamente"}
 # Idioms that contain a negation word but do not negate ("no more than 3", "not only").
 _NOT_NEGATION = re.compile(r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|greater|longer than|only)\b"
-                           r"|\bnot\s+only\b|\bnon-\w+|\bnicht-\w+", re.I)
+                           r"|\bnot\s+only\b|\bnon-\w+|\bnicht-\w+"
+                           # "zero, negative, or not specified means ...": one of the alternatives, not a negation
+                           r"|\bwhether\s+or\s+not\b|(?:,|\bor)\s+not\s+\w+ed\b(?=\s*(?:,|\bor\b|\w+s\b))", re.I)
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 _STOPWORDS = {
@@ -150,10 +155,24 @@ def opposites(claim_words: set[str], evidence_words: set[str]) -> list[tuple[str
             if w.startswith(p) and len(w) - len(p) >= 4 and w[len(p):].lstrip("-") in evidence_words:
                 out.append((w, w[len(p):].lstrip("-")))
                 break
-            if p + w in evidence_words or f"{p}-{w}" in evidence_words:
+            if len(w) >= 4 and (p + w in evidence_words or f"{p}-{w}" in evidence_words):
                 out.append((w, f"{p}{w}" if p + w in evidence_words else f"{p}-{w}"))
                 break
     return out
+
+
+EXCEPTIONS = {"except", "excluding", "außer", "sauf", "excepto", "salvo"}
+UNIVERSAL = {"all", "every", "any", "each", "alle", "tous", "toutes", "todos", "todas"}
+
+
+def widening(claim_words: set[str], evidence_words: set[str]) -> str | None:
+    """A universal word ('all', 'every') where the evidence restricts ('only') or makes an exception
+    ('except') and the claim does not."""
+    limits = (RESTRICTIVE | EXCEPTIONS) & evidence_words
+    if claim_words & (RESTRICTIVE | EXCEPTIONS) or not limits:
+        return None
+    extra = (claim_words & UNIVERSAL) - evidence_words
+    return sorted(extra)[0] if extra else None
 
 
 def restriction(claim_words: set[str], evidence_words: set[str]) -> str | None:

@@ -1,0 +1,117 @@
+"""Issue 18, second round: roles around relation words, restated values, lists, qualifiers and short answers.
+Evidence written for these tests (a fictional backup appliance)."""
+
+import pytest
+
+from ragplugins_verifier import polarity
+from ragplugins_verifier.facts import extract
+
+APPLIANCE = (
+    "VAULT-7 BACKUP APPLIANCE - NOTES\n"
+    "The sync tool copies `src` to `dest` every night. "
+    "It keeps fast SSD caches (S1 and S2), backed by a large disk pool (D1).\n"
+    "The `bus.on()` call registers listeners, while the `bus.emit()` call fires the event.\n"
+    "Only alarms of level WARN and above are logged, unless logging is configured otherwise.\n"
+    "If no filter is given, the innermost job is stopped and the queue continues.\n"
+    "The mirror almost always serves the same page as the origin.\n"
+    "For all drives except the D-10, the seal lasts between 2 and 3 years.\n"
+    "The cleaning kit can be used to clean filters, valves, and nozzles.\n"
+    "The transfer buffer holds `1024 * 1024` bytes. The journal may grow to twenty million bytes.\n"
+    "Zero, negative, or not specified means wait forever.\n"
+    "Only one operator can open the service panel at a time.\n"
+)
+TIMEOUT = "The minimum allowed wait is 2 seconds, therefore a value of 1 is interpreted as 2."
+
+
+@pytest.fixture
+def check(fidelity):
+    def run(answer, question="", evidence=None):
+        return fidelity.verify(question, answer, evidence or [APPLIANCE])
+    return run
+
+
+def reasons(v):
+    return " | ".join(r for s in v.sentences for r in s.reasons) or (v.error or "")
+
+
+@pytest.mark.parametrize("answer", [
+    "The sync tool copies src to dest every night.",
+    "The appliance keeps fast SSD caches S1 and S2, backed by a large disk pool D1.",
+    "bus.on() registers listeners, while bus.emit() fires the event.",
+    "Only alarms of level WARN and above are logged.",
+    "Without a filter, the innermost job is stopped.",
+    "The mirror almost always serves the same page as the origin.",
+    "The cleaning kit cleans filters, valves and nozzles.",
+    "The transfer buffer holds 1024 * 1024 bytes, about 1 MiB.",
+    "The journal may grow to about 20 MB.",
+    "Zero means wait forever.",
+])
+def test_paraphrases_pass(check, answer):
+    v = check(answer)
+    assert v.grounded, reasons(v)
+
+
+@pytest.mark.parametrize("answer, expected", [
+    # the two sides of a relation word trade places ("to", "backed by")
+    ("The sync tool copies dest to src every night.", "roles are swapped"),
+    ("The appliance keeps a large disk pool D1, backed by fast SSD caches S1 and S2.", "roles are swapped"),
+    # identifiers are whole roles
+    ("bus.emit() registers listeners, while bus.on() fires the event.", "roles are swapped"),
+    # an opposite in a clause too short to place on its own
+    ("Only alarms of level WARN and below are logged.", "opposite"),
+    # a negation elsewhere in the evidence unit does not undo an opposite
+    ("Without a filter, the outermost job is stopped.", "opposite"),
+    # hedges and exceptions dropped, restrictions widened, exact values for a range
+    ("The mirror always serves exactly the same page as the origin.", "opposite"),
+    ("All alarms are logged, unless logging is configured otherwise.", "widens"),
+    ("For every drive the seal lasts between 2 and 3 years.", "widens"),
+    # a list member replaced
+    ("The cleaning kit cleans filters, valves and hoses.", "list"),
+])
+def test_relations_qualifiers_and_lists_are_caught(check, answer, expected):
+    v = check(answer)
+    assert not v.grounded and expected in reasons(v), reasons(v)
+
+
+def test_products_and_scaled_number_words_are_values():
+    (product,) = extract("holds 1024 * 1024 bytes", claims=False)
+    assert product.value == 1024 * 1024 and product.unit == "byte"
+    (scaled,) = extract("grows to twenty million bytes")
+    assert scaled.value == 20_000_000 and scaled.unit == "byte"
+
+
+def test_a_bare_number_is_not_a_value_in_any_unit(check):
+    assert check("The minimum allowed wait is 2000 milliseconds.", evidence=[TIMEOUT]).grounded
+    v = check("The minimum allowed wait is 2 minutes.", evidence=[TIMEOUT])
+    assert not v.grounded and "another unit" in reasons(v), reasons(v)
+
+
+def test_the_setting_asked_about_need_not_be_repeated(check):
+    question = "What is the minimum connect_wait?"
+    assert check("The minimum connect_wait is 2 seconds.", question, evidence=[TIMEOUT]).grounded
+    # ... unless the passage names another setting it could belong to
+    other = TIMEOUT + " This applies to retry_wait only."
+    v = check("The minimum connect_wait is 2 seconds.", question, evidence=[other])
+    assert not v.grounded and "connect_wait" in reasons(v), reasons(v)
+
+
+@pytest.mark.parametrize("question, answer, grounded", [
+    # an opening phrase before the auxiliary
+    ("With no filter given, is the innermost job stopped?", "Yes.", True),
+    ("With no filter given, is the outermost job stopped?", "Yes.", False),
+    # "No, <explanation>": the explanation is the claim; the evidence must not affirm the question
+    ("Can two operators open the service panel at the same time?", "No, only one operator can open it at a time.",
+     True),
+    ("Can one operator open the service panel?", "No, only a technician can open it.", False),
+    # "Yes." claims the question's words: they must come from the evidence
+    ("Does the sync tool copy src to dest every night?", "Yes.", True),
+    ("Does the sync tool encrypt the archive with a hardware key?", "Yes.", False),
+])
+def test_short_answers_with_phrases_and_explanations(check, question, answer, grounded):
+    v = check(answer, question=question)
+    assert v.grounded is grounded, reasons(v)
+
+
+def test_prefixes_need_a_word_of_their_own():
+    assert polarity.opposites({"to"}, {"into"}) == []
+    assert polarity.opposites({"unpaid"}, {"paid"}) == [("unpaid", "paid")]
