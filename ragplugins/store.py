@@ -1,4 +1,4 @@
-"""The embedded default store, and store-agnostic helpers the plugins use.
+"""The embedded default store (its adapter is ragplugins.stores.lancedb).
 
 :class:`RagLanceDBVectorStore` fixes what llama-index-vector-stores-lancedb
 0.6 gets wrong with lancedb 0.40: deletes and ``get_nodes`` quote literals as
@@ -103,7 +103,12 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """Keys (name -> scalar type) that every row should carry, even as null."""
         self._declared.update(keys)
 
-    def _struct_fields(self) -> dict[str, pa.DataType]:
+    @property
+    def table_name(self) -> str:
+        return self._table_name
+
+    def metadata_fields(self) -> dict[str, pa.DataType]:
+        """The filterable metadata keys of the table and their Arrow types ({} before the first write)."""
         if self._table is None:
             return {}
         struct = self._table.schema.field("metadata").type
@@ -166,7 +171,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             self._table = self._connection.create_table(self._table_name, schema=schema, mode="create")
         else:
             self.migrate_schema(metas)
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         rows = [{
             "id": n.node_id,
             self.doc_id_key: n.ref_doc_id,
@@ -186,7 +191,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         the values back from each row's stored node; one commit, no row lost. Returns the added keys."""
         if self._table is None:
             return []
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         added = {k: _ARROW_TYPES[t] for k, t in self._declared.items() if k not in fields}
         for meta in metas:
             for key, value in meta.items():
@@ -235,7 +240,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         ids = list(updates)
         found = self._table.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
             .limit(None).to_arrow().to_pylist()
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         rows = []
         for row in found:
             node = metadata_dict_to_node(row["metadata"])
@@ -249,7 +254,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     # -- reads -------------------------------------------------------------
     def where_clause(self, filters: MetadataFilters) -> str:
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         top_level = {"id", self.doc_id_key, self.text_key}
 
         def column(key: str) -> str:
