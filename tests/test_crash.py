@@ -12,6 +12,7 @@ overview and retry enabled:
 
 from __future__ import annotations
 
+import base64
 import json
 import multiprocessing
 import os
@@ -94,7 +95,8 @@ def snapshot(persist_dir: Path) -> dict:
     stored = json.loads((persist_dir / "sidecars" / "overview" / "overviews.chunks.json").read_text())
     overviews = {f"{k}s": [r[k] for r in stored["records"]] for k in ("doc_id", "hash", "text", "source")}
     overviews["meta"] = stored["meta"]
-    overviews["vectors"] = np.round(np.asarray([r["vector"] for r in stored["records"]]), 5).tolist()
+    overviews["vectors"] = [np.round(np.frombuffer(base64.b64decode(r["vector"]), dtype="<f4"), 5).tolist()
+                            for r in stored["records"]]
     manifest = json.loads((persist_dir / "manifest.json").read_text())
     return {"rows": rows, "fts": fts, "overviews": overviews, "manifest": manifest,
             "journal": (persist_dir / JOURNAL).exists()}

@@ -2,6 +2,7 @@
 per document is refused (the store adapter keeps them; ragplugins/tests/test_store_adapters.py tests where)."""
 
 
+import base64
 from types import SimpleNamespace
 
 import numpy as np
@@ -47,7 +48,8 @@ def test_round_trip():
 
 
 def _vectors(matrix):
-    return lambda records: [{**r, "vector": v} for r, v in zip(records, matrix.tolist())]
+    encoded = [base64.b64encode(np.asarray(row, dtype="<f4").tobytes()).decode("ascii") for row in matrix]
+    return lambda records: [{**r, "vector": v} for r, v in zip(records, encoded)]
 
 
 @pytest.mark.parametrize("records, meta, message", [
