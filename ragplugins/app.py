@@ -619,10 +619,9 @@ class RagPlugins:
     def base_retriever(self, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
                        top_k: int | None = None) -> BaseRetriever:
         index = index or self.index()
-        core = self.config.core
-        return search.HybridRetriever(self.context(index).store, self.context(index).embed_query, top_k=top_k or core.top_k,
-                                      mode=core.retrieval, filters=filters, fusion_depth=core.fusion_depth,
-                                      fusion=core.fusion)
+        core, ctx = self.config.core, self.context(index)
+        return search.HybridRetriever(ctx.store, ctx.embed_query, top_k=top_k or core.top_k, mode=core.retrieval,
+                                      filters=filters, fusion_depth=core.fusion_depth, fusion=core.fusion)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
                   filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None) -> RagRetriever:

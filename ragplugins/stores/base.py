@@ -60,7 +60,7 @@ class PluginState:
     @property
     def label(self) -> str:
         """Where this plugin's state lives, for messages."""
-        return f"{self.adapter.state_label()} (plugin '{self.plugin}')"
+        return f"{self.adapter.state_label()}, plugin '{self.plugin}'"
 
     def read(self, name: str) -> StoredState | None:
         """The collection ``name``; None when it was never written; StateError when it cannot be used."""
@@ -70,8 +70,8 @@ class PluginState:
         try:
             envelope = json.loads(raw) if isinstance(raw, str) else raw
             if envelope.get("format") != STATE_FORMAT:
-                raise StateError(f"{self.label}/{name} has format {envelope.get('format')!r}, this "
-                                 f"version reads {STATE_FORMAT}")
+                raise StateError(f"the collection '{name}' in {self.label} has format {envelope.get('format')!r}, "
+                                 f"this version reads {STATE_FORMAT}")
             records, meta = envelope["records"], envelope.get("meta") or {}
             if not isinstance(records, list) or not isinstance(meta, dict):
                 raise TypeError("records must be a list and meta a dict")
@@ -79,7 +79,8 @@ class PluginState:
         except StateError:
             raise
         except Exception as exc:  # noqa: BLE001 - bad JSON, missing keys, wrong types: all unreadable
-            raise StateError(f"{self.label}/{name} cannot be read ({type(exc).__name__}: {exc})") from exc
+            raise StateError(f"the collection '{name}' in {self.label} cannot be read "
+                             f"({type(exc).__name__}: {exc})") from exc
 
     def write(self, name: str, records: Sequence[dict[str, Any]], meta: dict[str, Any] | None = None) -> None:
         envelope = {"format": STATE_FORMAT, "index_id": self.adapter.index_id, "generation": uuid.uuid4().hex,

@@ -132,7 +132,7 @@ class Location:
     def __init__(self, ctx: Any):
         self.state = ctx.state(PLUGIN)
         self.index_id = ctx.index_id
-        self.label = f"{self.state.label}/{NAME}"
+        self.label = f"{self.state.label}, collection '{NAME}'"
 
     def signature(self) -> Any:
         """Changes whenever the stored overviews change (decides when a cached read is stale)."""
@@ -194,7 +194,7 @@ class _Cache:
         return overviews, problem
 
     def warn_once(self, location: Location, problem: str) -> None:
-        self.notice_once(location, f"the overview sidecar {location.label} is not used: {problem}. Retrieval "
+        self.notice_once(location, f"the overviews in {location.label} are not used: {problem}. Retrieval "
                                    f"continues without overviews; to fix it, {FIX}.")
 
     def notice_once(self, location: Location, message: str) -> None:
