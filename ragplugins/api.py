@@ -44,6 +44,11 @@ Gold sets
     ``load_gold``, ``GoldRow``, ``hit`` (a command that measures on the user's questions, as
     ``ragplugins eval`` does).
 
+Stores
+    ``StoreAdapter`` (subclass it, and return the class from ``ragplugins_store_adapters``, to support
+    another vector store: docs/stores.md), ``StateError`` (plugin state that cannot be read or written;
+    a plugin keeps its state with ``ctx.state(plugin)``).
+
 Errors
     ``RagPluginsError`` (raise a subclass for a problem the user can act on: the CLI prints it as
     one line), ``ConfigError``, ``PluginError``, ``InputError``, ``StoreError``,
@@ -82,6 +87,8 @@ _EXPORTS = {
     "load": "ragplugins.app", "RagPlugins": "ragplugins.app", "load_app": "ragplugins.cli",
     # gold sets (a plugin command that measures on the user's questions, as ``ragplugins eval`` does)
     "load_gold": "ragplugins.eval", "GoldRow": "ragplugins.eval", "hit": "ragplugins.eval",
+    # stores (plugin state beside the index: ``ctx.state(plugin)``; adapters for third-party stores)
+    "StoreAdapter": "ragplugins.stores", "StateError": "ragplugins.stores",
     # errors
     "RagPluginsError": "ragplugins.errors", "ConfigError": "ragplugins.errors", "PluginError": "ragplugins.errors",
     "InputError": "ragplugins.errors", "StoreError": "ragplugins.errors",
@@ -104,6 +111,7 @@ if TYPE_CHECKING:
     from ragplugins.nodes import (ANNOTATION_KEY, annotate, annotation, cosine, dense_cosine, document_label,
                                   document_name, hide_metadata, query_cosine, tag, tags)
     from ragplugins.search import RRF_K
+    from ragplugins.stores import StateError, StoreAdapter
     from ragplugins.trace import Decision, Trace, record, record_decision, timed
 
 
@@ -111,6 +119,7 @@ def rrf_score(rank: int) -> float:
     """The reciprocal-rank-fusion share of a result at ``rank`` (1 = first), with the core's constant:
     ``1 / (RRF_K + rank)``; sum it over the lists a result appears in."""
     from ragplugins.search import RRF_K
+    from ragplugins.stores import StateError, StoreAdapter
 
     return 1.0 / (RRF_K + rank)
 

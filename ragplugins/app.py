@@ -306,10 +306,9 @@ class RagPlugins:
             except Exception as exc:  # noqa: BLE001 - lance reports damage as OSError, ValueError, RuntimeError
                 raise StoreError(f"the index in '{self.persist_dir}' cannot be opened ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0][:200]}); run `ragplugins check --repair`") from exc
-        if search.is_lancedb(store):
-            store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
+        self.context(self._index).store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
         self._complete_unfinished_write()
         return self._index
 
@@ -355,7 +354,7 @@ class RagPlugins:
                 self._remove_rows(index, [d for d in deleted if d in present], present)
                 present, landed = self.context(index).list_documents(), True
             ids = [n for d in written if d in present for n in present[d].node_ids]
-            nodes = index.vector_store.get_nodes(node_ids=ids) if ids else []
+            nodes = self.context(index).store.get_nodes(ids)
             deleted = [d for d in deleted if d not in present]
         self._after_write(index, nodes, deleted)
         if entry.get("manifest") and landed:
@@ -545,33 +544,15 @@ class RagPlugins:
         if journal is not None:
             journal.begin(op, written, deleted, manifest_update)
         crash_point("journal")
-        store = index.vector_store
         self._assembled.clear()
-        if search.is_lancedb(store):
-            crash_point("store_write")
-            store.write_batch(nodes, replace_doc_ids=[*replaced, *deleted])
-            crash_point("store_written")
-        else:
-            # A host's store: add first (an id already stored is replaced), then remove what the new
-            # version no longer has, so a document is never absent in between.
-            new_ids = {n.node_id for n in nodes}
-            stale = [nid for d in replaced for nid in existing[d].node_ids if nid not in new_ids]
-            if nodes:
-                index.insert_nodes(nodes)
-            if stale:
-                index.delete_nodes(stale, delete_from_docstore=True)
-            self._remove_rows(index, deleted, existing)
+        crash_point("store_write")
+        self.context(index).store.write_batch(nodes, [*replaced, *deleted], existing)
+        crash_point("store_written")
         self._finish(index, {"op": op, "written": written, "deleted": list(deleted), "manifest": manifest_update},
                      nodes=nodes)
 
-    @staticmethod
-    def _remove_rows(index: VectorStoreIndex, doc_ids: Sequence[str], existing: dict) -> None:
-        store = index.vector_store
-        if search.is_lancedb(store):
-            store.write_batch([], replace_doc_ids=list(doc_ids))
-            return
-        for doc_id in doc_ids:
-            index.delete_ref_doc(doc_id, delete_from_docstore=True)
+    def _remove_rows(self, index: VectorStoreIndex, doc_ids: Sequence[str], existing: dict) -> None:
+        self.context(index).store.remove_documents(doc_ids)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:
         with self._writing():
@@ -585,10 +566,8 @@ class RagPlugins:
 
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
         self._assembled.clear()
-        store = index.vector_store
         crash_point("fts")
-        if search.is_lancedb(store):
-            store.refresh_fts()
+        self.context(index).store.after_write()
         search.invalidate(index)
         ctx = self.context(index)
         for record in self.registry.in_call_order(self.enabled, "ragplugins_after_index"):
@@ -626,10 +605,9 @@ class RagPlugins:
     def base_retriever(self, index: VectorStoreIndex | None = None, filters: MetadataFilters | None = None,
                        top_k: int | None = None) -> BaseRetriever:
         index = index or self.index()
-        core = self.config.core
-        return search.HybridRetriever(index, self.context(index).embed_query, top_k=top_k or core.top_k,
-                                      mode=core.retrieval, filters=filters, fusion_depth=core.fusion_depth,
-                                      fusion=core.fusion)
+        core, ctx = self.config.core, self.context(index)
+        return search.HybridRetriever(ctx.store, ctx.embed_query, top_k=top_k or core.top_k, mode=core.retrieval,
+                                      filters=filters, fusion_depth=core.fusion_depth, fusion=core.fusion)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
                   filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None) -> RagRetriever:
@@ -641,8 +619,8 @@ class RagPlugins:
         if base is None:
             filters = None if isinstance(filters, NotGiven) else filters
             base = self.base_retriever(index, filters=filters, top_k=top_k)
-        elif type(base) is VectorIndexRetriever and search.is_lancedb(index.vector_store):
-            # Its filters reach ragplugins' own store, which reports them while this base runs
+        elif type(base) is VectorIndexRetriever and self.context(index).store.reports_filters:
+            # Its filters reach a store that reports them while this base runs
             # (ANDed with any given here: a filters= that says less than the base does cannot widen it).
             capture_store = index.vector_store
         ctx = self.context(index)

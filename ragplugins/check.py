@@ -96,22 +96,10 @@ def _embedder_reproduces(rp: Any, table: Any) -> tuple[bool, float | None]:
     return bool(cos.min() >= SAME_EMBEDDER_COSINE), float(cos.min())
 
 
-def _sidecar_index_id(persist_dir: Path) -> str | None:
-    """The index id a plugin's sidecar recorded (the overview plugin's), to keep it across a manifest rebuild."""
-    for npz in sorted((persist_dir / "sidecars").glob("*/*.npz")):
-        try:
-            with np.load(npz, allow_pickle=False) as data:
-                index_id = json.loads(str(data["meta"])).get("index_id")
-        except Exception:  # noqa: BLE001 - an unreadable sidecar is the plugins' check's business
-            continue
-        if index_id:
-            return str(index_id).split(":")[0]
-    return None
-
-
 def check_index(rp: Any, repair: bool = False) -> CheckReport:
     from ragplugins.app import MANIFEST
     from ragplugins.embeddings import embedder_identity
+    from ragplugins.stores.lancedb import recorded_index_uid
 
     if rp.persist_dir is None:
         raise RagPluginsError("`check` verifies the embedded index under persist_dir; this app gave its own "
@@ -164,7 +152,7 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
                            "built the index")
                 return report
             else:
-                index_id = _sidecar_index_id(persist_dir) or str(uuid.uuid4())
+                index_id = recorded_index_uid(persist_dir) or str(uuid.uuid4())
                 atomic_write_text(persist_dir / MANIFEST, json.dumps(
                     {"embedder": identity, "table": rp.config.core.table, "index_id": index_id}, indent=2))
                 report.add(manifest_problem, f"rebuilt with embedder '{identity}' (it reproduces the stored "
@@ -218,7 +206,7 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
                 fix = "removed their rows; `ragplugins index PATH` adds them back"
             report.add(f"{len(damaged)} documents have missing or mixed chunks ({', '.join(damaged[:3])})", fix)
         # 5: embedder
-        same, cos = _embedder_reproduces(rp, store._table)
+        same, cos = _embedder_reproduces(rp, store.table)
         if not same:
             report.add(f"the stored vectors were not made by embedder '{identity}' (cosine {cos}); re-index into a "
                        "new persist_dir")

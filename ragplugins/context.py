@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import functools
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore
 
-from ragplugins import index_cache, query_inputs, search
+from ragplugins import index_cache, query_inputs, search, stores
 from ragplugins.config import Config
 from ragplugins.embeddings import embedder_identity
+from ragplugins.stores import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo  # noqa: F401 - part of this module's API
 
-DOC_HASH_KEY = "ragplugins_doc_hash"
-CHUNK_INDEX_KEY = "ragplugins_chunk_index"
 # Bounds RagContext.embed_texts' cache (about 30 MB of 384-dim vectors); it starts over when full.
 TEXT_CACHE_LIMIT = 20_000
 T = TypeVar("T")
@@ -31,17 +30,6 @@ def not_prepared(plugin: str) -> str:
     """The reason a plugin gives when the index lacks what its index-time step writes."""
     return (f"this index was not prepared for {plugin}: run rp.prepare(index) once (an index your app "
             "built), or `ragplugins index PATH --reindex`")
-
-
-@dataclass
-class DocumentInfo:
-    doc_id: str
-    metadata: dict[str, Any]
-    node_ids: list[str] = field(default_factory=list)
-
-    @property
-    def doc_hash(self) -> str | None:
-        return self.metadata.get(DOC_HASH_KEY)
 
 
 @dataclass
@@ -59,6 +47,7 @@ class RagContext:
     def __post_init__(self) -> None:
         self._embed_cache = functools.lru_cache(maxsize=512)(self._embed_uncached)
         self._text_vectors: dict[str, list[float]] = {}
+        self._store: stores.StoreAdapter | None = None
 
     # -- models --------------------------------------------------------
     @property
@@ -92,37 +81,32 @@ class RagContext:
             raise RuntimeError("this context has no index yet; build or open one first")
         return self.index
 
-    def sidecar_dir(self, plugin: str) -> Path | None:
-        """A directory next to the index for ``plugin``'s own files (None for in-memory indexes)."""
-        if self.persist_dir is None:
-            return None
-        path = Path(self.persist_dir) / "sidecars" / plugin
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+    @property
+    def store(self) -> stores.StoreAdapter:
+        """The index's store adapter (ragplugins.stores), chosen when first asked for and kept."""
+        if self._store is None:
+            self._store = stores.adapter_for(
+                self._require_index(), pluginmanager=self.pluginmanager,
+                embedder_id=self.embedder_id if self.embed_model is not None else None,
+                index_uid=self.index_uid, persist_dir=self.persist_dir,
+                table=self.config.core.table if self.index_uid is not None else None)
+        return self._store
+
+    def state(self, plugin: str) -> stores.PluginState:
+        """The named record collections ``plugin`` keeps beside this index (``.read(name)``, ``.write(name,
+        records, meta)``), wherever its store keeps them."""
+        return self.store.state(plugin)
 
     @property
     def index_id(self) -> str:
-        """Names this index so a sidecar of another index is never read for it."""
-        if self.index_uid is not None:
-            return f"{self.index_uid}:{self.config.core.table}"
-        store = self.vector_store
-        if search.is_lancedb(store):
-            return f"lancedb:{Path(str(store.uri)).resolve()}:{store._table_name}"
-        # Host-given stores: a name that outlives this process, so what a plugin keeps for the index is
-        # recognised after a restart. A collection in a database (Qdrant, Chroma, Milvus, ...) has its
-        # name; any other index has the id LlamaIndex persists with its StorageContext.
-        collection = getattr(store, "collection_name", None)
-        if isinstance(collection, str) and collection:
-            return f"{type(store).__name__}:{collection}"
-        if self.index is not None:
-            return f"{type(store).__name__}:{self.index.index_struct.index_id}"
-        return f"{type(store).__name__}:{id(store)}"
+        """Names this index, the same after a restart, so what was kept for another index is never used for it."""
+        return self.store.index_id
 
     def cached(self, name: str, build: Callable[["RagContext"], T]) -> T:
         """A value derived from this index's contents (a vocabulary, a table of names), made by
         ``build(ctx)`` once and kept until the index is written; ``name`` is unique per plugin
         ("<plugin>.<what>"). See ragplugins.index_cache for when an entry goes stale."""
-        return index_cache.cache.get(self._require_index().vector_store, name, lambda: build(self))
+        return index_cache.cache.get(self.store, name, lambda: build(self))
 
     @property
     def top_k(self) -> int:
@@ -137,65 +121,21 @@ class RagContext:
         if inputs is None:
             warnings.warn("ragplugins: a plugin search outside a query was refused: run the component through "
                           "rp.retriever, rp.query_engine, rp.search or rp.postprocessors, or inside "
-                          "ragplugins.query_inputs.scope(filters=...)", stacklevel=2)
+                          "ragplugins.api.query_scope(query, filters=...)", stacklevel=2)
             return None
         if not inputs.filters_known:
             inputs.refuse_search()
             return None
-        return search.search_within_documents(self._require_index(), query, self.embed_query(query),
-                                              doc_ids, k, inputs.filters)
+        return search.search_within_documents(self.store, query, self.embed_query(query), doc_ids, k,
+                                              inputs.filters)
 
     def all_nodes(self) -> list:
-        return search.all_nodes(self._require_index())
+        return list(self.store.iter_nodes())
 
     def list_documents(self) -> dict[str, DocumentInfo]:
         """The documents already indexed, with the metadata of their first chunk."""
-        index = self._require_index()
-        store = index.vector_store
-        docs: dict[str, DocumentInfo] = {}
-        if search.is_lancedb(store):
-            keys = {k: f"metadata.{k}" for k in store._struct_fields() if k != "_node_content"}
-            rows = store.document_rows({"id": "id", "doc": store.doc_id_key, **keys})
-            rows.sort(key=lambda r: (r["doc"], r.get(CHUNK_INDEX_KEY) or 0))
-            for row in rows:
-                info = docs.get(row["doc"])
-                if info is None:
-                    meta = {k: row[k] for k in keys if row.get(k) is not None}
-                    info = docs[row["doc"]] = DocumentInfo(row["doc"], meta)
-                info.node_ids.append(row["id"])
-        else:
-            nodes = sorted(search.all_nodes(index),
-                           key=lambda n: (n.ref_doc_id or "", n.metadata.get(CHUNK_INDEX_KEY) or 0))
-            for node in nodes:
-                info = docs.setdefault(node.ref_doc_id, DocumentInfo(node.ref_doc_id, dict(node.metadata)))
-                info.node_ids.append(node.node_id)
-        return docs
+        return self.store.list_documents()
 
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
         """Merge metadata into stored chunks without touching text or vectors."""
-        index = self._require_index()
-        store = index.vector_store
-        if search.is_lancedb(store):
-            return store.update_metadata(updates)
-        if index.docstore.docs:
-            changed = []
-            for node_id, patch in updates.items():
-                node = index.docstore.get_node(node_id, raise_error=False)
-                if node is None:
-                    continue
-                node.metadata = {**node.metadata, **patch}
-                changed.append(node)
-                data = getattr(store, "data", None)
-                if data is not None and node_id in getattr(data, "metadata_dict", {}):
-                    data.metadata_dict[node_id] = {**data.metadata_dict[node_id], **patch}
-            index.docstore.add_documents(changed, allow_update=True)
-            return len(changed)
-        # Other stores: re-write the stored nodes with their own vectors (an upsert by id).
-        nodes = store.get_nodes(node_ids=list(updates))
-        if any(n.embedding is None for n in nodes):
-            raise NotImplementedError(f"{type(store).__name__} does not return vectors with get_nodes, so "
-                                      "metadata cannot be updated without re-embedding; re-index instead")
-        for node in nodes:
-            node.metadata = {**node.metadata, **updates[node.node_id]}
-        store.add(nodes)
-        return len(nodes)
+        return self.store.update_metadata(updates)

@@ -76,3 +76,11 @@ def ragplugins_eval_instrument(config, trace, row, first_stage, final, is_releva
 @hookspec
 def ragplugins_register_commands(cli):
     """Add click subcommands to the ``ragplugins`` command group."""
+
+
+@hookspec
+def ragplugins_store_adapters():
+    """Offer StoreAdapter subclasses (ragplugins.stores) for vector stores the core does not know: a list
+    of classes, each with a ``handles(vector_store) -> bool`` classmethod. Asked of every registered
+    plugin (enabled or not) when an index is opened; the first class that handles the store serves it,
+    the plugins' before the built-in ones. See docs/stores.md."""

@@ -6,9 +6,10 @@ rebuild per query, wrong to keep after a write. One cache serves them all, keyed
 the vector store and a name. An entry is stale when the store's stamp changed:
 
 - every write through ragplugins bumps the store's generation (``invalidate``);
-- the embedded LanceDB store also reports its table version, so a host that writes
-  through the LlamaIndex index directly (``index.insert_nodes``) resets it too. Other
-  stores written behind ragplugins' back need ``invalidate(index.vector_store)``.
+- the store adapter's ``version()`` (ragplugins.stores) changes too when the store can tell
+  (LanceDB's table version), so a host that writes through the LlamaIndex index directly
+  (``index.insert_nodes``) resets it. Other stores written behind ragplugins' back need
+  ``invalidate(index.vector_store)``.
 """
 
 from __future__ import annotations
@@ -45,16 +46,14 @@ class IndexCache:
             key = self._watch(store)
             self._generation[key] += 1
 
-    def _stamp(self, store: Any, key: int) -> tuple:
-        version = getattr(store, "table_version", None)
-        return self._generation[key], version() if callable(version) else None
-
-    def get(self, store: Any, name: str, build: Callable[[], T]) -> T:
-        """The value called ``name`` for ``store``'s current contents; ``build()`` makes it when missing
-        or stale. Two threads may build the same value at once; the later one is kept."""
+    def get(self, adapter: Any, name: str, build: Callable[[], T]) -> T:
+        """The value called ``name`` for the current contents of ``adapter``'s store (a StoreAdapter);
+        ``build()`` makes it when missing or stale. Two threads may build the same value at once; the
+        later one is kept."""
+        version = adapter.version()
         with self._lock:
-            key = self._watch(store)
-            stamp = self._stamp(store, key)
+            key = self._watch(adapter.vector_store)
+            stamp = (self._generation[key], version)
             cached = self._built.get(key, {}).get(name)
         if cached is not None and cached[0] == stamp:
             return cached[1]

@@ -34,22 +34,26 @@ class ModelChoice:
 def host_settings() -> tuple[Any, Any]:
     """(llm, embed_model) the host app set on ``llama_index.core.Settings``, None for each it did not.
 
-    Reading ``Settings.llm`` when it is unset resolves LlamaIndex's default (OpenAI: an import error
-    here, an API client elsewhere), so the public properties cannot be asked. ``_Settings`` is a
-    dataclass whose fields ``_llm`` and ``_embed_model`` hold what was set; they are read through
-    ``dataclasses.fields`` so a rename in LlamaIndex reads as "not set" rather than an error (and
-    tests/test_models.py, which sets both, fails). If the app never imported llama_index.core it set
-    nothing, and importing it here would cost a second."""
+    LlamaIndex has no public "is it set" question: reading ``Settings.llm`` when it is unset resolves
+    and keeps its default (OpenAI: an import error here, an API client elsewhere). So each is read on
+    two throwaway copies of ``Settings``: a value the app set is the same object both times; an unset
+    one is a fresh default each time, or fails to build. The real ``Settings`` is never changed. If
+    the app never imported llama_index.core it set nothing, and importing it here would cost a second."""
     if "llama_index.core" not in sys.modules:
         return None, None
-    import dataclasses
+    return _set_on_settings("llm"), _set_on_settings("embed_model")
+
+
+def _set_on_settings(name: str) -> Any:
+    import copy
 
     from llama_index.core import Settings
 
-    fields = {f.name for f in dataclasses.fields(Settings)} if dataclasses.is_dataclass(Settings) else set()
-    llm = getattr(Settings, "_llm", None) if "_llm" in fields else None
-    embed = getattr(Settings, "_embed_model", None) if "_embed_model" in fields else None
-    return llm, embed
+    try:
+        first, second = getattr(copy.copy(Settings), name), getattr(copy.copy(Settings), name)
+    except Exception:  # noqa: BLE001 - unset, and LlamaIndex's default cannot be built here
+        return None
+    return first if first is second else None
 
 
 def import_llm(path: str) -> Any:

@@ -2,7 +2,8 @@
 
 - :class:`HybridRetriever`: dense + BM25, each leg's scores normalised by their own
   distribution and summed (or reciprocal-rank fusion, k = 60).
-  The BM25 leg is :mod:`ragplugins.sparse` on every store. Each result keeps its dense cosine and its
+  The BM25 leg is the store adapter's own keyword search where it has one, else :mod:`ragplugins.sparse`
+  (today on every built-in store). Each result keeps its dense cosine and its
   rank in each leg (``ragplugins.nodes.annotation``).
 - :func:`search_within_documents`: a document-filtered dense search that keeps
   the caller's filters and returns ``None`` when it failed, ``[]`` when it
@@ -12,12 +13,11 @@
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Callable, Sequence
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
+from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import (
     FilterCondition,
     FilterOperator,
@@ -27,54 +27,30 @@ from llama_index.core.vector_stores.types import (
 
 from ragplugins import index_cache, query_inputs, trace
 from ragplugins.nodes import annotate, annotation, cosine
+from ragplugins.stores import StoreAdapter
 
 logger = logging.getLogger(__name__)
 
 RRF_K = 60
-# Stores whose similarity score is already a cosine in their default setup.
-_COSINE_SCORE_STORES = {"SimpleVectorStore", "QdrantVectorStore"}
 
 EmbedFn = Callable[[str], list[float]]
 
 
-def is_lancedb(store: Any) -> bool:
-    """Whether ``store`` is the embedded default, without importing LanceDB for an app that never
-    opened one (no RagLanceDBVectorStore exists until ragplugins.store was imported)."""
-    module = sys.modules.get("ragplugins.store")
-    return module is not None and isinstance(store, module.RagLanceDBVectorStore)
-
-
-def _dense_cosine(index: VectorStoreIndex, query_embedding: Sequence[float], nws: NodeWithScore) -> float | None:
+def _dense_cosine(store: StoreAdapter, query_embedding: Sequence[float], nws: NodeWithScore) -> float | None:
     value = cosine(query_embedding, nws.node.embedding)
-    if value is None and type(index.vector_store).__name__ in _COSINE_SCORE_STORES:
+    if value is None and store.scores_are_cosines:
         value = nws.score
     return value
 
 
-def dense_search(index: VectorStoreIndex, query: str, query_embedding: Sequence[float], k: int,
+def dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[float], k: int,
                  filters: MetadataFilters | None = None) -> list[NodeWithScore]:
     """Dense top-k through the index's own retriever; results carry ``dense_cosine``."""
-    retriever = index.as_retriever(similarity_top_k=k, filters=filters)
+    retriever = store.index.as_retriever(similarity_top_k=k, filters=filters)
     bundle = QueryBundle(query_str=query, embedding=list(query_embedding))
     results = retriever.retrieve(bundle)
-    return [annotate(n, dense_cosine=_dense_cosine(index, query_embedding, n), dense_rank=i + 1)
+    return [annotate(n, dense_cosine=_dense_cosine(store, query_embedding, n), dense_rank=i + 1)
             for i, n in enumerate(results)]
-
-
-def all_nodes(index: VectorStoreIndex) -> list[BaseNode]:
-    """Every stored chunk: from the docstore when the index keeps one, else the store."""
-    docs = index.docstore.docs
-    if docs or not index.vector_store.stores_text:
-        ids = set(index.index_struct.nodes_dict.values()) if hasattr(index.index_struct, "nodes_dict") else None
-        return [n for nid, n in docs.items() if ids is None or nid in ids]
-    store = index.vector_store
-    exists = getattr(store, "_collection_exists", None)  # Qdrant: no collection until the first add
-    if exists is not None and not exists(store.collection_name):
-        return []
-    try:
-        return list(index.vector_store.get_nodes())
-    except Exception as exc:  # noqa: BLE001
-        raise RuntimeError(f"cannot list the nodes of {type(index.vector_store).__name__}: {exc}") from exc
 
 
 def invalidate(index: VectorStoreIndex) -> None:
@@ -82,12 +58,16 @@ def invalidate(index: VectorStoreIndex) -> None:
     index_cache.cache.invalidate(index.vector_store)
 
 
-def sparse_search(index: VectorStoreIndex, query: str, k: int,
+def sparse_search(store: StoreAdapter, query: str, k: int,
                   filters: MetadataFilters | None = None) -> list[NodeWithScore]:
-    """BM25 top-k (ragplugins.sparse) over every stored chunk, filtered like the dense leg."""
+    """BM25 top-k: the store's own keyword search where its adapter offers one, else ragplugins.sparse
+    over every stored chunk, filtered like the dense leg."""
+    native = store.sparse_search(query, k, filters)
+    if native is not None:
+        return native
     from ragplugins import sparse
 
-    model = index_cache.cache.get(index.vector_store, "ragplugins.sparse", lambda: sparse.build(all_nodes(index)))
+    model = index_cache.cache.get(store, "ragplugins.sparse", lambda: sparse.build(list(store.iter_nodes())))
     # The same in-memory filter semantics as the core's check of plugin results (nested groups included).
     keep = None if filters is None else (lambda i: query_inputs.passes(model.nodes[i], filters))
     return [NodeWithScore(node=model.nodes[i], score=score) for i, score in model.search(query, k, keep)]
@@ -138,11 +118,11 @@ def fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
 class HybridRetriever(BaseRetriever):
     """The core first stage: dense, or dense + BM25 fused (``fuse``)."""
 
-    def __init__(self, index: VectorStoreIndex, embed_query: EmbedFn, top_k: int = 20,
+    def __init__(self, store: StoreAdapter, embed_query: EmbedFn, top_k: int = 20,
                  mode: str = "hybrid", filters: MetadataFilters | None = None, fusion_depth: int = 50,
                  fusion: str = "distribution", **kwargs: Any):
         super().__init__(**kwargs)
-        self.index, self.embed_query, self.top_k, self.mode, self.filters = index, embed_query, top_k, mode, filters
+        self.store, self.embed_query, self.top_k, self.mode, self.filters = store, embed_query, top_k, mode, filters
         self.fusion_depth, self.fusion = fusion_depth, fusion
 
     @classmethod
@@ -160,12 +140,12 @@ class HybridRetriever(BaseRetriever):
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
         with trace.timed("dense"):
-            dense = dense_search(self.index, query, embedding, depth, self.filters)
+            dense = dense_search(self.store, query, embedding, depth, self.filters)
         if self.mode == "dense":
             return dense
         with trace.timed("sparse"):
             try:
-                sparse = sparse_search(self.index, query, depth, self.filters)
+                sparse = sparse_search(self.store, query, depth, self.filters)
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
@@ -183,14 +163,14 @@ def document_filters(doc_ids: Sequence[str], filters: MetadataFilters | None = N
     return MetadataFilters(filters=[by_doc, filters], condition=FilterCondition.AND)
 
 
-def search_within_documents(index: VectorStoreIndex, query: str, query_embedding: Sequence[float],
+def search_within_documents(store: StoreAdapter, query: str, query_embedding: Sequence[float],
                             doc_ids: Sequence[str], k: int,
                             filters: MetadataFilters | None = None) -> list[NodeWithScore] | None:
     """Dense search inside ``doc_ids``. ``None``: the search failed; ``[]``: it matched nothing."""
     if not doc_ids or k < 1:
         return []
     try:
-        return dense_search(index, query, query_embedding, k, document_filters(doc_ids, filters))
+        return dense_search(store, query, query_embedding, k, document_filters(doc_ids, filters))
     except Exception as exc:  # noqa: BLE001 - callers must see "failed" apart from "empty"
         logger.warning("ragplugins: search within documents %s failed: %s", list(doc_ids)[:5], exc)
         return None

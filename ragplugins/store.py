@@ -1,4 +1,4 @@
-"""The embedded default store, and store-agnostic helpers the plugins use.
+"""The embedded default store (its adapter is ragplugins.stores.lancedb).
 
 :class:`RagLanceDBVectorStore` fixes what llama-index-vector-stores-lancedb
 0.6 gets wrong with lancedb 0.40: deletes and ``get_nodes`` quote literals as
@@ -11,8 +11,8 @@ not filterable) and a warning names them.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+import math
 import re
 import warnings
 from typing import Any, Sequence
@@ -29,6 +29,7 @@ from llama_index.core.vector_stores.types import (
 )
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 from llama_index.vector_stores.lancedb import LanceDBVectorStore
+from llama_index.vector_stores.lancedb.base import TableNotFoundError
 from pydantic import PrivateAttr
 
 from ragplugins import query_inputs
@@ -83,16 +84,38 @@ logging.getLogger("llama_index.vector_stores.lancedb.base").addFilter(_NoEmptyTa
 
 
 class RagLanceDBVectorStore(LanceDBVectorStore):
-    """LanceDBVectorStore with working deletes, filters, empty results and schema."""
+    """LanceDBVectorStore with working deletes, filters, empty results and schema.
+
+    It keeps the table in state of its own (``_rows``) and reaches the upstream store only through
+    its public ``client``, ``table`` and fields, so no private attribute of the upstream class is
+    read or written; every method that would need one (``query``, ``add``, deletes) is its own."""
 
     _declared: dict[str, type] = PrivateAttr(default_factory=dict)
     _warned_keys: set = PrivateAttr(default_factory=set)
+    _rows: Any = PrivateAttr(default=None)
+    _name: str = PrivateAttr(default="")
+    _fts_ready: bool = PrivateAttr(default=False)
 
-    def __init__(self, *args: Any, declared_metadata: dict[str, type] | None = None, **kwargs: Any):
+    def __init__(self, uri: str, table_name: str = "vectors", *, declared_metadata: dict[str, type] | None = None,
+                 **kwargs: Any):
         kwargs.setdefault("mode", "create")
-        super().__init__(*args, **kwargs)
+        super().__init__(uri=uri, table_name=table_name, **kwargs)
         self._declared = dict(declared_metadata or {})
         self._warned_keys = set()
+        self._name = table_name
+        try:
+            self._rows = super().table  # opened by the upstream constructor when it exists
+        except TableNotFoundError:
+            self._rows = None
+
+    @property
+    def table(self) -> Any:
+        """The Lance table (None before the first write)."""
+        return self._rows
+
+    @property
+    def table_name(self) -> str:
+        return self._name
 
     @classmethod
     def class_name(cls) -> str:
@@ -103,10 +126,11 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """Keys (name -> scalar type) that every row should carry, even as null."""
         self._declared.update(keys)
 
-    def _struct_fields(self) -> dict[str, pa.DataType]:
-        if self._table is None:
+    def metadata_fields(self) -> dict[str, pa.DataType]:
+        """The filterable metadata keys of the table and their Arrow types ({} before the first write)."""
+        if self._rows is None:
             return {}
-        struct = self._table.schema.field("metadata").type
+        struct = self._rows.schema.field("metadata").type
         return {struct.field(i).name: struct.field(i).type for i in range(struct.num_fields)}
 
     def _new_schema(self, dim: int, metas: list[dict]) -> pa.Schema:
@@ -141,7 +165,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             return
         self._warned_keys.add(key)
         warnings.warn(f"metadata key '{key}' is stored in the node but cannot be filtered on in LanceDB "
-                      f"table '{self._table_name}' ({why}); re-index into a new table to filter on it",
+                      f"table '{self._name}' ({why}); re-index into a new table to filter on it",
                       stacklevel=4)
 
     # -- writes ------------------------------------------------------------
@@ -158,15 +182,15 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         doc_clause = (f"{self.doc_id_key} IN ({', '.join(_sql_literal(d) for d in replace_doc_ids)})"
                       if replace_doc_ids else None)
         if not nodes:
-            if doc_clause and self._table is not None:
-                self._table.delete(doc_clause)
+            if doc_clause and self._rows is not None:
+                self._rows.delete(doc_clause)
             return
-        if self._table is None:
+        if self._rows is None:
             schema = self._new_schema(len(nodes[0].get_embedding()), metas)
-            self._table = self._connection.create_table(self._table_name, schema=schema, mode="create")
+            self._rows = self.client.create_table(self._name, schema=schema, mode="create")
         else:
             self.migrate_schema(metas)
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         rows = [{
             "id": n.node_id,
             self.doc_id_key: n.ref_doc_id,
@@ -174,19 +198,18 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             self.text_key: n.get_content(metadata_mode="none"),
             "metadata": self._conform(meta, fields),
         } for n, meta in zip(nodes, metas)]
-        merge = self._table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        merge = self._rows.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
         if doc_clause:
             merge = merge.when_not_matched_by_source_delete(doc_clause)
-        merge.execute(pa.Table.from_pylist(rows, schema=self._table.schema))
-        self._metadata_keys = list(fields)
-        self._fts_index_ready = False
+        merge.execute(pa.Table.from_pylist(rows, schema=self._rows.schema))
+        self._fts_ready = False
 
     def migrate_schema(self, metas: Sequence[dict] = ()) -> list[str]:
         """Give the table a column for every declared key (and every key in ``metas``) it lacks, reading
         the values back from each row's stored node; one commit, no row lost. Returns the added keys."""
-        if self._table is None:
+        if self._rows is None:
             return []
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         added = {k: _ARROW_TYPES[t] for k, t in self._declared.items() if k not in fields}
         for meta in metas:
             for key, value in meta.items():
@@ -196,28 +219,28 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             return []
         new_fields = {**fields, **added}
         struct = pa.struct([pa.field(k, t, nullable=True) for k, t in new_fields.items()])
-        old = self._table.schema
+        old = self._rows.schema
         schema = pa.schema([old.field(i) if old.field(i).name != "metadata" else pa.field("metadata", struct)
                             for i in range(len(old))])
-        rows = self._table.to_arrow().to_pylist()
+        rows = self._rows.to_arrow().to_pylist()
         for row in rows:
             node = metadata_dict_to_node(row["metadata"])
             meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
             row["metadata"] = self._conform(meta, new_fields)
         # mode="overwrite" is one Lance commit: a reader sees the table before or after, never without rows.
-        self._table = self._connection.create_table(self._table_name, pa.Table.from_pylist(rows, schema=schema),
+        self._rows = self.client.create_table(self._name, pa.Table.from_pylist(rows, schema=schema),
                                                     schema=schema, mode="overwrite")
-        self._fts_index_ready = False
-        logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._table_name, sorted(added))
+        self._fts_ready = False
+        logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._name, sorted(added))
         return sorted(added)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
-        if self._table is not None:
-            self._table.delete(f"{self.doc_id_key} = {_sql_literal(ref_doc_id)}")
+        if self._rows is not None:
+            self._rows.delete(f"{self.doc_id_key} = {_sql_literal(ref_doc_id)}")
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                      **delete_kwargs: Any) -> None:
-        if self._table is None:
+        if self._rows is None:
             return
         clauses = []
         if node_ids:
@@ -225,17 +248,17 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if filters is not None:
             clauses.append(self.where_clause(filters))
         if clauses:
-            self._table.delete(" AND ".join(f"({c})" for c in clauses))
+            self._rows.delete(" AND ".join(f"({c})" for c in clauses))
 
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
         """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
-        if self._table is None or not updates:
+        if self._rows is None or not updates:
             return 0
         self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
         ids = list(updates)
-        found = self._table.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
+        found = self._rows.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
             .limit(None).to_arrow().to_pylist()
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         rows = []
         for row in found:
             node = metadata_dict_to_node(row["metadata"])
@@ -243,13 +266,13 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
             rows.append({**row, "metadata": self._conform(meta, fields)})
         if rows:
-            data = pa.Table.from_pylist(rows, schema=self._table.schema)
-            self._table.merge_insert("id").when_matched_update_all().execute(data)
+            data = pa.Table.from_pylist(rows, schema=self._rows.schema)
+            self._rows.merge_insert("id").when_matched_update_all().execute(data)
         return len(rows)
 
     # -- reads -------------------------------------------------------------
     def where_clause(self, filters: MetadataFilters) -> str:
-        fields = self._struct_fields()
+        fields = self.metadata_fields()
         top_level = {"id", self.doc_id_key, self.text_key}
 
         def column(key: str) -> str:
@@ -257,7 +280,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 return f"metadata.{key}" if _IDENT.match(key) else f"metadata.`{key}`"
             if key in top_level:
                 return key
-            raise ValueError(f"cannot filter on metadata key '{key}': table '{self._table_name}' has no such "
+            raise ValueError(f"cannot filter on metadata key '{key}': table '{self._name}' has no such "
                              f"key (filterable keys: {', '.join(sorted(fields))})")
 
         def one(f: MetadataFilter) -> str:
@@ -294,19 +317,32 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         # A host's VectorIndexRetriever over this store filters here: the core reads its filters off.
         query_inputs.store_queried(self, query, kwargs)
-        if self._table is None:
-            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
-        if query.filters is not None:
-            kwargs["where"] = self.where_clause(query.filters)
-            query = dataclasses.replace(query, filters=None)
-        try:
-            return super().query(query, **kwargs)
-        except Warning:  # upstream raises Warning("query results are empty..")
-            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+        empty = VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+        if self._rows is None or query.query_embedding is None:
+            return empty
+        if kwargs.get("query_type", self.query_type) != "vector":
+            raise ValueError(f"{type(self).__name__} answers vector queries only (query_type 'vector'); ragplugins "
+                             "runs its own keyword search beside it")
+        search = self._rows.search(query.query_embedding, vector_column_name=self.vector_column_name) \
+            .limit(query.similarity_top_k * self.overfetch_factor).nprobes(self.nprobes)
+        where = self.where_clause(query.filters) if query.filters is not None else kwargs.get("where")
+        if where is not None:
+            search = search.where(where)
+        if self.refine_factor is not None:
+            search = search.refine_factor(self.refine_factor)
+        rows = search.to_arrow().to_pylist()
+        nodes = []
+        for row in rows:
+            node = metadata_dict_to_node(row["metadata"])
+            node.embedding = list(row[self.vector_column_name])
+            nodes.append(node)
+        # As upstream: similarity = exp(-distance).
+        return VectorStoreQueryResult(nodes=nodes, similarities=[math.exp(-r["_distance"]) for r in rows],
+                                      ids=[r["id"] for r in rows])
 
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                   **kwargs: Any) -> list[BaseNode]:
-        if self._table is None:
+        if self._rows is None:
             return []
         clauses = []
         if node_ids is not None:
@@ -315,7 +351,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             clauses.append(f"id IN ({', '.join(_sql_literal(i) for i in node_ids)})")
         if filters is not None:
             clauses.append(self.where_clause(filters))
-        search = self._table.search()
+        search = self._rows.search()
         if clauses:
             search = search.where(" AND ".join(clauses))
         nodes = []
@@ -327,33 +363,33 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def table_version(self) -> int:
         """Bumped by every write to the table, whoever made it (ragplugins.index_cache reads it)."""
-        return self._table.version if self._table is not None else 0
+        return self._rows.version if self._rows is not None else 0
 
     def refresh_fts(self) -> None:
         """Rebuild the full-text index after writes (it persists on disk)."""
-        if self._table is not None and self._table.count_rows() > 0:
+        if self._rows is not None and self._rows.count_rows() > 0:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._table.create_fts_index(self.text_key, replace=True)
-            self._fts_index_ready = True
+                self._rows.create_fts_index(self.text_key, replace=True)
+            self._fts_ready = True
 
     def fts_problem(self) -> str | None:
         """What is wrong with the full-text index ("is missing", "cannot be read (...)"), or None."""
-        if self._table is None or self._table.count_rows() == 0:
+        if self._rows is None or self._rows.count_rows() == 0:
             return None
-        if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._table.list_indices()):
+        if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._rows.list_indices()):
             return "is missing"
         try:
-            self._table.search("ragplugins", query_type="fts").limit(1).to_arrow()
+            self._rows.search("ragplugins", query_type="fts").limit(1).to_arrow()
         except Exception as exc:  # noqa: BLE001 - lost or damaged index files
             return f"cannot be read ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
         return None
 
     def deduplicate(self) -> int:
         """Keep one row per chunk id (one commit); returns how many rows were dropped."""
-        if self._table is None:
+        if self._rows is None:
             return 0
-        data = self._table.to_arrow()
+        data = self._rows.to_arrow()
         seen: set[str] = set()
         keep = []
         for i, node_id in enumerate(data.column("id").to_pylist()):
@@ -362,20 +398,20 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 keep.append(i)
         if len(keep) == data.num_rows:
             return 0
-        self._table = self._connection.create_table(self._table_name, data.take(keep), schema=data.schema,
+        self._rows = self.client.create_table(self._name, data.take(keep), schema=data.schema,
                                                     mode="overwrite")
-        self._fts_index_ready = False
+        self._fts_ready = False
         return data.num_rows - len(keep)
 
     def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:
         """Full-text (BM25) search on chunk text, prefiltered like the dense leg."""
-        if self._table is None or not query_str.strip():
+        if self._rows is None or not query_str.strip():
             return []
-        if not self._fts_index_ready:
-            if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._table.list_indices()):
+        if not self._fts_ready:
+            if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._rows.list_indices()):
                 self.refresh_fts()
-            self._fts_index_ready = True
-        search = self._table.search(query_str, query_type="fts").limit(k)
+            self._fts_ready = True
+        search = self._rows.search(query_str, query_type="fts").limit(k)
         if filters is not None:
             search = search.where(self.where_clause(filters), prefilter=True)
         try:
@@ -386,7 +422,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
                 return []
             # Derived data: rebuilt from the rows rather than leaving BM25 silently off.
-            logger.warning("ragplugins: the full-text index of table '%s' %s; rebuilding it", self._table_name,
+            logger.warning("ragplugins: the full-text index of table '%s' %s; rebuilding it", self._name,
                            problem)
             self.refresh_fts()
             rows = search.to_arrow().to_pylist()
@@ -399,9 +435,9 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def document_rows(self, columns: dict[str, str]) -> list[dict]:
         """Project every row to ``{alias: column}``, e.g. ``{"doc": "doc_id"}``."""
-        if self._table is None:
+        if self._rows is None:
             return []
-        return self._table.search().select(columns).limit(None).to_arrow().to_pylist()
+        return self._rows.search().select(columns).limit(None).to_arrow().to_pylist()
 
 
 def _reads_store(method):
@@ -417,7 +453,7 @@ def _reads_store(method):
             if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
                 raise
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise StoreError(f"the LanceDB table '{self._table_name}' in '{self.uri}' cannot be read "
+            raise StoreError(f"the LanceDB table '{self._name}' in '{self.uri}' cannot be read "
                              f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
     return wrapper
 

@@ -12,9 +12,10 @@ slow an unrelated host's tests). A plugin's tests opt in with ``-p ragplugins.te
 - ``fake_llm``: a deterministic LLM (:class:`FakeLLM`).
 
 :func:`make_rag` builds a RagPlugins around plugin objects, :func:`command_group` is the CLI for
-``CliRunner``, :func:`current_filters` serves a test double of the context's searches, and
+``CliRunner``, :func:`current_filters` serves a test double of the context's searches,
 :class:`PluginConformance` is a test class any plugin subclasses to check itself against the
-contract. Run a plugin component on its own with ``ragplugins.api.query_scope``.
+contract, and :func:`check_store_adapter` runs the store tests against any store adapter
+(ragplugins.stores). Run a plugin component on its own with ``ragplugins.api.query_scope``.
 """
 
 from __future__ import annotations
@@ -250,3 +251,120 @@ class PluginConformance:
         from ragplugins.eval.runner import instrument
 
         instrument(on, GoldRow(id="conformance", query="What is the annual fee?", expected=("120,000 EUR",)), result)
+
+
+def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
+                        adapter_class: type | None = None,
+                        reopen: Callable[[RagPlugins, Any], tuple[RagPlugins, Any]] | None = None) -> None:
+    """The store conformance kit: run the store tests against whatever adapter serves the index that
+    ``open_rag()`` opens (a RagPlugins with its ``vector_store``, or the embedded default).
+
+    ``corpus``: a folder of at least three documents (``write_tiny_corpus``); it is indexed, one file
+    is changed, one document deleted. ``adapter_class``: the adapter that must have been chosen.
+    ``reopen(rp, index)``: the same index as a restarted app sees it (persisted and loaded again);
+    given, the index id and the plugin state must survive it. Raises AssertionError naming the check."""
+    import warnings
+
+    from llama_index.core.schema import NodeWithScore
+
+    from ragplugins import search
+    from ragplugins.nodes import annotation, cosine
+    from ragplugins.stores import CHUNK_INDEX_KEY, StoreAdapter
+
+    rag = open_rag()
+    index, _ = rag.index_paths([corpus])
+    ctx = rag.context(index)
+    adapter = ctx.store
+    assert isinstance(adapter, StoreAdapter), f"ctx.store is a {type(adapter).__name__}, not a StoreAdapter"
+    if adapter_class is not None:
+        assert type(adapter) is adapter_class, f"{type(adapter).__name__} was chosen, not {adapter_class.__name__}"
+    assert rag.context(index).store is adapter, "the adapter is chosen once per index, not per call"
+
+    # Listing and iterating agree with the corpus and with each other.
+    files = sorted(p.name for p in Path(corpus).iterdir() if p.is_file())
+    docs = adapter.list_documents()
+    assert sorted(docs) == files, f"list_documents() gave {sorted(docs)}, the corpus holds {files}"
+    nodes = list(adapter.iter_nodes())
+    assert sorted(n.node_id for n in nodes) == sorted(i for d in docs.values() for i in d.node_ids), \
+        "iter_nodes() and list_documents() disagree on the stored chunks"
+    for info in docs.values():
+        assert info.doc_hash, f"list_documents() lost the content hash of {info.doc_id}"
+        chunks = [n.metadata.get(CHUNK_INDEX_KEY) for n in adapter.get_nodes(info.node_ids)]
+        assert sorted(chunks) == list(range(len(info.node_ids))), f"{info.doc_id}: chunks {chunks}"
+    assert sorted(adapter.iter_texts()) == sorted(n.get_content() for n in nodes), "iter_texts() != the chunk texts"
+    some = nodes[0]
+    assert [n.node_id for n in adapter.get_nodes([some.node_id])] == [some.node_id], "get_nodes(ids) by id"
+
+    # A metadata update changes the metadata and nothing else.
+    stamp_before = adapter.version()
+    assert adapter.update_metadata({some.node_id: {"conformance_mark": "marked"}}) == 1
+    again = adapter.get_nodes([some.node_id])[0]
+    assert again.metadata.get("conformance_mark") == "marked", "update_metadata() did not reach the store"
+    assert again.get_content() == some.get_content(), "update_metadata() changed the chunk text"
+    if some.embedding is not None and again.embedding is not None:
+        assert max(abs(a - b) for a, b in zip(again.embedding, some.embedding)) < 1e-6, "update_metadata() moved a vector"
+    if stamp_before is not None:
+        assert adapter.version() != stamp_before, "version() did not change after a write"
+
+    # Dense search through the index; scores are cosines when the adapter says so.
+    query = "What is the annual fee?"
+    embedding = ctx.embed_query(query)
+    hits = search.dense_search(adapter, query, embedding, 3)
+    assert hits, "dense search over the index returned nothing"
+    if adapter.scores_are_cosines:
+        for hit in hits:
+            vector = hit.node.embedding or adapter.get_nodes([hit.node.node_id])[0].embedding
+            if vector is not None:
+                assert abs(cosine(embedding, vector) - hit.score) < 1e-3, "scores_are_cosines, but a score is not"
+    assert all(annotation(h).get("dense_cosine") is not None for h in hits), "dense results carry no cosine"
+    native = adapter.sparse_search(query, 3)
+    assert native is None or all(isinstance(n, NodeWithScore) for n in native), "sparse_search(): NodeWithScore or None"
+    assert search.sparse_search(adapter, "annual fee", 3), "the sparse leg found nothing for words in the corpus"
+
+    # Caches built from the contents go stale on a write through ragplugins.
+    builds: list[int] = []
+    count = lambda c: builds.append(1) or len(list(c.store.iter_nodes()))  # noqa: E731
+    first = ctx.cached("conformance.count", count)
+    assert ctx.cached("conformance.count", count) == first and len(builds) == 1, "cached() rebuilt without a write"
+
+    # Plugin state: named collections, per plugin, replaced whole, readable by a fresh adapter.
+    state = ctx.state("conformance")
+    assert state.read("rows") is None and state.signature("rows") is None, "state of a new index must be empty"
+    records = [{"doc_id": d, "n": i, "vector": [0.5, -0.25], "nested": {"k": [1, 2]}} for i, d in enumerate(files)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a store that keeps state in memory only says so once
+        state.write("rows", records, {"what": "conformance"})
+        first_signature = state.signature("rows")
+        stored = state.read("rows")
+        assert stored is not None and stored.records == records and stored.meta == {"what": "conformance"}
+        assert stored.index_id == adapter.index_id, "state is stamped with the index it belongs to"
+        state.write("rows", records[:1])
+    assert state.signature("rows") != first_signature, "signature() did not change with a write"
+    assert ctx.state("conformance").read("rows").records == records[:1], "a write replaces the collection whole"
+    assert ctx.state("another").read("rows") is None, "plugins' states are separate"
+
+    # The index changes: a changed document is replaced, a removed one is gone, the caches see it.
+    changed, removed = files[0], files[-1]
+    old_hash = docs[changed].doc_hash
+    (Path(corpus) / changed).write_text("# Changed\n\nThis document was rewritten by the conformance kit.\n",
+                                        encoding="utf-8")
+    index, report = rag.index_paths([corpus])
+    assert report.updated == [changed], f"index_paths() after a change updated {report.updated}, not [{changed}]"
+    assert rag.delete_documents([removed]) == [removed]
+    docs = adapter.list_documents()
+    assert removed not in docs, "a deleted document is still listed"
+    assert docs[changed].doc_hash != old_hash, "a changed document kept its old content hash"
+    stored_ids = {n.node_id for n in adapter.iter_nodes()}
+    assert stored_ids == {i for d in docs.values() for i in d.node_ids}, "stale chunks of a replaced document remain"
+    assert not any(n.ref_doc_id == removed for n in adapter.iter_nodes()), "chunks of a removed document remain"
+    assert ctx.cached("conformance.count", count) == len(stored_ids) and len(builds) == 2, "cache not stale after a write"
+    assert any("rewritten by the conformance kit" in t for t in adapter.iter_texts())
+
+    if reopen is not None:
+        index_id = adapter.index_id
+        rag2, index2 = reopen(rag, index)
+        adapter2 = rag2.context(index2).store
+        assert type(adapter2) is type(adapter)
+        assert adapter2.index_id == index_id, f"the index id changed across a restart ({index_id} -> {adapter2.index_id})"
+        assert adapter2.state("conformance").read("rows").records == records[:1], "plugin state lost across a restart"
+        assert sorted(adapter2.list_documents()) == sorted(docs)

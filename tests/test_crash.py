@@ -12,6 +12,7 @@ overview and retry enabled:
 
 from __future__ import annotations
 
+import base64
 import json
 import multiprocessing
 import os
@@ -91,11 +92,11 @@ def snapshot(persist_dir: Path) -> dict:
                            "vector": np.round(np.asarray(row["vector"]), 5).tolist()}
     fts = {q: sorted(r["id"] for r in table.search(q, query_type="fts").limit(50).to_arrow().to_pylist())
            for q in FTS_QUERIES}
-    sidecar = persist_dir / "sidecars" / "overview" / "overviews.chunks.npz"
-    with np.load(sidecar, allow_pickle=False) as data:
-        overviews = {k: data[k].tolist() for k in ("doc_ids", "hashes", "texts", "sources")}
-        overviews["meta"] = json.loads(str(data["meta"]))
-        overviews["vectors"] = np.round(data["vectors"], 5).tolist()
+    stored = json.loads((persist_dir / "sidecars" / "overview" / "overviews.chunks.json").read_text())
+    overviews = {f"{k}s": [r[k] for r in stored["records"]] for k in ("doc_id", "hash", "text", "source")}
+    overviews["meta"] = stored["meta"]
+    overviews["vectors"] = [np.round(np.frombuffer(base64.b64decode(r["vector"]), dtype="<f4"), 5).tolist()
+                            for r in stored["records"]]
     manifest = json.loads((persist_dir / "manifest.json").read_text())
     return {"rows": rows, "fts": fts, "overviews": overviews, "manifest": manifest,
             "journal": (persist_dir / JOURNAL).exists()}

@@ -184,7 +184,7 @@ def test_check_finds_and_repairs_duplicates_fts_and_plugin_state(indexed):
     table.add(table.to_arrow().slice(0, 2))  # what two unlocked writers used to leave
     for d in glob.glob(str(idx / "lancedb" / "chunks.lance" / "_indices" / "*")):
         shutil.rmtree(d)
-    (idx / "sidecars" / "overview" / "overviews.chunks.npz").unlink()
+    (idx / "sidecars" / "overview" / "overviews.chunks.json").unlink()
     found = check_index(_rp(idx))
     problems = " | ".join(_problems(found))
     assert "2 chunk ids are stored more than once" in problems
@@ -220,7 +220,7 @@ def test_cli_check_prints_one_line_per_finding(indexed, tmp_path, monkeypatch):
 
     ok = CliRunner().invoke(get_cli(), ["--config", str(cfg), "check"])
     assert ok.exit_code == 0 and ok.output.startswith(f"ok: {idx}: 4 documents")
-    (idx / "sidecars" / "overview" / "overviews.chunks.npz").unlink()
+    (idx / "sidecars" / "overview" / "overviews.chunks.json").unlink()
     bad = CliRunner().invoke(get_cli(), ["--config", str(cfg), "check"])
     assert bad.exit_code == 1 and "problem: plugin 'overview'" in bad.output and "check --repair" in bad.output
     fixed = CliRunner().invoke(get_cli(), ["--config", str(cfg), "check", "--repair"])

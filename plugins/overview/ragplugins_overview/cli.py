@@ -25,12 +25,10 @@ def overview_group() -> None:
 @click.pass_context
 def show_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     """Print the stored overview of each document (or of DOC_IDS)."""
-    from ragplugins.api import RagContext
     from ragplugins_overview.sidecar import SidecarError, location_for
 
     rp = _overview_app(ctx)
-    # Reading the sidecar needs its place, not the embedder: a context without models is enough.
-    location = location_for(RagContext(config=rp.config, embed_model=None, persist_dir=rp.persist_dir))
+    location = location_for(rp.context(rp.index()))
     try:
         overviews = location.read()
     except SidecarError as exc:

@@ -3,6 +3,7 @@
 import json
 import shutil
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,10 +12,10 @@ from llama_index.core.base.base_retriever import BaseRetriever
 
 from ragplugins import api
 import ragplugins_overview.plugin as plugin
-from ragplugins.api import GoldRow
+from ragplugins.api import GoldRow, StoreAdapter
 from ragplugins.testing import FakeLLM, PluginConformance, make_rag, write_tiny_corpus
 from ragplugins_overview.cli import overview_group
-from ragplugins_overview.sidecar import FileLocation
+from ragplugins_overview.sidecar import Location
 
 ESPRESSO = "How do I descale the espresso machine boiler?"
 FEE = "What is the annual fee?"
@@ -25,8 +26,20 @@ class TestConformance(PluginConformance):
     config = {"mode": "adaptive", "top_documents": 3}
 
 
+class _Sidecar:
+    """The overviews file the LanceDB adapter keeps under persist_dir, read without opening the index."""
+
+    def __init__(self, persist_dir):
+        self.path = persist_dir / "sidecars" / "overview" / "overviews.chunks.json"
+
+    def read(self):
+        adapter = StoreAdapter(SimpleNamespace(vector_store=None), index_uid="unchecked")
+        adapter.read_state = lambda plugin, name: self.path.read_text(encoding="utf-8") if self.path.exists() else None
+        return Location(SimpleNamespace(state=adapter.state, index_id=adapter.index_id)).read()
+
+
 def _sidecar(persist_dir):
-    return FileLocation(persist_dir / "sidecars" / "overview" / "overviews.chunks.npz")
+    return _Sidecar(persist_dir)
 
 
 def _sources(persist_dir):
@@ -226,7 +239,7 @@ def test_an_unreadable_sidecar_gives_one_warning_and_plain_retrieval(own_index, 
     make, corpus, persist = own_index
     rag = make()
     rag.index_paths([corpus])
-    _sidecar(persist).path.write_bytes(b"not a zip file")
+    _sidecar(persist).path.write_bytes(b"not JSON")
     off = make_rag([plugin], {"enable": []}, embed_model=bundled_embed_model, persist_dir=persist)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -10,11 +10,12 @@ import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
 
-from ragplugins_overview.sidecar import MemoryLocation, Overviews
+from ragplugins.api import StoreAdapter
+from ragplugins_overview.sidecar import Overviews, location_for
 
 
 class Owner:
-    """Stands for a vector store (the in-memory sidecar lives as long as it)."""
+    """Stands for a vector store (the base adapter's in-memory plugin state lives as long as it)."""
 
 
 class FakeContext:
@@ -24,13 +25,14 @@ class FakeContext:
         self.queries = queries
         self.restricted = restricted
         self.vector_store = Owner()
-        self.index_id = f"fake:{id(self.vector_store)}"
+        self.store = StoreAdapter(SimpleNamespace(vector_store=self.vector_store), index_uid=f"fake:{id(self)}")
+        self.index_id = self.store.index_id
         self.config = SimpleNamespace(core=SimpleNamespace(top_k=10, table="chunks"))
         self.top_k = 10
         self.searches: list[dict] = []
 
-    def sidecar_dir(self, plugin: str):
-        return None
+    def state(self, plugin: str):
+        return self.store.state(plugin)
 
     def embed_query(self, text: str) -> list[float]:
         return list(self.queries[text])
@@ -48,7 +50,7 @@ class FakeContext:
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the "kept in memory only" notice
-            MemoryLocation(self.index_id, owner=self.vector_store).write(Overviews(
+            location_for(self).write(Overviews(
                 ids, ["h"] * len(ids), [f"overview of {d}" for d in ids], ["extractive"] * len(ids), matrix,
                 embedder or self.embedder_id, index_id or self.index_id))
 

@@ -104,11 +104,7 @@ def build(texts: list[str]) -> Vocabulary:
 
 
 def _texts(ctx: Any) -> list[str]:
-    store = ctx.vector_store
-    rows = getattr(store, "document_rows", None)
-    if rows is not None:  # LanceDB: read the text column only, not the vectors
-        return [r["text"] or "" for r in rows({"text": store.text_key})]
-    return [n.get_content() for n in ctx.all_nodes()]
+    return list(ctx.store.iter_texts())
 
 
 def vocabulary_of(ctx: Any) -> Vocabulary:

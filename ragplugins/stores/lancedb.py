@@ -1,0 +1,128 @@
+"""The embedded default store, :class:`ragplugins.store.RagLanceDBVectorStore`.
+
+Plugin state lives in files beside the table: ``<persist_dir>/sidecars/<plugin>/<name>.<table>.json``
+for the index ragplugins manages (``<uri>.ragplugins/...`` for a LanceDB store a host gave), each
+replaced atomically (a temporary file, fsynced, renamed over the old one). A Lance table would do
+too, but a whole collection is always read and written at once, which is what a file is for.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Hashable, Iterator, Sequence
+
+from ragplugins.stores.base import CHUNK_INDEX_KEY, DocumentInfo, StoreAdapter
+
+STATE_DIR = "sidecars"
+
+
+class LanceDBAdapter(StoreAdapter):
+    name = "lancedb"
+    reports_filters = True  # RagLanceDBVectorStore.query reports a host retriever's filters
+
+    @classmethod
+    def handles(cls, vector_store: Any) -> bool:
+        # Without importing LanceDB for an app that never opened one: no RagLanceDBVectorStore exists
+        # until ragplugins.store was imported.
+        module = sys.modules.get("ragplugins.store")
+        return module is not None and isinstance(vector_store, module.RagLanceDBVectorStore)
+
+    @property
+    def index_id(self) -> str:
+        if self.index_uid is not None:
+            return f"{self.index_uid}:{self.table or self.vector_store.table_name}"
+        return f"lancedb:{Path(str(self.vector_store.uri)).resolve()}:{self.vector_store.table_name}"
+
+    def version(self) -> Hashable:
+        return self.vector_store.table_version()  # bumped by every write, whoever made it
+
+    # -- reads -------------------------------------------------------------
+    def iter_nodes(self) -> Iterator[Any]:
+        return iter(self.vector_store.get_nodes())
+
+    def iter_texts(self) -> Iterator[str]:
+        store = self.vector_store  # the text column only, not the vectors
+        return (r["text"] or "" for r in store.document_rows({"text": store.text_key}))
+
+    def get_nodes(self, node_ids: Sequence[str]) -> list[Any]:
+        return self.vector_store.get_nodes(node_ids=list(node_ids)) if node_ids else []
+
+    def list_documents(self) -> dict[str, DocumentInfo]:
+        store = self.vector_store
+        keys = {k: f"metadata.{k}" for k in store.metadata_fields() if k != "_node_content"}
+        rows = store.document_rows({"id": "id", "doc": store.doc_id_key, **keys})
+        rows.sort(key=lambda r: (r["doc"], r.get(CHUNK_INDEX_KEY) or 0))
+        docs: dict[str, DocumentInfo] = {}
+        for row in rows:
+            info = docs.get(row["doc"])
+            if info is None:
+                meta = {k: row[k] for k in keys if row.get(k) is not None}
+                info = docs[row["doc"]] = DocumentInfo(row["doc"], meta)
+            info.node_ids.append(row["id"])
+        return docs
+
+    # -- writes ------------------------------------------------------------
+    def declare_metadata(self, keys: dict[str, type]) -> None:
+        self.vector_store.declare_metadata(keys)
+
+    def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
+        return self.vector_store.update_metadata(updates)
+
+    def write_batch(self, nodes: Sequence[Any], replace_doc_ids: Sequence[str],
+                    existing: dict[str, DocumentInfo]) -> None:
+        # One Lance commit: a reader sees each document as it was or as it is now.
+        self.vector_store.write_batch(nodes, replace_doc_ids=list(replace_doc_ids))
+
+    def remove_documents(self, doc_ids: Sequence[str]) -> None:
+        self.vector_store.write_batch([], replace_doc_ids=list(doc_ids))
+
+    def after_write(self) -> None:
+        self.vector_store.refresh_fts()
+
+    # -- plugin state --------------------------------------------------------
+    @property
+    def state_dir(self) -> Path:
+        if self.persist_dir is not None:
+            return Path(self.persist_dir) / STATE_DIR
+        return Path(f"{Path(str(self.vector_store.uri)).resolve()}.ragplugins") / STATE_DIR
+
+    def _path(self, plugin: str, name: str) -> Path:
+        return self.state_dir / plugin / f"{name}.{self.vector_store.table_name}.json"
+
+    def state_label(self) -> str:
+        return f"'{self.state_dir}' (table '{self.vector_store.table_name}')"
+
+    def read_state(self, plugin: str, name: str) -> str | None:
+        try:
+            return self._path(plugin, name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def state_signature(self, plugin: str, name: str) -> Hashable:
+        try:
+            st = self._path(plugin, name).stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def write_state(self, plugin: str, name: str, envelope: dict) -> None:
+        from ragplugins.writes import atomic_write_text
+
+        path = self._path(plugin, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(envelope, separators=(",", ":"), ensure_ascii=False))
+
+
+def recorded_index_uid(persist_dir: Path) -> str | None:
+    """The index uid the plugin state under ``persist_dir`` was written for (to keep it when the
+    manifest that records it is rebuilt), or None."""
+    for path in sorted((Path(persist_dir) / STATE_DIR).glob("*/*.json")):
+        try:
+            index_id = json.loads(path.read_text(encoding="utf-8")).get("index_id")
+        except Exception:  # noqa: BLE001 - unreadable state is its plugin's check's business
+            continue
+        if index_id:
+            return str(index_id).split(":")[0]
+    return None
