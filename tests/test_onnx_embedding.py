@@ -34,11 +34,12 @@ def word_pieces(text: str) -> int:
 
 def real_texts() -> list[str]:
     """Paragraphs of the project's own prose (docs, READMEs, the demo corpus): every one longer than the
-    model's 256 word pieces (tables, long lists: they are cut) and the first short ones, 300 in all."""
+    model's 256 word pieces (tables, long lists: they are cut; the first 40 of them) and the first short
+    ones, 300 in all."""
     files = sorted([*ROOT.glob("docs/*.md"), ROOT / "README.md", *ROOT.glob("plugins/*/README.md"),
                     *ROOT.glob("ragplugins/demo_data/corpus/*.md")])
     paragraphs = [p.strip() for f in files for p in f.read_text().split("\n\n") if len(p.strip()) > 20]
-    long = [p for p in paragraphs if word_pieces(p) > 256]
+    long = [p for p in paragraphs if word_pieces(p) > 256][:40]
     short = [p for p in paragraphs if word_pieces(p) <= 256]
     return long + short[: 300 - len(long)]
 
@@ -59,7 +60,7 @@ def torch_model():
 
 def test_onnx_vectors_match_torch_within_tolerance_on_real_texts(torch_model):
     texts = real_texts()
-    assert len(texts) == 300 and sum(word_pieces(t) > 256 for t in texts) >= 30  # these are cut
+    assert len(texts) == 300 and sum(word_pieces(t) > 256 for t in texts) == 40  # these are cut
     onnx_vectors = np.asarray(onnx_model().get_text_embedding_batch(texts))
     torch_vectors = np.asarray(torch_model.get_text_embedding_batch(texts))
     assert onnx_vectors.shape == torch_vectors.shape == (300, 384)
