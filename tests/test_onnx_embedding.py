@@ -12,6 +12,7 @@ import pytest
 from packaging.requirements import Requirement
 
 import ragplugins
+from ragplugins.check import check_index
 from ragplugins.embeddings import BUNDLED_IDENTITY, embedder_identity, load_embed_model
 from ragplugins.errors import MissingDependencyError
 from ragplugins.onnx_embedding import BundledOnnxEmbedding
@@ -85,6 +86,8 @@ def test_an_index_built_on_torch_is_queried_on_onnx(tmp_path, tiny_corpus, torch
     on_onnx = reopened.search(question).first_stage
     assert len(on_torch) >= 3 and [n.node.node_id for n in on_onnx] == [n.node.node_id for n in on_torch]
     assert max(abs(a.score - b.score) for a, b in zip(on_onnx, on_torch)) < TOLERANCE
+    report = check_index(reopened)  # re-embeds stored rows and compares them with what torch wrote
+    assert report.ok and report.rows > 0, report.findings
 
 
 def test_default_runs_on_onnx_without_torch_and_says_so_once(monkeypatch, caplog):
