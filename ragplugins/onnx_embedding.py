@@ -36,6 +36,8 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> tuple[
         if value.size <= 16:  # shapes, axes, scalars: inline
             inits.append(numpy_helper.from_array(value, name))
             return name
+        # Declared as external data and handed to ONNX Runtime as the arrays themselves (add_external_initializers
+        # in _session), which matches them by name; the location is never read.
         tensor = TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(value.dtype), dims=value.shape,
                              data_location=TensorProto.EXTERNAL)
         for key, val in (("location", "in-memory"), ("offset", "0"), ("length", str(value.nbytes))):
