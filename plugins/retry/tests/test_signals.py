@@ -114,6 +114,10 @@ class _Index:
 
         self.index, self.vector_store = object(), object()
         self._nodes, self.reads = [TextNode(text=c) for c in chunks], 0
+        self.store = self  # the store adapter's part the signal reads: iter_texts
+
+    def iter_texts(self):
+        return (n.get_content() for n in self.all_nodes())
 
     def all_nodes(self):
         self.reads += 1
