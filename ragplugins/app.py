@@ -41,7 +41,7 @@ from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
-from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections
+from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
 from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
 logger = logging.getLogger(__name__)
@@ -374,7 +374,8 @@ class RagPlugins:
     # -- index time ------------------------------------------------------
     def splitter(self) -> TransformComponent:
         core = self.config.core
-        return BlockedSentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
+        splitter = SectionSplitter if core.splitter == "sections" else BlockedSentenceSplitter
+        return splitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
 
     def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
         """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
@@ -386,7 +387,7 @@ class RagPlugins:
         post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
                 for c in contribs if c.stage == "post_split"]
         parsers: list[TransformComponent] = []
-        if self.config.core.splitter != "sentence":
+        if self.config.core.splitter in ("auto", "markdown"):
             parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
         parsers.append(self.splitter())
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)

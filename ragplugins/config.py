@@ -47,7 +47,7 @@ class CoreSettings(BaseModel):
                                     "scores normalised by their own mean +- 3 standard deviations and summed, so "
                                     "the leg whose best results stand out leads for this query; 'rrf': reciprocal "
                                     "rank fusion (k = 60), which ignores how far apart the scores are.")
-    splitter: Literal["auto", "sentence", "markdown"] = Field(
+    splitter: Literal["auto", "sentence", "markdown", "sections"] = Field(
         "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings); "
                                 "'auto' splits Markdown files at every heading first, which leaves many small "
                                 "chunks (measured worse on Markdown corpora, docs/benchmarks.md); 'markdown' "
