@@ -139,7 +139,7 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
     return (lambda q: [n.node.get_content() for n in fusion.retrieve(q)]), len(nodes)
 
 
-def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+def ragplugins_app(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
     from ragplugins.config import parse_config
 
@@ -152,6 +152,17 @@ def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding,
     if not (persist / "done").exists():
         rp.index_paths(paths)
         (persist / "done").write_text("ok")
+    return rp
+
+
+def ragplugins_nodes(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+    """Every chunk of the index ``ragplugins_app`` built (what research_firststage.py scores in memory)."""
+    rp = ragplugins_app(name, paths, embed, config)
+    return rp.context(rp.index()).all_nodes()
+
+
+def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+    rp = ragplugins_app(name, paths, embed, config)
     rows = len(rp.context(rp.index()).all_nodes())
     return (lambda q: [n.node.get_content() for n in rp.search(q).final]), rows
 

@@ -51,7 +51,9 @@ class CoreSettings(BaseModel):
         "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings); "
                                 "'auto' splits Markdown files at every heading first, which leaves many small "
                                 "chunks (measured worse on Markdown corpora, docs/benchmarks.md); 'markdown' "
-                                "treats every file as Markdown.")
+                                "treats every file as Markdown; 'sections' packs whole sections (headings of "
+                                "Markdown, reStructuredText, AsciiDoc, numbered headings) into each chunk while "
+                                "they fit, and splits a larger section by sentences.")
     chunk_size: int = Field(
         512, ge=32, le=8192,
         description="Chunk size in tokens. The bundled MiniLM embeds only the first 256 word pieces of a chunk "
