@@ -53,3 +53,22 @@ def test_a_section_larger_than_a_chunk_is_split_by_sentences_and_small_sections_
 
 def test_empty_text_gives_one_empty_chunk_like_the_sentence_splitter():
     assert SectionSplitter().split_text("") == BlockedSentenceSplitter().split_text("") == [""]
+
+
+def test_the_config_chooses_the_splitter_that_indexes_a_file(tmp_path):
+    from llama_index.core import MockEmbedding
+
+    import ragplugins
+
+    doc = tmp_path / "docs" / "manual.txt"
+    doc.parent.mkdir()
+    doc.write_text(_sections(12, 20))
+    starts = {}
+    for name in ("sections", "sentence"):
+        rp = ragplugins.load({"ragplugins": {"enable": [], "splitter": name, "chunk_size": 256, "chunk_overlap": 20,
+                                             "persist_dir": str(tmp_path / name)}},
+                             embed_model=MockEmbedding(embed_dim=8))
+        rp.index_paths([doc.parent])
+        chunks = [n.get_content() for n in rp.context(rp.index()).all_nodes()]
+        starts[name] = all(c.startswith("Section ") for c in chunks)
+    assert starts == {"sections": True, "sentence": False}
