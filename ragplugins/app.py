@@ -42,6 +42,7 @@ from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
 from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
+from ragplugins.windows import WindowedEmbedding
 from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
 logger = logging.getLogger(__name__)
@@ -391,7 +392,8 @@ class RagPlugins:
             parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
         parsers.append(self.splitter())
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
-        return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, self.embed_model]
+        embed = WindowedEmbedding(embed_model=self.embed_model) if self.config.core.embed_windows else self.embed_model
+        return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,
                     delete_missing: bool = False, reindex: bool = False) -> VectorStoreIndex:

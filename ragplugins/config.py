@@ -60,6 +60,11 @@ class CoreSettings(BaseModel):
                     "(the BM25 leg reads all of it); 256 measured better on some bench corpora and worse on "
                     "others (docs/benchmarks.md), so measure yours with `ragplugins eval`.")
     chunk_overlap: int = Field(50, ge=0, le=4096, description="Overlap between chunks in tokens.")
+    embed_windows: bool = Field(
+        False, description="Embed each chunk as the mean of its windows, so an embedder that reads fewer tokens "
+                           "than a chunk holds (the bundled MiniLM reads 256 word pieces) sees all of it "
+                           "(ragplugins.windows; sentence-transformers embedders). Costs about twice the embedding "
+                           "time. Re-index (`ragplugins index PATH --reindex`) after changing it.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "
