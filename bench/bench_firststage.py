@@ -54,11 +54,13 @@ class CachedEmbedding(BaseEmbedding):
 
     _inner: Any = PrivateAttr()
     _db: Any = PrivateAttr()
+    _model: Any = PrivateAttr()  # the inner sentence-transformers model: ragplugins.windows reads its tokenizer
 
     def __init__(self, inner: Any, path: Path, **kwargs: Any):
         super().__init__(model_name=f"cached:{getattr(inner, 'model_name', type(inner).__name__)}",
                          embed_batch_size=64, **kwargs)
         self._inner = inner
+        self._model = getattr(inner, "_model", None)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.execute("create table if not exists v (k text primary key, vec blob)")
@@ -115,7 +117,9 @@ def corpus(name: str) -> tuple[list[Path], list[GoldRow]]:
         from debian_corpora import corpus_dir
 
         gold = HERE / "goldsets" / "debian" / f"{name}.jsonl"
-        return [corpus_dir(name)], load_gold([gold])
+        # Resolved: SimpleDirectoryReader puts the absolute path in every chunk's embedded text, so the
+        # peer's cached embeddings are found only through the same path from every worktree.
+        return [corpus_dir(name).resolve()], load_gold([gold])
     return bench_corpus(name)
 
 
@@ -139,7 +143,7 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
     return (lambda q: [n.node.get_content() for n in fusion.retrieve(q)]), len(nodes)
 
 
-def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+def ragplugins_app(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
     from ragplugins.config import parse_config
 
@@ -152,6 +156,17 @@ def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding,
     if not (persist / "done").exists():
         rp.index_paths(paths)
         (persist / "done").write_text("ok")
+    return rp
+
+
+def ragplugins_nodes(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+    """Every chunk of the index ``ragplugins_app`` built (what research_firststage.py scores in memory)."""
+    rp = ragplugins_app(name, paths, embed, config)
+    return rp.context(rp.index()).all_nodes()
+
+
+def ragplugins_retriever(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
+    rp = ragplugins_app(name, paths, embed, config)
     rows = len(rp.context(rp.index()).all_nodes())
     return (lambda q: [n.node.get_content() for n in rp.search(q).final]), rows
 

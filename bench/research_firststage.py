@@ -1,200 +1,176 @@
-"""Fast what-ifs for the first stage: every variant scored in memory on one index's chunks.
+"""Fast what-ifs for the first stage: variants scored in memory on one index's chunks (dev split).
 
-Reads the chunks (text, vector) of the ragplugins index that bench_firststage.py built for a
-corpus, and scores sparse legs, fusion rules and chunk views without touching the store, so a
-variant costs seconds. What it finds is then built into ragplugins.search and confirmed through
-the product path with bench_firststage.py. Dev split only unless told otherwise.
+Reads the chunks (text, vector) of the ragplugins index that bench_firststage.py built for a corpus
+with the given core settings, and scores fusion rules, leg weights and embedding windows without
+touching the store, so a variant costs seconds (windows: once embedded, see below). The `current`
+arm reproduces the product path's number (same BM25 leg, same fusion). What wins here is built into
+the core and confirmed through the product path with bench_firststage.py.
 
-    python bench/research_firststage.py --corpus mixed docs acq+docs git python --split dev
+    python bench/research_firststage.py --lever fusion --corpus mixed docs acq acq+docs git postgres python
+    python bench/research_firststage.py --lever weights --corpus ...
+    python bench/research_firststage.py --lever windows --corpus mixed docs acq acq+docs git
+
+Levers:
+- fusion: distribution sum (the default), max, reciprocal rank, "complete" (a chunk missing from a
+  leg's top 50 gets its real score in that leg instead of 0), each also with at most 2 or 3 chunks
+  of one document in the top 10 (does one document crowd the answer out?).
+- weights: leg weights from signals available at query time: the share of the query's BM25 tokens
+  the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
+  the fixed 1.5 either way for reference.
+- windows: MiniLM reads 256 word pieces of a ~550-piece chunk. Each chunk's later windows (the text
+  from where the embedder stopped, with the same metadata header) are embedded (cached by text in
+  bench/.cache/embeddings.sqlite: slow the first time), and the dense leg scores a chunk by its
+  first window (today), the mean of its windows, or its best window.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, CachedEmbedding, corpus, split_of  # noqa: E402
+from bench_firststage import CACHE, K, CachedEmbedding, corpus, ragplugins_nodes, split_of  # noqa: E402
 
+from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
+from ragplugins.search import _distribution_normalised  # noqa: E402
+
+DEPTH = 50
 
 
-def load_chunks(name: str, paths, embed, config: dict):
-    import hashlib
-    import json
-
-    import ragplugins
-
-    key = hashlib.sha1(json.dumps([name, config], sort_keys=True).encode()).hexdigest()[:12]
-    persist = CACHE / "firststage" / f"{name.replace('+', '_')}-{key}"
-    rp = ragplugins.load({"ragplugins": {"enable": [], "persist_dir": str(persist), **config}}, embed_model=embed)
-    if not (persist / "done").exists():
-        rp.index_paths(paths)
-        (persist / "done").write_text("ok")
-    nodes = rp.context(rp.index()).all_nodes()
-    return nodes
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-9)
 
 
-WORD = re.compile(r"(?u)\b\w\w+\b")
-IDENT = re.compile(r"[A-Za-z_][\w]*(?:[.\-:/][A-Za-z_0-9][\w]*)+|\d+(?:\.\d+)+")
+def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum") -> list[int]:
+    """Chunk positions, best first: each leg's top DEPTH (BM25: score > 0) fused like ragplugins.search.fuse."""
+    orders = [[int(i) for i in np.argsort(-scores, kind="stable")[:DEPTH] if n == 0 or scores[i] > 0]
+              for n, (scores, _) in enumerate(legs)]
+    dense_rank = {i: r for r, i in enumerate(orders[0])}
+    candidates = set().union(*orders)
+    fused: dict[int, float] = defaultdict(float)
+    for (scores, weight), order in zip(legs, orders):
+        if how == "rrf":
+            part = {i: 1.0 / (61 + r) for r, i in enumerate(order)}
+        else:
+            part = dict(zip(order, _distribution_normalised([float(scores[i]) for i in order])))
+        if how == "complete" and order:  # a candidate missing from this leg's top: its real score, same scale
+            mean, sd = scores[order].mean(), scores[order].std()
+            part = {i: part.get(i, (scores[i] - (mean - 3 * sd)) / (6 * sd) if sd > 0 else 0.0) for i in candidates}
+        for i, value in part.items():
+            fused[i] = max(fused[i], weight * value) if how == "max" else fused[i] + weight * value
+    return sorted(fused, key=lambda i: (-fused[i], dense_rank.get(i, 10**9)))
 
 
-def tokenizer(kind: str) -> Callable[[str], list[str]]:
-    import Stemmer
-
-    stem = Stemmer.Stemmer("english")
-    import bm25s
-
-    stop = set(bm25s.stopwords.STOPWORDS_EN)
-
-    def plain(text: str) -> list[str]:
-        return [t for t in WORD.findall(text.lower()) if t not in stop]
-
-    def stemmed(text: str) -> list[str]:
-        return stem.stemWords(plain(text))
-
-    def ident(text: str) -> list[str]:
-        # stems of words plus whole identifiers and dotted numbers, and the parts of snake_case
-        low = text.lower()
-        out = stemmed(low)
-        for m in IDENT.findall(low):
-            out.append(m)
-        for w in WORD.findall(low):
-            if "_" in w:
-                out += [p for p in w.split("_") if len(p) > 1]
-        return out
-
-    return {"plain": plain, "stem": stemmed, "ident": ident}[kind]
+def doc_cap(order: list[int], docs: list[str], cap: int, k: int = 10) -> list[int]:
+    seen: dict[str, int] = defaultdict(int)
+    head, rest = [], []
+    for i in order:
+        if len(head) < k and seen[docs[i]] < cap:
+            head.append(i)
+            seen[docs[i]] += 1
+        else:
+            rest.append(i)
+    return head + rest
 
 
-class BM25:
-    def __init__(self, texts: list[str], tok, k1=1.2, b=0.75):
-        import bm25s
-
-        self.tok = tok
-        corpus_tokens = [tok(t) for t in texts]
-        self.model = bm25s.BM25(k1=k1, b=b)
-        vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(w, len(vocab)) for w in doc] for doc in corpus_tokens]
-        self.vocab = vocab
-        self.model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
-        self.n = len(texts)
-
-    def scores(self, query: str) -> np.ndarray:
-        q = [self.vocab[w] for w in self.tok(query) if w in self.vocab]
-        if not q:
-            return np.zeros(self.n)
-        return np.asarray(self.model.get_scores(q), dtype=float)
+def standout(scores: np.ndarray) -> float:
+    top = np.sort(scores)[::-1][:DEPTH]
+    return float((top[0] - top.mean()) / top.std()) if len(top) > 1 and top.std() > 0 else 0.0
 
 
-def ranks(scores: np.ndarray, depth: int) -> dict[int, int]:
-    order = np.argsort(-scores, kind="stable")[:depth]
-    return {int(i): r for r, i in enumerate(order, 1) if scores[int(i)] > 0 or True}
+def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
+    """The texts the embedder would need to see the rest of a chunk: from where it stopped reading,
+    with the chunk's metadata header in front."""
+    from llama_index.core.schema import MetadataMode
+
+    full, content = node.get_content(MetadataMode.EMBED), node.get_content()
+    header = full[: len(full) - len(content)] if full.endswith(content) else ""
+    offsets = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    step = limit - len(tokenizer(header, add_special_tokens=False)["input_ids"])
+    return [header + full[offsets[start][0]:] for start in range(limit, len(offsets), step)]
 
 
-def rrf(lists: list[tuple[dict[int, int], float]], k: int = 60) -> dict[int, float]:
-    out: dict[int, float] = defaultdict(float)
-    for rk, w in lists:
-        for i, r in rk.items():
-            out[i] += w / (k + r)
-    return out
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    sd = x.std()
-    return (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
-
-
-def _top_minmax(x: np.ndarray, depth: int = 50) -> np.ndarray:
-    order = np.argsort(-x)[:depth]
-    out = np.zeros_like(x)
-    lo, hi = x[order].min(), x[order].max()
-    if hi > lo:
-        out[order] = (x[order] - lo) / (hi - lo)
-    return out
-
-
-def _top_dist(x: np.ndarray, depth: int = 50) -> np.ndarray:
-    order = np.argsort(-x)[:depth]
-    out = np.zeros_like(x)
-    mu, sd = x[order].mean(), x[order].std()
-    if sd > 0:
-        out[order] = (x[order] - (mu - 3 * sd)) / (6 * sd)
-    return out
-
-
-FUSIONS = {
-    "zsum": lambda d, s: _z(d) + _z(s),
-    "minmax": lambda d, s: _top_minmax(d) + _top_minmax(s),
-    "dist": lambda d, s: _top_dist(d) + _top_dist(s),
-}
-
-
-def evaluate(order: list[int], texts: list[str], row) -> tuple[float, float]:
-    got = [texts[i] for i in order[:20]]
-    m = metrics.list_metrics(got, row.expected, row.match)
-    return m["ndcg@10"], m["recall@10"]
-
-
-def main() -> int:
-    p = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
+    p.add_argument("--lever", choices=["fusion", "weights", "windows"], required=True)
     p.add_argument("--split", default="dev")
-    p.add_argument("--config", default="{}")
-    p.add_argument("--depth", type=int, default=50)
-    args = p.parse_args()
-    global DEPTH
-    DEPTH = args.depth
-    import json
+    args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
 
-    embed = CachedEmbedding(load_embed_model(), CACHE / "embeddings.sqlite")
+    inner = load_embed_model()
+    embed = CachedEmbedding(inner, CACHE / "embeddings.sqlite")
+    table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
     for name in args.corpus:
         paths, gold = corpus(name)
-        rows = [r for r in gold if args.split == "all" or split_of(r) == args.split]
-        nodes = load_chunks(name, paths, embed, json.loads(args.config))
+        rows = [r for r in gold if split_of(r) == args.split]
+        nodes = ragplugins_nodes(name, paths, embed, {})
         texts = [n.get_content() for n in nodes]
-        vecs = np.asarray([n.embedding for n in nodes], dtype=np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True) + 1e-9
-        def titled(n):
-            name = str(n.metadata.get("file_name") or n.metadata.get("file_path") or "")
-            name = re.sub(r"\.(md|txt|rst|html?|pdf)$", "", name.rsplit("/", 1)[-1])
-            return re.sub(r"[_\-.]+", " ", name) + "\n" + n.get_content()
-        titled_texts = [titled(n) for n in nodes]
-        legs = {kind: BM25(texts, tokenizer(kind)) for kind in ("stem", "ident")}
-        legs["ident+title"] = BM25(titled_texts, tokenizer("ident"))
-        results: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        docs = [str(n.ref_doc_id) for n in nodes]
+        vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))
+        bm25 = sparse.SparseIndex(nodes)
+        windows = None
+        if args.lever == "windows":
+            tok = inner._model.tokenizer
+            per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
+                                embed.get_text_embedding_batch(window_texts(tok, n))] if window_texts(tok, n) else [v]
+                         for n, v in zip(nodes, vectors)]
+            owner = np.concatenate([[i] * len(w) for i, w in enumerate(per_chunk)])
+            every = unit(np.concatenate([np.stack(w) for w in per_chunk]))
+            mean = unit(np.stack([unit(np.stack(w)).mean(0) for w in per_chunk]))
+            windows = (owner, every, mean)
+        scored: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
-            q = np.asarray(embed.get_query_embedding(row.query), dtype=np.float32)
-            dense = vecs @ (q / (np.linalg.norm(q) + 1e-9))
-            d_rank = ranks(dense, DEPTH)
-            results["dense"].append(evaluate(list(d_rank), texts, row))
-            for kind, leg in legs.items():
-                s = leg.scores(row.query)
-                s_rank = {i: r for i, r in ranks(s, DEPTH).items() if s[i] > 0}
-                results[f"bm25 {kind}"].append(evaluate(list(s_rank), texts, row))
-                for fname, fuse in FUSIONS.items():
-                    f = fuse(dense, s)
-                    order = list(np.argsort(-f, kind="stable")[:20])
-                    results[f"{fname} dense+{kind}"].append(evaluate([int(i) for i in order], texts, row))
-                for w in (1.0, 1.5):
-                    fused = rrf([(d_rank, 1.0), (s_rank, w)])
-                    order = sorted(fused, key=lambda i: -fused[i])
-                    results[f"rrf dense+{kind} w={w}"].append(evaluate(order, texts, row))
-        print(f"\n## {name} ({args.split}, {len(rows)} q, {len(texts)} chunks)")
-        for arm, vals in results.items():
-            nd = sum(v[0] for v in vals) / len(vals)
-            rc = sum(v[1] for v in vals) / len(vals)
-            print(f"{arm:32s} nDCG@10 {nd:.3f}  R@10 {rc:.3f}")
+            def score(order: list[int]) -> tuple[float, float]:
+                m = metrics.list_metrics([texts[i] for i in order[:K]], row.expected, row.match)
+                return m["ndcg@10"], m["recall@10"]
+
+            q = unit(np.asarray(embed.get_query_embedding(row.query), dtype=np.float32))
+            dense = vectors @ q
+            bm = np.zeros(len(nodes))
+            for i, s in bm25.search(row.query, len(nodes)):
+                bm[i] = s
+            scored["current (distribution sum)"].append(score(fuse([(dense, 1.0), (bm, 1.0)])))
+            if args.lever == "fusion":
+                for how in ("max", "rrf", "complete"):
+                    scored[how].append(score(fuse([(dense, 1.0), (bm, 1.0)], how)))
+                for how in ("sum", "rrf"):
+                    for cap in (2, 3):
+                        scored[f"{how}, <= {cap} per document in the top 10"].append(
+                            score(doc_cap(fuse([(dense, 1.0), (bm, 1.0)], how), docs, cap)))
+            elif args.lever == "weights":
+                tokens = bm25.tokenize(row.query)
+                known = sum(t in bm25.vocab for t in tokens) / max(1, len(tokens))
+                d_out, s_out = standout(dense), standout(bm)
+                share = d_out / (d_out + s_out) if d_out + s_out > 0 else 0.5
+                for arm, (wd, ws) in {"BM25 x share of known query tokens": (1.0, known),
+                                      "each leg x how far its best stands out": (share, 1 - share),
+                                      "BM25 x 1.5": (1.0, 1.5), "dense x 1.5": (1.5, 1.0)}.items():
+                    scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
+            else:
+                owner, every, mean = windows
+                best = np.full(len(nodes), -1.0)
+                np.maximum.at(best, owner, every @ q)
+                for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best)):
+                    scored[f"{arm}, dense alone"].append(score([int(i) for i in np.argsort(-d, kind="stable")]))
+                    scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
+                scored["first window (current), dense alone"].append(
+                    score([int(i) for i in np.argsort(-dense, kind="stable")]))
+        for arm, values in scored.items():
+            table[arm][name] = (float(np.mean([v[0] for v in values])), float(np.mean([v[1] for v in values])))
+    print(f"\n{args.lever}, {args.split} split, nDCG@10 / R@10\n")
+    print("| arm | " + " | ".join(args.corpus) + " |")
+    print("|---|" + "---|" * len(args.corpus))
+    for arm, per in table.items():
+        print(f"| {arm} | " + " | ".join(f"{per[n][0]:.3f} / {per[n][1]:.3f}" for n in args.corpus) + " |")
     return 0
 
 

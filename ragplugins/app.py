@@ -41,7 +41,8 @@ from ragplugins.nodes import ANNOTATION_KEY, hide_metadata
 from ragplugins.plugins import PluginRecord, PluginRegistry
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 from ragplugins.readers import read_documents
-from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections
+from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
+from ragplugins.windows import WindowedEmbedding
 from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
 logger = logging.getLogger(__name__)
@@ -367,7 +368,8 @@ class RagPlugins:
     # -- index time ------------------------------------------------------
     def splitter(self) -> TransformComponent:
         core = self.config.core
-        return BlockedSentenceSplitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
+        splitter = SectionSplitter if core.splitter == "sections" else BlockedSentenceSplitter
+        return splitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
 
     def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
         """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
@@ -379,11 +381,12 @@ class RagPlugins:
         post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
                 for c in contribs if c.stage == "post_split"]
         parsers: list[TransformComponent] = []
-        if self.config.core.splitter != "sentence":
+        if self.config.core.splitter in ("auto", "markdown"):
             parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
         parsers.append(self.splitter())
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
-        return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, self.embed_model]
+        embed = WindowedEmbedding(embed_model=self.embed_model) if self.config.core.embed_windows else self.embed_model
+        return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,
                     delete_missing: bool = False, reindex: bool = False) -> VectorStoreIndex:

@@ -49,17 +49,24 @@ class CoreSettings(BaseModel):
                                     "scores normalised by their own mean +- 3 standard deviations and summed, so "
                                     "the leg whose best results stand out leads for this query; 'rrf': reciprocal "
                                     "rank fusion (k = 60), which ignores how far apart the scores are.")
-    splitter: Literal["auto", "sentence", "markdown"] = Field(
+    splitter: Literal["auto", "sentence", "markdown", "sections"] = Field(
         "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings); "
                                 "'auto' splits Markdown files at every heading first, which leaves many small "
                                 "chunks (measured worse on Markdown corpora, docs/benchmarks.md); 'markdown' "
-                                "treats every file as Markdown.")
+                                "treats every file as Markdown; 'sections' packs whole sections (headings of "
+                                "Markdown, reStructuredText, AsciiDoc, numbered headings) into each chunk while "
+                                "they fit, and splits a larger section by sentences.")
     chunk_size: int = Field(
         512, ge=32, le=8192,
         description="Chunk size in tokens. The bundled MiniLM embeds only the first 256 word pieces of a chunk "
                     "(the BM25 leg reads all of it); 256 measured better on some bench corpora and worse on "
                     "others (docs/benchmarks.md), so measure yours with `ragplugins eval`.")
     chunk_overlap: int = Field(50, ge=0, le=4096, description="Overlap between chunks in tokens.")
+    embed_windows: bool = Field(
+        False, description="Embed each chunk as the mean of its windows, so an embedder that reads fewer tokens "
+                           "than a chunk holds (the bundled MiniLM reads 256 word pieces) sees all of it "
+                           "(ragplugins.windows; sentence-transformers embedders). Costs about twice the embedding "
+                           "time. Re-index (`ragplugins index PATH --reindex`) after changing it.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "

@@ -3,6 +3,7 @@ Markdown documents."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from llama_index.core.bridge.pydantic import Field
@@ -72,3 +73,71 @@ class BlockedSentenceSplitter(SentenceSplitter):
             return super()._split_text(text, chunk_size)
         split = super()._split_text
         return [chunk for block in text_blocks(text) for chunk in split(block, chunk_size)]
+
+
+# Lines that open a section in documentation written as plain text. Each must follow a blank line (or
+# open the text), so the last line of a paragraph is never cut from its start.
+_SECTION_STARTS = re.compile(
+    r"#{1,6}\s+\S"                              # Markdown heading (also what the HTML reader writes)
+    r"|\d+(?:\.\d+)*\.?[ \t]+[A-Z][^\n]{0,100}$"  # numbered heading: "4.3. Scope", "25.1.3 Overview"
+    r"|\.\.[ \t]+[\w:-]+::"                      # reStructuredText directive: ".. function:: open(file)"
+    r"|\S[^\n]*::[ \t]*$",                        # AsciiDoc definition term: "--all::", "push [-p]::"
+)
+_UNDERLINE = re.compile(r"([=\-~^*+#`])\1{2,}[ \t]*$")  # "=====" under (or over) a title
+
+
+def section_starts(text: str) -> list[int]:
+    """Character offsets where a section of ``text`` begins (0 always among them): headings (Markdown,
+    underlined reStructuredText / AsciiDoc / setext, numbered), reStructuredText directives and
+    AsciiDoc definition terms."""
+    lines = text.splitlines(keepends=True)
+    offsets, at = [], 0
+    for line in lines:
+        offsets.append(at)
+        at += len(line)
+    starts = {0}
+    for i, line in enumerate(lines):
+        blank_before = i == 0 or not lines[i - 1].strip()
+        stripped = line.rstrip("\r\n")
+        if not stripped.strip() or _UNDERLINE.fullmatch(stripped):
+            continue
+        below = lines[i + 1].rstrip("\r\n") if i + 1 < len(lines) else ""
+        # A title is as long as its underline, give or take two (so a "----" block delimiter is not one).
+        if _UNDERLINE.fullmatch(below) and abs(len(below.strip()) - len(stripped.strip())) <= 2:
+            above = lines[i - 1].rstrip("\r\n") if i > 0 else ""
+            # An overlined title starts at its overline.
+            starts.add(offsets[i - 1] if i > 0 and _UNDERLINE.fullmatch(above) else offsets[i])
+        elif blank_before and _SECTION_STARTS.match(stripped):
+            starts.add(offsets[i])
+    return sorted(starts)
+
+
+class SectionSplitter(BlockedSentenceSplitter):
+    """Chunks that begin where a section of the document begins, when they can: consecutive sections
+    are packed into one chunk while they fit ``chunk_size``; a section larger than that is split by
+    the SentenceSplitter (with its overlap). SentenceSplitter alone cuts wherever the token budget
+    runs out, so a chunk usually starts inside one section and ends inside the next."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ragplugins.SectionSplitter"
+
+    def _split_text(self, text: str, chunk_size: int) -> list[str]:
+        bounds = [*section_starts(text), len(text)]
+        sections = [text[a:b] for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+        chunks: list[str] = []
+        packed: list[str] = []
+        size = 0
+        for section in sections:
+            tokens = self._token_size(section)
+            if packed and size + tokens > chunk_size:
+                chunks.append("".join(packed).strip())
+                packed, size = [], 0
+            if tokens > chunk_size:
+                chunks.extend(super()._split_text(section, chunk_size))
+            else:
+                packed.append(section)
+                size += tokens
+        if packed:
+            chunks.append("".join(packed).strip())
+        return [c for c in chunks if c] or [""]

@@ -1,0 +1,74 @@
+"""The section-aware splitter: chunks begin where the document's sections begin, when they fit."""
+
+from __future__ import annotations
+
+from ragplugins.splitting import BlockedSentenceSplitter, SectionSplitter, section_starts
+
+
+def _lines_at(text: str, starts: list[int]) -> list[str]:
+    return [text[s:].split("\n", 1)[0] for s in starts]
+
+
+def test_section_starts_find_headings_of_each_plain_text_style():
+    text = ("git-stash(1)\n============\n\nNAME\n----\ngit-stash - stash changes\n\n"
+            "OPTIONS\n-------\n\n--all::\n\tAll files.\n\n-q::\n\tQuiet.\n\n"
+            "4.3. Scope of the standard\n\nText.\n\n## Markdown heading\n\nMore.\n\n"
+            ".. function:: open(file)\n\n   Open a file.\n")
+    assert _lines_at(text, section_starts(text)) == [
+        "git-stash(1)", "NAME", "OPTIONS", "--all::", "-q::", "4.3. Scope of the standard",
+        "## Markdown heading", ".. function:: open(file)"]
+
+
+def test_a_block_delimiter_or_a_paragraphs_last_line_is_not_a_section_start():
+    text = ("Intro line one\nends the paragraph like this::\n\n    literal\n\n"
+            "+\n----\n$ git stash list\nstash@{0}: WIP on master\n----\n")
+    assert _lines_at(text, section_starts(text)) == ["Intro line one"]
+
+
+def _sections(n: int, words: int) -> str:
+    return "".join(f"Section {i}\n{'-' * (8 + len(str(i)))}\n\n" + " ".join(f"w{i}x{j}." for j in range(words)) + "\n\n"
+                   for i in range(n))
+
+
+def test_chunks_start_at_section_starts_where_the_sentence_splitter_cuts_inside_sections():
+    text = _sections(12, 20)  # about 100 tokens a section
+    ours = SectionSplitter(chunk_size=256, chunk_overlap=20).split_text(text)
+    plain = BlockedSentenceSplitter(chunk_size=256, chunk_overlap=20).split_text(text)
+    assert len(ours) > 1
+    assert all(chunk.startswith("Section ") for chunk in ours)
+    assert not all(chunk.startswith("Section ") for chunk in plain)
+    # Nothing lost, nothing repeated: the packed sections are the text itself.
+    assert "".join(c.replace("\n", "").replace(" ", "") for c in ours) == text.replace("\n", "").replace(" ", "")
+
+
+def test_a_section_larger_than_a_chunk_is_split_by_sentences_and_small_sections_are_packed():
+    text = _sections(1, 600) + _sections(3, 5).replace("Section 0", "Section A").replace("w0x", "s0x")
+    chunks = SectionSplitter(chunk_size=128, chunk_overlap=10).split_text(text)
+    splitter = SectionSplitter(chunk_size=128, chunk_overlap=10)
+    assert all(splitter._token_size(c) <= 128 for c in chunks)
+    assert sum("Section 0" in c for c in chunks) == 1  # the big section's tail chunks carry no heading
+    tail = chunks[-1]
+    assert "Section A" in tail and "Section 2" in tail  # three small sections in one chunk
+
+
+def test_empty_text_gives_one_empty_chunk_like_the_sentence_splitter():
+    assert SectionSplitter().split_text("") == BlockedSentenceSplitter().split_text("") == [""]
+
+
+def test_the_config_chooses_the_splitter_that_indexes_a_file(tmp_path):
+    from llama_index.core import MockEmbedding
+
+    import ragplugins
+
+    doc = tmp_path / "docs" / "manual.txt"
+    doc.parent.mkdir()
+    doc.write_text(_sections(12, 20))
+    starts = {}
+    for name in ("sections", "sentence"):
+        rp = ragplugins.load({"ragplugins": {"enable": [], "splitter": name, "chunk_size": 256, "chunk_overlap": 20,
+                                             "persist_dir": str(tmp_path / name)}},
+                             embed_model=MockEmbedding(embed_dim=8))
+        rp.index_paths([doc.parent])
+        chunks = [n.get_content() for n in rp.context(rp.index()).all_nodes()]
+        starts[name] = all(c.startswith("Section ") for c in chunks)
+    assert starts == {"sections": True, "sentence": False}
