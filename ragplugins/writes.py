@@ -126,7 +126,7 @@ class Journal:
     def __init__(self, persist_dir: Path):
         self.path = Path(persist_dir) / JOURNAL
 
-    def begin(self, op: str, written: dict[str, str], deleted: Sequence[str], manifest: dict | None = None) -> None:
+    def begin(self, op: str, written: dict[str, str | None], deleted: Sequence[str], manifest: dict | None = None) -> None:
         """Announce a write: the documents it writes (id -> content hash) and removes, and the manifest keys
         it sets once the rows are written."""
         atomic_write_text(self.path, json.dumps({"op": op, "written": dict(sorted(written.items())),

@@ -1,0 +1,459 @@
+"""Index time: writing documents into the index (one writer, a journal, the manifest) and running the
+index-time plugins over them. Part of :class:`ragplugins.app.RagPlugins`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import uuid
+import warnings
+from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core import Document, StorageContext, VectorStoreIndex
+from llama_index.core.ingestion import IngestionPipeline
+from llama_index.core.schema import BaseNode, TransformComponent
+
+from ragplugins import search
+from ragplugins.context import DOC_HASH_KEY
+from ragplugins.embeddings import embedder_identity
+from ragplugins.errors import EmbedderMismatchError, InputError, PluginError, RagPluginsError, StoreError
+from ragplugins.guards import ChunkBookkeeping, GuardedTransformation
+from ragplugins.nodes import hide_metadata
+from ragplugins.readers import read_documents
+from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
+from ragplugins.windows import WindowedEmbedding
+from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
+
+if TYPE_CHECKING:
+    from ragplugins.config import Config
+    from ragplugins.context import RagContext
+    from ragplugins.contributions import MetadataKey
+    from ragplugins.plugins import PluginRecord, PluginRegistry
+
+MANIFEST = "manifest.json"
+_VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def stable_ids(documents: Sequence[Document]) -> None:
+    """Give documents with random (uuid4) ids their file path as id, as SimpleDirectoryReader's
+    ``filename_as_id=True`` would: re-running an app must update documents, not duplicate them."""
+    by_path: dict[str, list[Document]] = {}
+    for doc in documents:
+        path = doc.metadata.get("file_path")
+        if path and _UUID.match(doc.id_):
+            by_path.setdefault(str(path), []).append(doc)
+    for path, docs in by_path.items():
+        for i, doc in enumerate(docs):
+            doc.id_ = path if len(docs) == 1 else f"{path}_part_{i}"
+
+
+def document_hash(doc: Document) -> str:
+    meta = {k: v for k, v in doc.metadata.items() if k not in _VOLATILE and k != DOC_HASH_KEY}
+    payload = json.dumps({"id": doc.id_, "text": doc.text, "meta": meta}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class IndexReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_written: int = 0
+    # Indexed documents whose files are gone, kept because pruning was off (index --no-prune).
+    kept_missing: list[str] = field(default_factory=list)
+    # Indexed documents from no folder indexed since ragplugins records folders (an older index, or
+    # build_index): never pruned, since where their files were is unknown.
+    unowned: list[str] = field(default_factory=list)
+
+
+class Indexing:
+    """The index-time part of the app: the index, writes, deletes and the index-time plugins."""
+
+    if TYPE_CHECKING:  # what this part uses of the app (ragplugins.app.RagPlugins)
+        config: Config
+        registry: PluginRegistry
+        llm: Any
+        _index: VectorStoreIndex | None
+        _vector_store: Any
+        _assembled: dict[tuple, Any]
+        _index_uid: str | None
+        _writer_lock: WriterLock | None
+
+        @property
+        def embed_model(self) -> Any: ...
+        @property
+        def persist_dir(self) -> Path | None: ...
+        @property
+        def enabled(self) -> list[PluginRecord]: ...
+
+        def context(self, index: VectorStoreIndex | None = None) -> RagContext: ...
+        def metadata_keys(self) -> dict[str, MetadataKey]: ...
+        def on_plugin_error(self, err: PluginError) -> None: ...
+        def _contributions(self, hook: str, ctx: RagContext) -> list: ...
+        def _hook_kwargs(self, record: PluginRecord, ctx: RagContext) -> dict: ...
+
+    # How long a write waits for another process writing the same embedded index.
+    lock_timeout: float = 600.0
+
+    def _check_manifest(self) -> str:
+        """Refuse another embedder; return the index's stable id (kept when the directory moves)."""
+        assert self.persist_dir is not None
+        identity = embedder_identity(self.embed_model)
+        manifest = self._manifest()
+        if not manifest:
+            self._refuse_foreign_directory()
+        recorded = manifest.get("embedder")
+        if recorded and recorded != identity:
+            raise EmbedderMismatchError(
+                f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
+                f"'{identity}'; open it with that embedder, or index into another persist_dir")
+        if not manifest:
+            self.persist_dir.mkdir(parents=True, exist_ok=True)
+            manifest = self._manifest(embedder=identity, table=self.config.core.table, index_id=str(uuid.uuid4()))
+        return manifest["index_id"]
+
+    def _refuse_foreign_directory(self) -> None:
+        """A persist_dir without a manifest: new and empty, or refused (rows without their manifest,
+        or another program's files)."""
+        assert self.persist_dir is not None
+        if (self.persist_dir / "lancedb").is_dir() and any((self.persist_dir / "lancedb").iterdir()):
+            raise StoreError(f"the index in '{self.persist_dir}' has lost its {MANIFEST}, which records its "
+                             "embedder; run `ragplugins check --repair` to rebuild it from the stored vectors")
+        ours = {MANIFEST, "lancedb", "sidecars", "write.lock", "journal.json"}
+        others = sorted(p.name for p in self.persist_dir.iterdir() if p.name not in ours) \
+            if self.persist_dir.is_dir() else []
+        if others:
+            raise StoreError(f"persist_dir '{self.persist_dir}' holds files that are not a ragplugins index "
+                             f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); point persist_dir "
+                             "at a new or empty directory")
+
+    def _writing(self) -> Any:
+        """The one-writer lock of the embedded index (nothing to lock for a host's store)."""
+        if self.persist_dir is None:
+            return nullcontext()
+        if self._writer_lock is None:
+            self._writer_lock = WriterLock(self.persist_dir, self.lock_timeout)
+        self._writer_lock.timeout = self.lock_timeout
+        return self._writer_lock
+
+    def _journal(self) -> Journal | None:
+        return Journal(self.persist_dir) if self.persist_dir is not None else None
+
+    def index(self) -> VectorStoreIndex:
+        """The index: the embedded LanceDB one under persist_dir unless a store was given. A write
+        that a stopped process left unfinished is completed first (when no other process is writing)."""
+        if self._index is not None:
+            return self._index
+        store = self._vector_store
+        if store is None:
+            assert self.persist_dir is not None  # no store given: the embedded one under persist_dir
+            self._index_uid = self._check_manifest()
+            from ragplugins.store import RagLanceDBVectorStore
+
+            try:
+                store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"),
+                                              table_name=self.config.core.table)
+            except Exception as exc:  # noqa: BLE001 - lance reports damage as OSError, ValueError, RuntimeError
+                raise StoreError(f"the index in '{self.persist_dir}' cannot be opened ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:200]}); run `ragplugins check --repair`") from exc
+        storage = StorageContext.from_defaults(vector_store=store)
+        self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
+        self.context(self._index).store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
+        self._complete_unfinished_write()
+        return self._index
+
+    def _complete_unfinished_write(self) -> None:
+        journal = self._journal()
+        if journal is None or journal.pending() is None:
+            return
+        lock = self._writing()
+        try:
+            if not lock.is_free():
+                return  # its writer is still at work
+            with lock:
+                entry = journal.pending()
+                if entry is None or self._index is None:
+                    return
+                self._finish(self._index, entry)
+        except (OSError, RagPluginsError) as exc:
+            # Reported, not raised: reading the index as it is beats refusing every query until it is fixed.
+            warnings.warn(f"ragplugins: the index in '{self.persist_dir}' has a write a stopped process left "
+                          f"unfinished, and it cannot be completed now ({exc}); fix that, then run "
+                          "`ragplugins check --repair`", stacklevel=3)
+            return
+        warnings.warn(f"ragplugins: completed the {entry['op']} that a stopped process left unfinished in "
+                      f"'{self.persist_dir}' ({len(entry['written'])} documents written, "
+                      f"{len(entry['deleted'])} removed)", stacklevel=3)
+
+    def _finish(self, index: VectorStoreIndex, entry: dict, nodes: list[BaseNode] | None = None) -> None:
+        """Bring everything derived from the rows in line with them after the write ``entry`` (idempotent):
+        the full-text index, the plugins' after-index state, the manifest; then close the journal.
+        ``nodes``: the batch as just written (else read back from the store)."""
+        journal = self._journal()
+        deleted = list(entry["deleted"])
+        landed = True
+        if nodes is None:
+            present = self.context(index).list_documents()
+            written = entry["written"]
+            # The rows are written in one commit: it landed when every document has the content announced.
+            landed = all(d in present and present[d].doc_hash == h for d, h in written.items()) \
+                and not any(d in present for d in deleted)
+            if not landed and entry["op"] == "delete":
+                # A delete needs nothing but its list: done now (rolled forward) rather than forgotten.
+                crash_point("store_write")
+                self._remove_rows(index, [d for d in deleted if d in present], present)
+                present, landed = self.context(index).list_documents(), True
+            ids = [n for d in written if d in present for n in present[d].node_ids]
+            nodes = self.context(index).store.get_nodes(ids)
+            deleted = [d for d in deleted if d not in present]
+        self._after_write(index, nodes, deleted)
+        if entry.get("manifest") and landed:
+            crash_point("manifest")
+            self._manifest(**entry["manifest"])
+        crash_point("journal_clear")
+        if journal is not None:
+            journal.clear()
+
+    # -- index time ------------------------------------------------------
+    def splitter(self) -> TransformComponent:
+        core = self.config.core
+        splitter = SectionSplitter if core.splitter == "sections" else BlockedSentenceSplitter
+        return splitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
+
+    def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
+        """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
+        ctx = self.context(index)
+        contribs = self._contributions("ragplugins_transformations", ctx)
+        policy = self.config.core.on_plugin_error
+        pre = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
+               for c in contribs if c.stage == "pre_split"]
+        post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
+                for c in contribs if c.stage == "post_split"]
+        parsers: list[TransformComponent] = []
+        if self.config.core.splitter in ("auto", "markdown"):
+            parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
+        parsers.append(self.splitter())
+        hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
+        embed = WindowedEmbedding(embed_model=self.embed_model) if self.config.core.embed_windows else self.embed_model
+        return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
+
+    def build_index(self, documents: Sequence[Document], show_progress: bool = False,
+                    delete_missing: bool = False, reindex: bool = False) -> VectorStoreIndex:
+        """Add new documents, re-index changed ones, skip unchanged ones (by content hash);
+        ``reindex``: re-index the given ones even when unchanged (after enabling an index-time plugin)."""
+        return self._upsert(documents, show_progress=show_progress, delete_missing=delete_missing,
+                            reindex=reindex)[0]
+
+    def index_paths(self, paths: Iterable[str | Path], show_progress: bool = False,
+                    reindex: bool = False, prune: bool = True) -> tuple[VectorStoreIndex, IndexReport]:
+        """Index what lies under ``paths``; ``prune``: documents indexed from there before whose files are
+        gone are removed (``report.deleted``), else kept (``report.kept_missing``)."""
+        paths = list(paths)
+        skip = [self.persist_dir] if self.persist_dir is not None else []
+        if self.persist_dir is not None:
+            home = self.persist_dir.resolve()
+            for raw in paths:
+                if Path(raw).resolve().is_relative_to(home):
+                    raise InputError(f"'{raw}' lies inside persist_dir '{self.persist_dir}', where the index "
+                                     "itself is kept; keep documents and index apart (set persist_dir elsewhere)")
+        read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
+        crash_point("read")
+        index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex,
+                                     sources=read.found, prune=prune)
+        report.skipped = read.skipped
+        return index, report
+
+    def _index_time_plugins(self) -> list[str]:
+        hooks = ("ragplugins_transformations", "ragplugins_after_index")
+        return sorted(r.name for r in self.enabled if any(h in r.hooks for h in hooks))
+
+    def _manifest(self, **update: Any) -> dict:
+        """The embedded index's manifest ({} for a host store or a new index), with ``update`` written into it."""
+        if self.persist_dir is None:
+            return {}
+        path = self.persist_dir / MANIFEST
+        manifest: dict = {}
+        if path.is_file():
+            try:
+                manifest = json.loads(path.read_text(encoding="utf-8"))
+            except (ValueError, OSError) as exc:
+                raise StoreError(f"'{path}' cannot be read ({type(exc).__name__}: {exc}); run "
+                                 "`ragplugins check --repair` to rebuild it from the stored vectors") from None
+            if not isinstance(manifest, dict) or not {"index_id", "embedder"} <= set(manifest):
+                raise StoreError(f"'{path}' is not a ragplugins manifest (another program's?); point persist_dir "
+                                 "at a directory of its own")
+        if update:
+            manifest.update(update)
+            atomic_write_text(path, json.dumps(manifest, indent=2))
+        return manifest
+
+    def _warn_about_stale_documents(self, existing: dict, report: IndexReport) -> None:
+        recorded = self._manifest().get("index_plugins")
+        new = sorted(set(self._index_time_plugins()) - set(recorded or []))
+        if recorded is not None and new and report.unchanged:
+            warnings.warn(f"ragplugins: {', '.join(new)} now run(s) at index time, but {len(report.unchanged)} "
+                          f"unchanged documents were indexed before and were skipped; re-index them with "
+                          f"`ragplugins index PATH --reindex` (or build_index(documents, reindex=True))",
+                          stacklevel=4)
+        def tails(doc_id: str) -> list[str]:  # 'a/b/c.md' -> ['b/c.md', 'c.md']
+            parts = doc_id.split("/")
+            return ["/".join(parts[i:]) for i in range(1, len(parts))]
+        longer = {tail: old for old in existing for tail in tails(old)}
+        for doc_id in report.added:
+            twin = next((t for t in tails(doc_id) if t in existing), None) or longer.get(doc_id)
+            if twin is not None:
+                warnings.warn(f"ragplugins: '{doc_id}' was added next to the already indexed '{twin}': document "
+                              "ids are paths relative to the folder you index, so index the same folder each "
+                              f"time (remove the other with `ragplugins delete '{twin}'`)", stacklevel=4)
+                break
+
+    def _upsert(self, documents: Sequence[Document], show_progress: bool = False,
+                delete_missing: bool = False, reindex: bool = False, sources: dict[str, list[str]] | None = None,
+                prune: bool = True) -> tuple[VectorStoreIndex, IndexReport]:
+        with self._writing():
+            return self._upsert_locked(documents, show_progress, delete_missing, reindex, sources, prune)
+
+    def _upsert_locked(self, documents: Sequence[Document], show_progress: bool, delete_missing: bool,
+                       reindex: bool, sources: dict[str, list[str]] | None,
+                       prune: bool) -> tuple[VectorStoreIndex, IndexReport]:
+        index = self.index()
+        ctx = self.context(index)
+        report = IndexReport()
+        stable_ids(documents)
+        existing = ctx.list_documents()
+        todo = []
+        for doc in documents:
+            doc.metadata[DOC_HASH_KEY] = document_hash(doc)
+            hide_metadata(doc, [DOC_HASH_KEY])
+            old = existing.get(doc.id_)
+            if old is not None and old.doc_hash == doc.metadata[DOC_HASH_KEY] and not reindex:
+                report.unchanged.append(doc.id_)
+                continue
+            (report.updated if old is not None else report.added).append(doc.id_)
+            todo.append(doc)
+        self._warn_about_stale_documents(existing, report)
+        given = {d.id_ for d in documents}
+        manifest_update: dict[str, Any] = {}
+        if delete_missing:
+            report.deleted = sorted(set(existing) - given)
+        if sources is not None:
+            gone_by_root = self._removed_files(sources, set(existing))
+            missing = sorted({d for gone in gone_by_root.values() for d in gone} - given)
+            if prune:
+                report.deleted = sorted(set(report.deleted) | set(missing))
+            else:
+                report.kept_missing = missing
+            recorded = dict(self._manifest().get("sources") or {})
+            for root, found in sources.items():
+                recorded[root] = sorted(set(found) | (set() if prune else set(gone_by_root.get(root, ()))))
+            manifest_update["sources"] = recorded
+            owned = {d for ids in recorded.values() for d in ids}
+            report.unowned = sorted(set(existing) - owned - set(report.deleted))
+        nodes: list[BaseNode] = []
+        if todo:
+            # Transform and embed first: a failure (or a crash) here leaves the index as it was.
+            steps = self.transformations(index)
+            if os.environ.get("RAGPLUGINS_CRASH_AT"):
+                steps = self._with_crash_points(steps)
+            pipeline = IngestionPipeline(transformations=steps, disable_cache=True)
+            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
+            crash_point("embed")
+        report.chunks_written = len(nodes)
+        if not report.unchanged or "index_plugins" not in self._manifest():
+            # Only once no document of the batch was skipped: until then the warning above stays true.
+            manifest_update["index_plugins"] = self._index_time_plugins()
+        if nodes or report.deleted:
+            self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
+                         manifest_update=manifest_update, op="index")
+        elif manifest_update:
+            self._manifest(**manifest_update)
+        return index, report
+
+    def _removed_files(self, sources: dict[str, list[str]], indexed: set[str]) -> dict[str, list[str]]:
+        """Per folder indexed before: the indexed documents recorded for it whose files are gone."""
+        recorded = self._manifest().get("sources") or {}
+        return {root: sorted(d for d in set(recorded.get(root, ())) - set(found) if d in indexed)
+                for root, found in sources.items()}
+
+    @staticmethod
+    def _with_crash_points(steps: list[TransformComponent]) -> list[TransformComponent]:
+        """The crash-injection tests' phases inside the pipeline (only when $RAGPLUGINS_CRASH_AT is set)."""
+        out: list[TransformComponent] = []
+        for step in steps:
+            out.append(step)
+            if isinstance(step, ChunkBookkeeping):
+                out.append(CrashPoint(phase="split"))
+            elif isinstance(step, GuardedTransformation):
+                out.append(CrashPoint(phase="transform"))
+        return out
+
+    def _commit(self, index: VectorStoreIndex, nodes: list[BaseNode], replaced: Sequence[str],
+                deleted: Sequence[str], existing: dict, manifest_update: dict, op: str) -> None:
+        """Write the rows of a batch in one step, then everything derived from them, under a journal
+        that lets the next process complete the second part when this one is stopped in between."""
+        written = {n.ref_doc_id: n.metadata.get(DOC_HASH_KEY) for n in nodes if n.ref_doc_id}
+        journal = self._journal()
+        if journal is not None:
+            journal.begin(op, written, deleted, manifest_update)
+        crash_point("journal")
+        self._assembled.clear()
+        crash_point("store_write")
+        self.context(index).store.write_batch(nodes, [*replaced, *deleted], existing)
+        crash_point("store_written")
+        self._finish(index, {"op": op, "written": written, "deleted": list(deleted), "manifest": manifest_update},
+                     nodes=nodes)
+
+    def _remove_rows(self, index: VectorStoreIndex, doc_ids: Sequence[str], existing: dict) -> None:
+        self.context(index).store.remove_documents(doc_ids)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> list[str]:
+        with self._writing():
+            index = self.index()
+            existing = self.context(index).list_documents()
+            gone = [d for d in doc_ids if d in existing]
+            if gone:
+                self._commit(index, [], replaced=(), deleted=gone, existing=existing, manifest_update={},
+                             op="delete")
+            return gone
+
+    def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
+        self._assembled.clear()
+        crash_point("fts")
+        self.context(index).store.after_write()
+        search.invalidate(index)
+        ctx = self.context(index)
+        for record in self.registry.in_call_order(self.enabled, "ragplugins_after_index"):
+            if "ragplugins_after_index" in record.hooks:
+                crash_point(f"after_index:{record.name}")
+            try:
+                self.registry.call(record, "ragplugins_after_index", nodes=nodes, deleted_doc_ids=list(deleted),
+                                   **self._hook_kwargs(record, ctx))
+            except PluginError as err:
+                self.on_plugin_error(err)
+        search.invalidate(index)
+
+    def prepare(self, index: VectorStoreIndex | None = None) -> VectorStoreIndex:
+        """Run the index-time plugins over an index built without them (the app's own, or one indexed
+        before a plugin was enabled): what ``ragplugins_after_index`` does after a write, over every
+        stored chunk (crossref resolves references, overview writes overviews). Only metadata and
+        plugin state are written; text and vectors stay as they are."""
+        index = index or self.index()
+        self._after_write(index, [], [])
+        hidden = {k for k, v in self.metadata_keys().items() if not v.searchable}
+        if index.docstore.docs and hidden:
+            # Nodes the app split itself do not hide the plugins' keys from embed and LLM text.
+            changed = [node for node in index.docstore.docs.values()
+                       if hide_metadata(node, sorted(hidden & set(node.metadata)))]
+            index.docstore.add_documents(changed, allow_update=True)
+        return index
