@@ -56,12 +56,19 @@ class CrossrefConfig(BaseModel):
         description="Trigger: the hop follows a reference only when the sentence making it matches the query at "
                     "least gate x as well (dense cosine) as the best candidate does. 1.0 = the pointer describes "
                     "the question better than any retrieved chunk answers it; lower hops more often.")
-    placement: Literal["after_referrer", "replace_tail", "append"] = Field(
-        "after_referrer",
-        description="Where hopped chunks go: after_referrer = right after the referring chunk (the list grows by "
+    placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
+        "swap",
+        description="Where hopped chunks go: swap = into the top `window`, each in place of a chunk it can show is "
+                    "weaker (a later chunk of a document already represented above it, matching the query less), "
+                    "nothing else moving (the pointed-at document's chunks outside the window are brought in, even "
+                    "when its best chunk is already there); no weaker chunk, no hop. "
+                    "after_referrer = right after the referring chunk (the list grows by "
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
+    window: int = Field(
+        10, ge=1, le=1000,
+        description="swap placement: the top positions the hop may change (the chunks your answer is read from).")
     max_refs_per_chunk: int = Field(16, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,

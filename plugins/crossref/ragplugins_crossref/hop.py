@@ -215,8 +215,9 @@ class CrossrefHop(BaseNodePostprocessor):
     trigger_depth: int = Field(3, description="References in this many top candidates count.")
     gate: float = Field(1.0, description="The pointer's sentence must match the query at least gate x as well "
                                          "as the best candidate does (dense cosine).")
-    placement: Literal["after_referrer", "replace_tail", "append"] = Field(
-        "after_referrer", description="Where hopped chunks go.")
+    placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
+        "swap", description="Where hopped chunks go.")
+    window: int = Field(10, description="swap placement: the top positions the hop may change.")
     aliases: dict[str, list[str]] = Field(default_factory=dict,
                                           description="Extra document names, by doc id or file name.")
     _ctx: Any = PrivateAttr(default=None)
@@ -309,11 +310,15 @@ class CrossrefHop(BaseNodePostprocessor):
         ranked = self._rank(pointers, query_embedding, query)
         ranked = self._break_ties(ranked, threshold, search)
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
+        follow = self._follow_swap if self.placement == "swap" else self._follow
         for pointer in ranked[: self.max_hops]:
-            picks = self._follow(pointer, search, present, threshold)
+            picks = follow(pointer, search, present, threshold, nodes, query_embedding)
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
-        out, added, removed = self._place(nodes, hops)
+        if self.placement == "swap":
+            out, added, removed = self._swap(nodes, hops)
+        else:
+            out, added, removed = self._place(nodes, hops)
         best = hops[0][0] if hops else None
         name = self._document_names().get
         reason = ("no pointer left to follow" if best is None else
@@ -378,7 +383,8 @@ class CrossrefHop(BaseNodePostprocessor):
         return scored
 
     def _follow(self, pointer: dict[str, Any], search: Any, present: set[str],
-                threshold: float) -> list[tuple[float, NodeWithScore]]:
+                threshold: float, nodes: list[NodeWithScore],
+                query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) to add for one pointer, lead chunk first: none when its sentence matches
         the query less than ``threshold`` (the candidates answer it better than the pointer describes
         it), when the lead chunk is already a candidate (the evidence is there), or the search fails."""
@@ -396,6 +402,90 @@ class CrossrefHop(BaseNodePostprocessor):
         rest = [(s, r) for s, r in scored[1:] if r.node.node_id not in present]
         picks = [(lead_score, lead), *rest][: self.chunks_per_hop]
         return [(score, self._tag(nws, pointer, score)) for score, nws in picks]
+
+    def _follow_swap(self, pointer: dict[str, Any], search: Any, present: set[str],
+                     threshold: float, nodes: list[NodeWithScore],
+                query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
+        """(cosine, chunk) of the pointed-at document to bring into the top ``window``, best first: the
+        section the reference names, then the document's candidates ranked below the window in the
+        first stage's order (its hybrid ranking, which found them, knows more than one cosine), then
+        its best dense matches that no candidate holds. None under the gate or when the search fails;
+        the target's chunks already in the window stay where they are."""
+        if pointer["context"] < threshold:
+            pointer["outcome"] = "under the gate"
+            return []
+        scored = search(pointer)
+        if scored is None:
+            return []
+        top = {n.node.node_id for n in nodes[: self.window]}
+        below = [n for n in nodes[self.window:] if n.node.ref_doc_id == pointer["target"] and not hopped(n)]
+        by_id = {nws.node.node_id: (score, nws) for score, nws in scored}
+        section = pointer["section_chunk"]
+        order: list[tuple[float, NodeWithScore]] = []
+        if section in by_id and section not in top:
+            order.append(by_id[section])
+        order += [by_id.get(n.node.node_id, (self._cosine(n, query_embedding), n)) for n in below]
+        order += [(s, n) for s, n in scored if n.node.node_id not in present]
+        picks = list({n.node.node_id: (s, n) for s, n in order if n.node.node_id not in top}.values())
+        picks = picks[: self.chunks_per_hop]
+        if not picks:
+            pointer["outcome"] = "covered"
+            return []
+        pointer["outcome"] = "followed"
+        return [(score, self._tag(nws, pointer, score)) for score, nws in picks]
+
+    def _swap(self, nodes: list[NodeWithScore],
+              hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]]
+              ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
+        """Each hopped chunk takes the place of the weakest chunk the top ``window`` can spare below its
+        referrer: the lowest-ranked one that repeats a document already represented above it (never a
+        referrer, never a document's only chunk in the list above it, never another hopped chunk).
+        Nothing else moves, and every document keeps its best-ranked chunk where it was. The spared
+        chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
+        the list (its length stays). No chunk to spare, no hop.
+        (final list, hopped chunks in the window, candidates that left the list)."""
+        out = list(nodes)
+        referrers = {p["from_chunk"] for p, _ in hops}
+        added: list[NodeWithScore] = []
+        removed: list[NodeWithScore] = []
+        for pointer, picks in hops:
+            placed = 0
+            for _, nws in picks:
+                start = next(i for i, n in enumerate(out) if n.node.node_id == pointer["from_chunk"]) + 1
+                slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
+                             if self._spare(out, i, referrers)), None)
+                if slot is None:
+                    continue
+                old = next((i for i, n in enumerate(out) if n.node.node_id == nws.node.node_id), None)
+                spared = out[slot]
+                out[slot] = nws
+                if old is not None:
+                    out[old] = spared
+                else:
+                    removed.append(spared)
+                added.append(nws)
+                placed += 1
+            if picks and not placed:
+                pointer["outcome"] = "followed, no chunk to spare in the window"
+        return out, added, removed
+
+    @staticmethod
+    def _spare(out: list[NodeWithScore], i: int, referrers: set[str]) -> bool:
+        """Whether the chunk at ``i`` repeats a document already represented above it (and is neither
+        a referrer nor hopped): the first stage ranked another chunk of its document higher."""
+        node = out[i]
+        if node.node.node_id in referrers or hopped(node):
+            return False
+        return any(n.node.ref_doc_id == node.node.ref_doc_id and not hopped(n) for n in out[:i])
+
+    def _cosine(self, nws: NodeWithScore, query_embedding: list[float]) -> float:
+        """The dense cosine of a chunk and the query; a chunk the first stage found by its sparse leg
+        alone carries none, so its text is embedded as the index embedded it (cached on the context)."""
+        value = rnodes.query_cosine(nws, query_embedding)
+        if value is None:
+            text = nws.node.get_content(metadata_mode=MetadataMode.EMBED)
+            value = rnodes.cosine(query_embedding, self._ctx.embed_texts([text])[text])
+        return value or 0.0
 
     @staticmethod
     def _tag(nws: NodeWithScore, pointer: dict[str, Any], score: float) -> NodeWithScore:
