@@ -439,10 +439,11 @@ class CrossrefHop(BaseNodePostprocessor):
               ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
         """Each hopped chunk takes the place of the weakest chunk the top ``window`` can spare below its
         referrer: the lowest-ranked one that repeats a document already represented above it (never a
-        referrer, never a document's only chunk in the list above it, never another hopped chunk).
+        referrer, a hopped chunk, or a chunk of the pointed-at document).
         Nothing else moves, and every document keeps its best-ranked chunk where it was. The spared
         chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
-        the list (its length stays). No chunk to spare, no hop.
+        the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
+        top k) has room: a new chunk goes right after its referrer and nothing leaves the window.
         (final list, hopped chunks in the window, candidates that left the list)."""
         out = list(nodes)
         referrers = {p["from_chunk"] for p, _ in hops}
@@ -452,11 +453,18 @@ class CrossrefHop(BaseNodePostprocessor):
             placed = 0
             for _, nws in picks:
                 start = next(i for i, n in enumerate(out) if n.node.node_id == pointer["from_chunk"]) + 1
+                old = next((i for i, n in enumerate(out) if n.node.node_id == nws.node.node_id), None)
+                if old is None and len(out) < self.window:
+                    # A list shorter than the window has room: the chunk goes right after its referrer
+                    # and every candidate stays inside the window.
+                    out.insert(start, nws)
+                    added.append(nws)
+                    placed += 1
+                    continue
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
-                             if self._spare(out, i, referrers)), None)
+                             if self._spare(out, i, referrers, pointer["target"])), None)
                 if slot is None:
                     continue
-                old = next((i for i, n in enumerate(out) if n.node.node_id == nws.node.node_id), None)
                 spared = out[slot]
                 out[slot] = nws
                 if old is not None:
@@ -470,11 +478,13 @@ class CrossrefHop(BaseNodePostprocessor):
         return out, added, removed
 
     @staticmethod
-    def _spare(out: list[NodeWithScore], i: int, referrers: set[str]) -> bool:
-        """Whether the chunk at ``i`` repeats a document already represented above it (and is neither
-        a referrer nor hopped): the first stage ranked another chunk of its document higher."""
+    def _spare(out: list[NodeWithScore], i: int, referrers: set[str], target: str) -> bool:
+        """Whether the chunk at ``i`` repeats a document already represented above it (the first stage
+        ranked another chunk of its document higher) and is neither a referrer, nor hopped, nor a chunk
+        of the pointed-at document (the hop argues for that document's chunks; it never trades one of
+        them for another)."""
         node = out[i]
-        if node.node.node_id in referrers or hopped(node):
+        if node.node.node_id in referrers or hopped(node) or node.node.ref_doc_id == target:
             return False
         return any(n.node.ref_doc_id == node.node.ref_doc_id and not hopped(n) for n in out[:i])
 
