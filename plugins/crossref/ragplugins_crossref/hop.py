@@ -439,14 +439,13 @@ class CrossrefHop(BaseNodePostprocessor):
               ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
         """Each hopped chunk takes the place of the weakest chunk the top ``window`` can spare below its
         referrer: the lowest-ranked one that repeats a document already represented above it (never a
-        referrer, a hopped chunk, or a chunk of the pointed-at document).
+        hopped chunk, nor a chunk of the referring or the pointed-at document).
         Nothing else moves, and every document keeps its best-ranked chunk where it was. The spared
         chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
         the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
         top k) has room: a new chunk goes right after its referrer and nothing leaves the window.
         (final list, hopped chunks in the window, candidates that left the list)."""
         out = list(nodes)
-        referrers = {p["from_chunk"] for p, _ in hops}
         added: list[NodeWithScore] = []
         removed: list[NodeWithScore] = []
         for pointer, picks in hops:
@@ -462,7 +461,7 @@ class CrossrefHop(BaseNodePostprocessor):
                     placed += 1
                     continue
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
-                             if self._spare(out, i, referrers, pointer["target"])), None)
+                             if self._spare(out, i, {pointer["target"], pointer["from_doc"]})), None)
                 if slot is None:
                     continue
                 spared = out[slot]
@@ -478,13 +477,14 @@ class CrossrefHop(BaseNodePostprocessor):
         return out, added, removed
 
     @staticmethod
-    def _spare(out: list[NodeWithScore], i: int, referrers: set[str], target: str) -> bool:
+    def _spare(out: list[NodeWithScore], i: int, kept: set[str]) -> bool:
         """Whether the chunk at ``i`` repeats a document already represented above it (the first stage
-        ranked another chunk of its document higher) and is neither a referrer, nor hopped, nor a chunk
-        of the pointed-at document (the hop argues for that document's chunks; it never trades one of
-        them for another)."""
+        ranked another chunk of its document higher), is not hopped, and belongs to neither document of
+        the pointer (``kept``): the hop argues for the referring document and the one it points at, so
+        it trades only chunks of third documents. (A question asked from the other end of a reference
+        has its answer in the referring document.)"""
         node = out[i]
-        if node.node.node_id in referrers or hopped(node) or node.node.ref_doc_id == target:
+        if hopped(node) or node.node.ref_doc_id in kept:
             return False
         return any(n.node.ref_doc_id == node.node.ref_doc_id and not hopped(n) for n in out[:i])
 
