@@ -56,7 +56,7 @@ def test_the_pointer_question_is_rescued_by_the_hop(demo):
 def test_the_verifier_flags_the_wrong_answers(demo):
     summary, out = demo
     answers = out.split("Answers checked against the retrieved evidence", 1)[1]
-    wrong = answers.split("Security incidents must be reported within 24 hours.", 1)[1].split("\n  ", 1)[0]
+    wrong = answers.split("Security incidents must be reported within 24 hours.", 1)[1].split("\n")[1]
     assert "grounded=False" in wrong
     assert summary["answers"] == 2
 
