@@ -24,23 +24,34 @@ chunk matches the question better goes first.
 
 Then it fires only on insufficient evidence, two checks and no fallback:
 
-- the pointer's sentence must match the query at least ``gate`` (1.0) times as
+- the pointer's sentence must match the query at least ``gate`` (0.85) times as
   well as the best candidate chunk does: the question describes the pointer
-  better than anything retrieved answers it;
-- the pointer's lead chunk (the section the reference names, else the pointed-at
-  document's best match for the query, by the core's document-filtered dense
-  search under the host's filters) must not be a candidate already. If it
-  is, the evidence is there and nothing is added.
+  about as well as anything retrieved answers it (the referring chunk holds the
+  question's first half too, so 1.0 blocked the right pointer on dev);
+- (placements other than ``swap``) the pointer's lead chunk (the section the
+  reference names, else the pointed-at document's best match for the query, by
+  the core's document-filtered dense search under the host's filters) must not
+  be a candidate already. If it is, the evidence is there and nothing is added.
 
 The earlier design skipped references to documents already retrieved and went
 to the best remaining one; on questions whose sources were already retrieved
 that hop could only land elsewhere, and it never reached an expected source.
 
-Placement: ``after_referrer`` (default) puts hopped chunks right after the chunk
-that pointed, dropping nothing, so the hop never loses a retrieved answer.
-``replace_tail`` keeps the list's length (no extra budget): the lowest-ranked
-candidates below the referrer make room, so a wrong hop can displace a relevant
-one. ``append`` adds the chunks after the whole list.
+Placement: ``swap`` (default; issue 14) brings the pointed-at document's chunks
+into the top ``window`` even when its best match is already there (the chunk
+that answers is often its second or fourth candidate, ranked below the window):
+each takes the place of the lowest-ranked chunk below the referrer that repeats
+a third document already represented above it, and nothing else moves, so no
+chunk but that repeat leaves the window (the pointer's two documents are never
+traded: a question asked from the other end of a reference has its answer in
+the referring document). No chunk to spare, no hop; a list shorter than the
+window takes the chunk right after its referrer. ``after_referrer`` puts hopped
+chunks right after the chunk that pointed, dropping nothing (but shifting every
+chunk below by one, out of the window at its edge). ``replace_tail`` keeps the
+list's length: the lowest-ranked candidates below the referrer make room, so a
+wrong hop can displace a relevant one. ``append`` adds the chunks after the
+whole list. With the other placements, a pointer whose lead chunk is already a
+candidate is "covered" and adds nothing.
 """
 
 from __future__ import annotations
@@ -405,7 +416,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _follow_swap(self, pointer: dict[str, Any], search: Any, present: set[str],
                      threshold: float, nodes: list[NodeWithScore],
-                query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
+                     query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) of the pointed-at document to bring into the top ``window``, best first: the
         section the reference names, then the document's candidates ranked below the window in the
         first stage's order (its hybrid ranking, which found them, knows more than one cosine), then
