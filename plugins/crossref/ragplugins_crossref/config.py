@@ -49,7 +49,8 @@ class CrossrefConfig(BaseModel):
     chunks_per_hop: int = Field(
         2, ge=1, le=20,
         description="Chunks pulled from each pointed-at document, at most: the chunk the reference names (a "
-                    "section) or the document's best match first.")
+                    "section) first; with swap, then the document's candidates below the window, then its best "
+                    "matches; otherwise its best matches.")
     trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.")
     gate: float = Field(
         0.85, ge=0.0, le=2.0,
