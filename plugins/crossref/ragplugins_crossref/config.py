@@ -61,10 +61,11 @@ class CrossrefConfig(BaseModel):
                     "half, so it matches about as well as its own sentence).")
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap",
-        description="Where hopped chunks go: swap = into the top `window`, each in place of a chunk it can show is "
-                    "weaker (a later chunk of a document already represented above it, matching the query less), "
-                    "nothing else moving (the pointed-at document's chunks outside the window are brought in, even "
-                    "when its best chunk is already there); no weaker chunk, no hop. "
+        description="Where hopped chunks go: swap = into the top `window`, each in place of the lowest-ranked "
+                    "chunk below the referrer that repeats a third document already represented above it, nothing "
+                    "else moving (the pointed-at document's chunks outside the window are brought in, even when its "
+                    "best chunk is already there; a list shorter than the window takes the chunk after its "
+                    "referrer); no chunk to spare, no hop. "
                     "after_referrer = right after the referring chunk (the list grows by "
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
