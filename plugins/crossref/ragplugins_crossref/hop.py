@@ -45,7 +45,7 @@ a third document already represented above it, and nothing else moves, so no
 chunk but that repeat leaves the window (the pointer's two documents are never
 traded: a question asked from the other end of a reference has its answer in
 the referring document). No chunk to spare, no hop; a list shorter than the
-window takes the chunk right after its referrer. ``after_referrer`` puts hopped
+window takes the chunk at its end. ``after_referrer`` puts hopped
 chunks right after the chunk that pointed, dropping nothing (but shifting every
 chunk below by one, out of the window at its edge). ``replace_tail`` keeps the
 list's length: the lowest-ranked candidates below the referrer make room, so a
@@ -454,7 +454,7 @@ class CrossrefHop(BaseNodePostprocessor):
         Nothing else moves, and every document keeps its best-ranked chunk where it was. The spared
         chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
         the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
-        top k) has room: a new chunk goes right after its referrer and nothing leaves the window.
+        top k) has room: a new chunk goes after the whole list and nothing moves.
         (final list, hopped chunks in the window, candidates that left the list)."""
         out = list(nodes)
         added: list[NodeWithScore] = []
@@ -465,9 +465,10 @@ class CrossrefHop(BaseNodePostprocessor):
                 start = next(i for i, n in enumerate(out) if n.node.node_id == pointer["from_chunk"]) + 1
                 old = next((i for i, n in enumerate(out) if n.node.node_id == nws.node.node_id), None)
                 if old is None and len(out) < self.window:
-                    # A list shorter than the window has room: the chunk goes right after its referrer
-                    # and every candidate stays inside the window.
-                    out.insert(start, nws)
+                    # A list shorter than the window has room: the chunk goes after the whole list, so no
+                    # candidate moves (placed after its referrer, it pushed relevant chunks down on the
+                    # public acq set: nDCG@10 lower on 10 pointer questions at k = 3).
+                    out.append(nws)
                     added.append(nws)
                     placed += 1
                     continue

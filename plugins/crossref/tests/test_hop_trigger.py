@@ -60,8 +60,8 @@ def test_target_is_chosen_by_the_reference_sentence_not_text_order(deal):
     assert out[0] is candidates[0] and decision["removed"] == [candidates[1].node.node_id]
     tag = rnodes.tags(out[1])["crossref"]
     assert tag["via_crossref"] and tag["from_doc"] == NOTE and tag["target"] == LIABILITY
-    # The default placement drops nothing: the hopped chunk goes right after its referrer.
-    _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN])
+    # after_referrer drops nothing: the hopped chunk goes right after its referrer.
+    _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN], placement="after_referrer")
     assert docs_of(out) == [NOTE, LIABILITY, CANTEEN] and decision["removed"] == []
 
 
@@ -228,11 +228,11 @@ def test_swap_never_trades_a_chunk_of_the_referring_or_the_pointed_at_document(d
     assert decision["considered"][0]["outcome"] == "followed, no chunk to spare in the window"
 
 
-def test_swap_inserts_after_the_referrer_when_the_list_is_shorter_than_the_window(deal):
+def test_swap_appends_when_the_list_is_shorter_than_the_window(deal):
     _, chunks = deal
     candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN)]
     out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
-    assert docs_of(out) == [NOTE, LIABILITY, CANTEEN] and decision["removed"] == []
+    assert docs_of(out) == [NOTE, CANTEEN, LIABILITY] and decision["removed"] == []   # nothing moves
     # At the window's length there is no room: with no repeated chunk to spare, nothing changes.
     candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING)]
     out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
