@@ -149,7 +149,7 @@ def _timed(fn) -> float:
 # -- hop A/B -----------------------------------------------------------------------------------
 ARMS = [
     Arm("off", {"enable": []}),
-    Arm("on", {"enable": ["crossref"]}),   # default: placement = "after_referrer"
+    Arm("on", {"enable": ["crossref"]}),   # default: placement = "swap"
     Arm("on_replace_tail", {"enable": ["crossref"], "crossref": {"placement": "replace_tail"}}),
     Arm("on_append", {"enable": ["crossref"], "crossref": {"placement": "append"}}),
     Arm("control", {"enable": []}, budget_of="on"),

@@ -50,18 +50,21 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
         arms[arm] = rp
     console.print(f"plugins on: {', '.join(installed) or 'none installed'}; top_k = {wanted.get('top_k', 20)}")
     queries = [json.loads(line) for line in (demo_dir / "queries.jsonl").read_text().splitlines() if line.strip()]
-    summary = {"off": 0, "on": 0}
-    acted = 0
+    summary: dict[str, Any] = {"off": 0, "on": 0, "rescued": []}
+    acted = considered = 0
     for q in queries:
         table = Table(title=q["query"], show_lines=False)
         table.add_column("#")
         cols = {}
         decisions = []
+        hits = {}
+        plugins_added: list[str] = []
         for arm, rp in arms.items():
             result = rp.search(q["query"])
             if arm == "on":
                 decisions = decision_lines(result.trace.to_dict())
-            hit = _hit([n.node.get_content() for n in result.final], q["expected"])
+                plugins_added = [f"{n.node.ref_doc_id} by {', '.join(tags(n))}" for n in result.final if tags(n)]
+            hits[arm] = hit = _hit([n.node.get_content() for n in result.final], q["expected"])
             summary[arm] += hit
             cols[arm] = [f"{n.node.ref_doc_id}" + (f" (via {', '.join(tags(n))})" if tags(n) else "")
                          for n in result.final]
@@ -69,13 +72,21 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
         for i in range(max(len(c) for c in cols.values())):
             table.add_row(str(i + 1), *[c[i] if i < len(c) else "" for c in cols.values()])
         console.print(table)
+        if hits["on"] and not hits["off"]:
+            # The case a plugin exists for: say it in words, not only in the table.
+            summary["rescued"].append(q.get("id", q["query"]))
+            console.print(f"  rescued: the answer is missing without the plugins and found with them "
+                          f"({'; '.join(plugins_added) or 'a reordered list'} brought it in)", markup=False)
         for line, did in decisions:
             console.print(f"  {line}", markup=False)
             acted += did
+            considered += 1
     console.print(f"answers found in the final list: off {summary['off']}/{len(queries)}, "
-                  f"on {summary['on']}/{len(queries)}; plugin decisions that changed the list: {acted}")
+                  f"on {summary['on']}/{len(queries)}; rescued by a plugin: {len(summary['rescued'])}; "
+                  f"plugin decisions that changed the list: {acted}, that changed nothing: {considered - acted}")
     console.print("Each plugin acts only when its own test passes (the lines under each table say why or why "
                   "not); measured effects on the bench corpora are in docs/benchmarks.md.")
+    summary["decisions"], summary["acted"] = considered, acted
     summary["answers"] = _check_answers(console, demo_dir, {**wanted, "enable": installed,
                                                             "persist_dir": str(root / "on")}, reg, embed)
     return summary

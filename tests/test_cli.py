@@ -74,7 +74,7 @@ def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
     assert "answers found in the final list: off" in out
     # Under each question, every enabled plugin says what it decided and why; the demo enables only the
     # plugins that lowered no question on unseen documents (overview and retry stay off).
-    assert out.count("crossref hop: ") == 6
+    assert out.count("crossref hop: ") == 7
     assert "overview select: " not in out and "retry decision: " not in out
     # Scripted answers go through the answer-checking plugins: the two wrong figures are flagged.
     answers = out.split("Answers checked against the retrieved evidence", 1)[1]
@@ -135,7 +135,7 @@ def test_the_demo_corpus_is_package_data():
     from ragplugins.demo import DEMO_DIR
 
     assert DEMO_DIR.is_relative_to(Path(ragplugins.__file__).parent)
-    assert len(list((DEMO_DIR / "corpus").glob("*.md"))) == 8 and (DEMO_DIR / "queries.jsonl").is_file()
+    assert len(list((DEMO_DIR / "corpus").glob("*.md"))) == 12 and (DEMO_DIR / "queries.jsonl").is_file()
 
 
 def test_indexing_progress_counts_files_and_chunks(tmp_path, tiny_corpus, bundled_embed_model):

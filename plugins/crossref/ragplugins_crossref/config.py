@@ -47,21 +47,32 @@ class CrossrefConfig(BaseModel):
     hop: bool = Field(True, description="At query time, follow references from the top candidates.")
     max_hops: int = Field(1, ge=0, le=10, description="References the hop may follow per query (best-matching first).")
     chunks_per_hop: int = Field(
-        1, ge=1, le=20,
+        2, ge=1, le=20,
         description="Chunks pulled from each pointed-at document, at most: the chunk the reference names (a "
-                    "section) or the document's best match first.")
+                    "section) first; with swap, then the document's candidates below the window, then its best "
+                    "matches; otherwise its best matches.")
     trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.")
     gate: float = Field(
-        1.0, ge=0.0, le=2.0,
+        0.85, ge=0.0, le=2.0,
         description="Trigger: the hop follows a reference only when the sentence making it matches the query at "
                     "least gate x as well (dense cosine) as the best candidate does. 1.0 = the pointer describes "
-                    "the question better than any retrieved chunk answers it; lower hops more often.")
-    placement: Literal["after_referrer", "replace_tail", "append"] = Field(
-        "after_referrer",
-        description="Where hopped chunks go: after_referrer = right after the referring chunk (the list grows by "
+                    "the question better than any retrieved chunk answers it; lower hops more often. 0.85: chosen "
+                    "on the Debian corpora's dev questions (the referring chunk also holds the question's first "
+                    "half, so it matches about as well as its own sentence).")
+    placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
+        "swap",
+        description="Where hopped chunks go: swap = into the top `window`, each in place of the lowest-ranked "
+                    "chunk below the referrer that repeats a third document already represented above it, nothing "
+                    "else moving (the pointed-at document's chunks outside the window are brought in, even when its "
+                    "best chunk is already there; a list shorter than the window takes the chunk at its end); "
+                    "no chunk to spare, no hop. "
+                    "after_referrer = right after the referring chunk (the list grows by "
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
+    window: int = Field(
+        10, ge=1, le=1000,
+        description="swap placement: the top positions the hop may change (the chunks your answer is read from).")
     max_refs_per_chunk: int = Field(16, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,

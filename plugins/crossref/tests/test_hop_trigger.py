@@ -60,8 +60,8 @@ def test_target_is_chosen_by_the_reference_sentence_not_text_order(deal):
     assert out[0] is candidates[0] and decision["removed"] == [candidates[1].node.node_id]
     tag = api.tags(out[1])["crossref"]
     assert tag["via_crossref"] and tag["from_doc"] == NOTE and tag["target"] == LIABILITY
-    # The default placement drops nothing: the hopped chunk goes right after its referrer.
-    _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN])
+    # after_referrer drops nothing: the hopped chunk goes right after its referrer.
+    _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN], placement="after_referrer")
     assert docs_of(out) == [NOTE, LIABILITY, CANTEEN] and decision["removed"] == []
 
 
@@ -175,3 +175,65 @@ def test_a_sentence_naming_two_documents_gives_each_its_own_clause():
     assert reference_contexts(text, "Acquisition Agreement", others=checklist) == [
         "subject to satisfaction of other conditions in the Document: Acquisition Agreement."]
     assert reference_contexts(text, "Closing Checklist") == [" ".join(text.split())]   # no others: whole sentence
+
+
+def _second_chunk(deal, doc):
+    """Another chunk of ``doc`` (same document, another node id): lists where a document repeats."""
+    _, chunks = deal
+    return NodeWithScore(node=chunks[doc].model_copy(update={"id_": f"{doc}#2"}), score=1.0)
+
+
+def run_nodes(deal, query, candidates, **params):
+    ctx, _ = deal
+    with query_inputs.scope(filters=None), trace.scope(query) as tr:
+        out = CrossrefHop(ctx=ctx, **params).postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
+    return out, tr.get("crossref", "hop")
+
+
+def test_swap_takes_the_place_of_a_repeated_chunk_of_a_third_document_and_nothing_else_moves(deal):
+    _, chunks = deal
+    node = {d: NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING, LIABILITY)}
+    canteen2 = _second_chunk(deal, CANTEEN)
+    candidates = [node[NOTE], node[CANTEEN], canteen2, node[PRICING]]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
+    assert decision["fired"] is True and decision["placement"] == "swap"
+    # The hopped chunk took the repeated canteen chunk's rank; every other rank is unchanged and the
+    # list keeps its length.
+    assert docs_of(out) == [NOTE, CANTEEN, LIABILITY, PRICING]
+    assert out[0] is node[NOTE] and out[1] is node[CANTEEN] and out[3] is node[PRICING]
+    assert decision["removed"] == [canteen2.node.node_id]
+    # A candidate ranked below the window is brought into it; the chunk it replaces takes its old rank.
+    below = [node[NOTE], node[CANTEEN], canteen2, node[PRICING], node[LIABILITY]]
+    out, decision = run_nodes(deal, LIABILITY_Q, below, gate=0.0, window=3)
+    assert [n.node.node_id for n in out] == [n.node.node_id for n in
+                                             (node[NOTE], node[CANTEEN], node[LIABILITY], node[PRICING], canteen2)]
+    assert decision["removed"] == [] and decision["fired"] is True
+
+
+def test_swap_never_trades_a_chunk_of_the_referring_or_the_pointed_at_document(deal):
+    _, chunks = deal
+    node = {d: NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING)}
+    # The only repeated chunk in the window is the referring document's: nothing can be spared, no hop.
+    candidates = [node[NOTE], node[CANTEEN], _second_chunk(deal, NOTE), node[PRICING]]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
+    assert out == candidates and decision["fired"] is False
+    assert decision["considered"][0]["outcome"] == "followed, no chunk to spare in the window"
+    # The memo's own chunk below the window would be brought in, but the only repeated chunk in the window
+    # is another of the memo's: the hop never trades one of the pointed-at document's chunks for another.
+    memo2, memo3 = _second_chunk(deal, LIABILITY), _second_chunk(deal, LIABILITY)
+    memo3.node.id_ = f"{LIABILITY}#3"
+    candidates = [node[NOTE], memo2, memo3, node[PRICING], NodeWithScore(node=chunks[LIABILITY], score=1.0)]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
+    assert [n.node.node_id for n in out] == [n.node.node_id for n in candidates] and decision["fired"] is False
+    assert decision["considered"][0]["outcome"] == "followed, no chunk to spare in the window"
+
+
+def test_swap_appends_when_the_list_is_shorter_than_the_window(deal):
+    _, chunks = deal
+    candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN)]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
+    assert docs_of(out) == [NOTE, CANTEEN, LIABILITY] and decision["removed"] == []   # nothing moves
+    # At the window's length there is no room: with no repeated chunk to spare, nothing changes.
+    candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING)]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
+    assert out == candidates and decision["fired"] is False
