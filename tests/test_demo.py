@@ -57,7 +57,7 @@ def test_the_verifier_flags_the_wrong_answers(demo):
     summary, out = demo
     answers = out.split("Answers checked against the retrieved evidence", 1)[1]
     wrong = answers.split("Security incidents must be reported within 24 hours.", 1)[1].split("\n")[1]
-    assert "grounded=False" in wrong
+    assert "verifier verdict" in wrong and "ungrounded: 1 unsupported sentence(s)" in wrong
     assert summary["answers"] == 2
 
 

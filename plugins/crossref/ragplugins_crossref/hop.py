@@ -503,10 +503,10 @@ class CrossrefHop(BaseNodePostprocessor):
     def _cosine(self, nws: NodeWithScore, query_embedding: list[float]) -> float:
         """The dense cosine of a chunk and the query; a chunk the first stage found by its sparse leg
         alone carries none, so its text is embedded as the index embedded it (cached on the context)."""
-        value = rnodes.query_cosine(nws, query_embedding)
+        value = api.query_cosine(nws, query_embedding)
         if value is None:
             text = nws.node.get_content(metadata_mode=MetadataMode.EMBED)
-            value = rnodes.cosine(query_embedding, self._ctx.embed_texts([text])[text])
+            value = api.cosine(query_embedding, self._ctx.embed_texts([text])[text])
         return value or 0.0
 
     @staticmethod

@@ -185,7 +185,7 @@ def _second_chunk(deal, doc):
 
 def run_nodes(deal, query, candidates, **params):
     ctx, _ = deal
-    with query_inputs.scope(filters=None), trace.scope(query) as tr:
+    with query_scope(query, filters=None) as tr:
         out = CrossrefHop(ctx=ctx, **params).postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
     return out, tr.get("crossref", "hop")
 
