@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
 from llama_index.core.schema import BaseNode, TransformComponent
+from llama_index.core.utils import get_tokenizer
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -62,17 +63,25 @@ def text_blocks(text: str, limit: int = BLOCK_CHARS) -> list[str]:
 
 class BlockedSentenceSplitter(SentenceSplitter):
     """LlamaIndex's SentenceSplitter, fed large texts a block at a time (chunks never span two blocks),
-    so a large file is split in linear time instead of tripping nltk's regex timeout."""
+    so a large file is split in linear time instead of tripping nltk's regex timeout. Only the
+    splitter's public methods are extended: what they do to one block is LlamaIndex's own."""
 
     @classmethod
     def class_name(cls) -> str:
         return "ragplugins.BlockedSentenceSplitter"
 
-    def _split_text(self, text: str, chunk_size: int) -> list[str]:
-        if len(text) <= BLOCK_CHARS:
-            return super()._split_text(text, chunk_size)
-        split = super()._split_text
-        return [chunk for block in text_blocks(text) for chunk in split(block, chunk_size)]
+    def split_text(self, text: str) -> list[str]:
+        return [chunk for block in text_blocks(text) for chunk in self.split_block(block, None)]
+
+    def split_text_metadata_aware(self, text: str, metadata_str: str) -> list[str]:
+        return [chunk for block in text_blocks(text) for chunk in self.split_block(block, metadata_str)]
+
+    def split_block(self, block: str, metadata_str: str | None) -> list[str]:
+        """One block (at most BLOCK_CHARS), split as SentenceSplitter splits a text (``metadata_str``: the
+        chunk's metadata text, which the chunk size must leave room for; None: none)."""
+        if metadata_str is None:
+            return super().split_text(block)
+        return super().split_text_metadata_aware(block, metadata_str)
 
 
 # Lines that open a section in documentation written as plain text. Each must follow a blank line (or
@@ -122,22 +131,28 @@ class SectionSplitter(BlockedSentenceSplitter):
     def class_name(cls) -> str:
         return "ragplugins.SectionSplitter"
 
-    def _split_text(self, text: str, chunk_size: int) -> list[str]:
-        bounds = [*section_starts(text), len(text)]
-        sections = [text[a:b] for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+    def split_block(self, block: str, metadata_str: str | None) -> list[str]:
+        budget = self.chunk_size - (self.token_count(metadata_str) if metadata_str else 0)
+        bounds = [*section_starts(block), len(block)]
+        sections = [block[a:b] for a, b in zip(bounds, bounds[1:]) if block[a:b].strip()]
         chunks: list[str] = []
         packed: list[str] = []
         size = 0
         for section in sections:
-            tokens = self._token_size(section)
-            if packed and size + tokens > chunk_size:
+            tokens = self.token_count(section)
+            if packed and size + tokens > budget:
                 chunks.append("".join(packed).strip())
                 packed, size = [], 0
-            if tokens > chunk_size:
-                chunks.extend(super()._split_text(section, chunk_size))
+            if tokens > budget:
+                chunks.extend(super().split_block(section, metadata_str))
             else:
                 packed.append(section)
                 size += tokens
         if packed:
             chunks.append("".join(packed).strip())
         return [c for c in chunks if c] or [""]
+
+    @staticmethod
+    def token_count(text: str) -> int:
+        """Tokens as SentenceSplitter counts them by default (LlamaIndex's global tokenizer)."""
+        return len(get_tokenizer()(text))

@@ -72,3 +72,25 @@ def test_the_config_chooses_the_splitter_that_indexes_a_file(tmp_path):
         chunks = [n.get_content() for n in rp.context(rp.index()).all_nodes()]
         starts[name] = all(c.startswith("Section ") for c in chunks)
     assert starts == {"sections": True, "sentence": False}
+
+
+def test_below_a_block_the_splitter_is_llamaindexs_own_and_metadata_still_takes_its_room():
+    from llama_index.core import Document
+    from llama_index.core.node_parser import SentenceSplitter
+
+    text = " ".join(f"Sentence number {i} says something about item {i}." for i in range(400))
+    ours, theirs = BlockedSentenceSplitter(chunk_size=128, chunk_overlap=16), SentenceSplitter(chunk_size=128,
+                                                                                               chunk_overlap=16)
+    assert ours.split_text(text) == theirs.split_text(text)
+    doc = Document(text=text, metadata={"title": "A long title " * 8})
+    assert [n.text for n in ours([doc])] == [n.text for n in theirs([doc])]
+    assert len(ours([doc])) > len(ours([Document(text=text)]))  # the metadata's tokens leave less room
+
+
+def test_a_text_larger_than_a_block_is_split_one_block_at_a_time():
+    from ragplugins.splitting import BLOCK_CHARS
+
+    paragraph = "Alpha beta gamma delta. " * 400
+    text = "\n\n".join([paragraph] * (3 * BLOCK_CHARS // len(paragraph)))
+    chunks = BlockedSentenceSplitter(chunk_size=256, chunk_overlap=0).split_text(text)
+    assert all(len(c) <= BLOCK_CHARS for c in chunks) and "".join(chunks).count("Alpha") == text.count("Alpha")
