@@ -3,6 +3,7 @@
     python bench/assemble_benchmarks.py
 """
 
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def main() -> None:
         plugin_dir = ROOT / "plugins" / name
         if MORE in text and plugin_dir.is_dir():
             summary, _ = text.split(MORE, 1)
-            (plugin_dir / "BENCHMARKS.md").write_text(text.replace(MORE + "\n", ""))
+            (plugin_dir / "BENCHMARKS.md").write_text(re.sub(r"\n*" + MORE + r"\n*", "\n\n", text))
             text = summary.rstrip() + f"\n\nEvery table and the history: [plugins/{name}/BENCHMARKS.md]" \
                                       f"(../plugins/{name}/BENCHMARKS.md).\n"
         parts.append(text)
