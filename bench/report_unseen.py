@@ -89,8 +89,8 @@ def main() -> None:
         n_test = next(iter(arms.values()))["splits"]["test"]["n"] if arms else plug["test"]["off"]["n"]
         title = f"### {corpus} (dev {n_dev}, test {n_test} questions)"
         out += [title + (f": {verdict[corpus]}" if corpus in verdict else ""), "",
-                "| arm | dev nDCG@10 | dev R@10 | test nDCG@10 | test R@10 | lists changed dev / test | "
-                "fired dev / test | regressed (R@10; nDCG@10) |", "|---|---|---|---|---|---|---|---|"]
+                ("| arm | dev nDCG@10 | dev R@10 | test nDCG@10 | test R@10 | lists changed dev / test | "
+                 "fired dev / test | regressed (R@10; nDCG@10) |"), "|---|---|---|---|---|---|---|---|"]
         for arm, v in arms.items():
             d, t = v["splits"]["dev"], v["splits"]["test"]
             out.append(f"| {arm} | {_fmt(d['ndcg@10'])} | {_fmt(d['recall@10'])} | {_fmt(t['ndcg@10'])} | "
