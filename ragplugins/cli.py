@@ -94,7 +94,8 @@ class RagGroup(click.Group):
 
 @click.group(cls=RagGroup)
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Config file (default: ./ragplugins.toml or [tool.ragplugins] in ./pyproject.toml).")
+              help="Config file (default: ragplugins.toml or [tool.ragplugins] in pyproject.toml, in the working "
+                   "directory or the nearest parent that has one).")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None) -> None:
     """Retrieval features for LlamaIndex apps, as plugins switched on in a config file."""
@@ -246,6 +247,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
                f"removed {len(report.deleted)}, skipped {len(report.skipped)}; {report.chunks_written} chunks "
                f"written to {rp.config.core.persist_dir}")
+    click.echo(f"  embedder: {_embedder_said(rp)}")
     for doc_id in report.deleted:
         click.echo(f"  removed {doc_id}: its file is gone")
     for doc_id in report.kept_missing:
@@ -255,6 +257,16 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
                    f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
     for path, why in report.skipped:
         click.echo(f"  skipped {path}: {why}")
+
+
+def _embedder_said(rp: "RagPlugins") -> str:
+    """The embedder that wrote the vectors and where the choice came from (said once per index run)."""
+    from ragplugins.embeddings import embedder_identity
+
+    embed = rp.embed_model
+    model = embedder_identity(embed).split(":", 1)[-1]
+    source = rp.models.embed_source if rp.models is not None else "argument"
+    return f"{type(embed).__name__} {model} ({source})"
 
 
 @cli.command("delete")

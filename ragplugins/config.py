@@ -263,17 +263,23 @@ def pydantic_problems(model: type[BaseModel], data: dict, section: str) -> list[
     return []
 
 
-def install_hint(plugin: str) -> str:
-    """Which ``pip install ragplugins[...]`` brings ``plugin``, from the core's own metadata."""
+def _plugin_extras() -> list[tuple[str, str]]:
+    """(plugin, extra) for every plugin distribution the core's own metadata offers as an extra."""
     try:
         requires = md.requires("ragplugins") or []
     except md.PackageNotFoundError:
         requires = []
-    extras = []
+    found = []
     for req in requires:
         m = re.match(r"ragplugins[-_]([A-Za-z0-9_.-]+?)\s*[<>=!~;].*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
-        if m and m.group(1).replace("-", "_") == plugin.replace("-", "_"):
-            extras.append(m.group(2))
+        if m:
+            found.append((m.group(1).replace("-", "_"), m.group(2)))
+    return found
+
+
+def install_hint(plugin: str) -> str:
+    """Which ``pip install ragplugins[...]`` brings ``plugin``, from the core's own metadata."""
+    extras = [extra for name, extra in _plugin_extras() if name == plugin.replace("-", "_")]
     if extras:
         best = plugin if plugin in extras else sorted(extras, key=lambda e: e == "all")[0]
         return f"pip install 'ragplugins[{best}]'"
@@ -324,9 +330,16 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
         if name in failed:
             problems.append(f"[{top}] enable: plugin '{name}' is installed but not loaded: {failed[name]}")
         else:
-            problems.append(f"[{top}] enable: no plugin named '{name}' is installed{_closest(name, names)}; "
-                            f"installed: {', '.join(names) or 'none'}"
-                            + ("" if _closest(name, names) else f"; to install it: {install_hint(name)}"))
+            # A misspelt name is matched against the installed plugins, then against those the core
+            # offers as extras (a typo must not become advice to install a package that does not exist).
+            offered = sorted({plugin for plugin, _ in _plugin_extras()} - set(names))
+            near = difflib.get_close_matches(name, names, n=1, cutoff=0.6) \
+                or difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
+            meant = near[0] if near else None
+            advice = "" if meant in names else f"; to install it: {install_hint(meant or name)}"
+            guess = f" (did you mean '{meant}'?)" if meant else ""
+            problems.append(f"[{top}] enable: no plugin named '{name}' is installed{guess}; "
+                            f"installed: {', '.join(names) or 'none'}{advice}")
     plugins: dict[str, BaseModel] = {}
     for name, data in config.raw_sections.items():
         if name not in infos:

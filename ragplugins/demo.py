@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import tomllib
 from pathlib import Path
@@ -49,6 +50,13 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
             rp.index_paths([demo_dir / "corpus"])
         arms[arm] = rp
     console.print(f"plugins on: {', '.join(installed) or 'none installed'}; top_k = {wanted.get('top_k', 20)}")
+    missing = [n for n in wanted.get("enable", []) if n not in installed]
+    if missing:
+        from ragplugins.config import install_hint
+
+        why = "left out by RAGPLUGINS_PLUGINS" if "RAGPLUGINS_PLUGINS" in os.environ else "not installed"
+        console.print(f"{why}, so not in this demo: " + "; ".join(f"{n} ({install_hint(n)})" for n in missing),
+                      markup=False)
     queries = [json.loads(line) for line in (demo_dir / "queries.jsonl").read_text().splitlines() if line.strip()]
     summary: dict[str, Any] = {"off": 0, "on": 0, "rescued": []}
     acted = considered = 0
@@ -114,6 +122,15 @@ class ScriptedAnswer(CustomLLM):
         yield CompletionResponse(text=self.text, delta=self.text)
 
 
+def _nobody_checks(cfg: dict, reg: Any) -> str:
+    if "verifier" not in reg.loaded():
+        from ragplugins.config import install_hint
+
+        why = "left out by RAGPLUGINS_PLUGINS" if "RAGPLUGINS_PLUGINS" in os.environ else "not installed"
+        return f"no plugin checks answers: the verifier is {why} ({install_hint('verifier')})"
+    return "no plugin checks answers (enable one, such as verifier)"
+
+
 def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed: Any) -> int:
     """Answers written into answers.jsonl (one right, one wrong per question) through the plugins that
     check answers, as an app's LLM answer would go; returns how many answers a plugin changed or flagged."""
@@ -136,7 +153,7 @@ def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed:
         changed = response.response != row["answer"] or any(d["numbers"].get("grounded") is False for d in checked)
         flagged += changed
         console.print(f"  {row['query']}\n    answer ({row['note']}): {row['answer']}", markup=False)
-        for line in lines or ["no plugin checks answers (enable one, such as verifier)"]:
+        for line in lines or [_nobody_checks(cfg, reg)]:
             console.print(f"    {line}", markup=False)
     console.print(f"answers flagged or changed: {flagged}/{len(rows)}")
     return flagged

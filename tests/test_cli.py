@@ -61,6 +61,8 @@ def test_index_then_query(run, tmp_path, tiny_corpus):
     cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
     out = run("index", str(tiny_corpus), config=cfg).output
     assert "added 4" in out
+    assert "  embedder: HuggingFaceEmbedding sentence-transformers/all-MiniLM-L6-v2 (bundled default)" in out or \
+        "  embedder: BundledOnnxEmbedding sentence-transformers/all-MiniLM-L6-v2 (bundled default)" in out, out
     assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
     query = run("query", "How often is the boiler descaled?", "--show", "2", config=cfg).output
     assert "espresso_manual.md" in query

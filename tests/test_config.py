@@ -187,3 +187,17 @@ def test_the_config_is_found_from_a_subdirectory_up_to_the_project_root(tmp_path
     inner.mkdir()
     (inner / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert find_config(inner) is None and find_config(project / "src") == (project / "ragplugins.toml").resolve()
+
+
+def test_a_misspelt_plugin_name_is_matched_against_installable_plugins_not_turned_into_a_package_name():
+    from ragplugins.config import parse_config, validate_plugins
+    from ragplugins.errors import ConfigError
+
+    cfg = parse_config({"enable": ["overveiw", "crosref"]}, strict=False)
+    with pytest.raises(ConfigError) as err:
+        validate_plugins(cfg, {"crossref": None})  # only crossref installed
+    message = str(err.value)
+    assert ("no plugin named 'overveiw' is installed (did you mean 'overview'?); installed: crossref; "
+            "to install it: pip install 'ragplugins[overview]'") in message
+    assert "no plugin named 'crosref' is installed (did you mean 'crossref'?); installed: crossref\n" in message + "\n"
+    assert "ragplugins-overveiw" not in message

@@ -57,7 +57,8 @@ def test_the_verifier_flags_the_wrong_answers(demo):
     summary, out = demo
     answers = out.split("Answers checked against the retrieved evidence", 1)[1]
     wrong = answers.split("Security incidents must be reported within 24 hours.", 1)[1].split("\n")[1]
-    assert "verifier verdict" in wrong and "ungrounded: 1 unsupported sentence(s)" in wrong
+    assert "verifier verdict" in wrong and "ungrounded: 1 unsupported sentence(s); answer kept, marked " \
+        "unverified in response.metadata (mode 'annotate')" in wrong
     assert summary["answers"] == 2
 
 
@@ -66,3 +67,13 @@ def test_decisions_that_changed_nothing_are_counted(demo):
     unchanged = summary["decisions"] - summary["acted"]
     assert summary["acted"] >= 1 and unchanged >= 1
     assert f"plugin decisions that changed the list: {summary['acted']}, that changed nothing: {unchanged}" in out
+
+
+def test_a_demo_without_the_verifier_says_it_is_not_there_and_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGPLUGINS_PLUGINS", "crossref")
+    buffer = io.StringIO()
+    summary = run_demo(Console(file=buffer, width=400, color_system=None), str(tmp_path))
+    out = buffer.getvalue()
+    assert "left out by RAGPLUGINS_PLUGINS, so not in this demo: verifier (pip install 'ragplugins[verifier]')" in out
+    assert "no plugin checks answers: the verifier is left out by RAGPLUGINS_PLUGINS" in out
+    assert summary["answers"] == 0

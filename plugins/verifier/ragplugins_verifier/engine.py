@@ -84,7 +84,9 @@ class VerifyingQueryEngine(BaseQueryEngine):
         changed = response.response != answer
         reason = (f"{status}: {verdict.error}" if verdict.error is not None else
                   f"{status}: {len(unsupported)} unsupported sentence(s)") \
-            + (f"; answer replaced (mode '{self.mode}')" if changed else "")
+            + (f"; answer replaced (mode '{self.mode}')" if changed else
+               f"; answer kept, marked unverified in response.metadata (mode '{self.mode}')"
+               if not verdict.grounded else "")
         api.record_decision(PLUGIN, "verdict", changed=changed, reason=reason,
                             numbers={"grounded": verdict.grounded, "score": verdict.score,
                                      "latency_ms": verdict.latency_ms},
