@@ -90,7 +90,7 @@ class RagRetriever(BaseRetriever):
             with trace.timed("first_stage"):
                 nodes = self.inner.retrieve(self._fresh(query_bundle))
             nodes = inputs.screen(nodes, after="the retriever wrappers")
-            tr.first_stage = [n.node.node_id for n in nodes]
+            tr.set_first_stage(nodes)
             return nodes
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -99,7 +99,7 @@ class RagRetriever(BaseRetriever):
             with trace.timed("first_stage"):
                 nodes = await self.inner.aretrieve(self._fresh(query_bundle))
             nodes = inputs.screen(nodes, after="the retriever wrappers")
-            tr.first_stage = [n.node.node_id for n in nodes]
+            tr.set_first_stage(nodes)
             return nodes
 
 

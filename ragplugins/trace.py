@@ -70,10 +70,17 @@ class Trace:
     final: list[str] = field(default_factory=list)
     plugins: dict[str, dict[str, Any]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    # Readable names (file name or title) of the final list's documents, in its order.
+    # Readable names (file name or title) of the first-stage and final lists' documents, in their order.
+    first_stage_documents: list[str] = field(default_factory=list)
     final_documents: list[str] = field(default_factory=list)
     # Every decision of every plugin in this query, in the order they were taken.
     decisions: list[Decision] = field(default_factory=list)
+
+    def set_first_stage(self, nodes: Any) -> None:
+        from ragplugins.nodes import document_name
+
+        self.first_stage = [n.node.node_id for n in nodes]
+        self.first_stage_documents = [document_name(n.node) for n in nodes]
 
     def set_final(self, nodes: Any) -> None:
         from ragplugins.nodes import document_name
@@ -89,6 +96,7 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "first_stage": list(self.first_stage), "final": list(self.final),
+                "first_stage_documents": list(self.first_stage_documents),
                 "final_documents": list(self.final_documents),
                 "plugins": {k: dict(v) for k, v in self.plugins.items()},
                 "decisions": [d.to_dict() for d in self.decisions],

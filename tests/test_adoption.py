@@ -70,3 +70,12 @@ def test_the_hop_scores_candidates_of_the_apps_own_retriever(app_index, bundled_
     assert "no dense scores" not in reason and "not prepared" not in reason, reason
     # Documents are named by file name in the reason, not by the app's UUID ids.
     assert "01_master_supply_agreement.md -> 03_schedule_1_logistics.md" in reason, reason
+
+
+def test_the_trace_names_the_first_stages_documents_by_file_name(app_index, bundled_embed_model, tmp_path):
+    rp = ragplugins.load({"enable": [], "top_k": 3, "persist_dir": str(tmp_path)}, embed_model=bundled_embed_model)
+    found = rp.retriever(app_index, base=app_index.as_retriever(similarity_top_k=3), filters=None).retrieve(QUESTION)
+    tr = rp.last_trace.to_dict()
+    assert tr["first_stage"] == [n.node.node_id for n in found]
+    assert tr["first_stage_documents"] == [n.node.metadata["file_name"] for n in found]
+    assert all(name.endswith(".md") for name in tr["first_stage_documents"])

@@ -182,7 +182,7 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     assert "what each plugin decided:\n  retry decision: " in default
     assert '"plugins"' not in default and '"first_stage"' not in default  # the trace only on request
     traced = run("query", question, "--trace", config=cfg).output
-    assert '"first_stage"' in traced and '"final_documents"' in traced
+    assert '"first_stage"' in traced and '"final_documents"' in traced and '"first_stage_documents"' in traced
     full = run("query", question, "--full", "--show", "1", config=cfg).stdout
     data = json.loads(run("query", question, "--json", "--show", "2", config=cfg).stdout)  # stderr may hold a progress bar
     assert data["question"] == question and data["answer"] is None and len(data["sources"]) == 2

@@ -92,4 +92,5 @@ def test_the_trace_is_output_only():
                      if p.name != "trace.py" and "trace.current(" in p.read_text())
     assert readers == []
     assert {f for f in api.Trace.__dataclass_fields__} == {
-        "query", "first_stage", "final", "plugins", "timings_ms", "final_documents", "decisions"}
+        "query", "first_stage", "final", "plugins", "timings_ms", "first_stage_documents", "final_documents",
+        "decisions"}
