@@ -12,6 +12,7 @@ left as it is: its vectors are the usual ones.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -20,13 +21,25 @@ from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
 
 def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
-    """(tokenizer, word pieces read per text, special tokens excluded) of a sentence-transformers
-    embedder such as LlamaIndex's HuggingFaceEmbedding, else None."""
-    model = getattr(embed_model, "_model", None)
-    tokenizer = getattr(model, "tokenizer", None)
-    length = getattr(model, "max_seq_length", None)
-    if tokenizer is None or not isinstance(length, int) or length < 8:
+    """(tokenizer, word pieces read per text, special tokens excluded) of an embedder that names its
+    model (``model_name``: a local folder or a Hub name in the local cache, with a ``tokenizer.json``)
+    and its input length (``max_length``), as LlamaIndex's HuggingFaceEmbedding and the bundled ONNX
+    embedder do; else None."""
+    name, length = getattr(embed_model, "model_name", None), getattr(embed_model, "max_length", None)
+    if not isinstance(name, str) or not isinstance(length, int) or length < 8:
         return None
+    path: Any = Path(name).expanduser() / "tokenizer.json"
+    if not path.is_file():
+        from huggingface_hub import try_to_load_from_cache
+
+        path = try_to_load_from_cache(name, "tokenizer.json")
+        if not isinstance(path, str):
+            return None
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
     return tokenizer, length - 2  # [CLS] and [SEP]
 
 
@@ -35,8 +48,8 @@ def window_texts(tokenizer: Any, limit: int, node: BaseNode) -> list[str]:
     window stopped, with the node's metadata header (as embedded) in front."""
     full, content = node.get_content(MetadataMode.EMBED), node.get_content()
     header = full[: len(full) - len(content)] if content and full.endswith(content) else ""
-    offsets = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-    step = limit - len(tokenizer(header, add_special_tokens=False)["input_ids"])
+    offsets = tokenizer.encode(full, add_special_tokens=False).offsets
+    step = limit - len(tokenizer.encode(header, add_special_tokens=False).ids)
     if len(offsets) <= limit or step < 1:
         return []
     return [header + full[offsets[start][0]:] for start in range(limit, len(offsets), step)]
