@@ -21,6 +21,7 @@ RESULTS = HERE / "results" / "crossref"
 
 def main(argv: list[str] | None = None) -> int:
     from debian_corpora import corpus_dir
+
     from ragplugins.eval import Arm, load_gold, run_eval
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -15,17 +15,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import zlib
 import resource
 import shutil
 import statistics
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, parser
 import numpy as np
+from common import RESULTS, parser
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 from synth import WORDS, make_corpus

@@ -35,7 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, K, CachedEmbedding, corpus, ragplugins_nodes, split_of  # noqa: E402
+from bench_firststage import CACHE, CachedEmbedding, K, corpus, ragplugins_nodes, split_of  # noqa: E402
 
 from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402

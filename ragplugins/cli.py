@@ -8,7 +8,8 @@ import os
 import sys
 import textwrap
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -102,7 +103,7 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
     ctx.obj = {"config": config_path}
 
 
-def load_app(ctx: click.Context | None = None, *, without: Sequence[str] = (), **kwargs: Any) -> "RagPlugins":
+def load_app(ctx: click.Context | None = None, *, without: Sequence[str] = (), **kwargs: Any) -> RagPlugins:
     """The app a ``ragplugins`` command works on, core or plugin: the config named by ``--config``
     (else the one found in the working directory), read as every command reads it (paths relative
     to the file, the config's ``llm`` imported), with the installed plugins. ``without``: plugins to
@@ -400,10 +401,9 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
     from ragplugins.config import read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
+    from ragplugins.eval.report import chart_missing
     from ragplugins.eval.runner import merge_config
     from ragplugins.models import import_llm
-
-    from ragplugins.eval.report import chart_missing
 
     no_chart = chart_missing()
     if no_chart:  # said before the work starts, not after it

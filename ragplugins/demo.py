@@ -6,7 +6,6 @@ import json
 import tempfile
 import tomllib
 from pathlib import Path
-
 from typing import Any
 
 from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata

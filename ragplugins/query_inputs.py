@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextvars
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilters

@@ -15,7 +15,8 @@ import logging
 import math
 import re
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 from llama_index.core.schema import BaseNode

@@ -20,8 +20,9 @@ contract, and :func:`check_store_adapter` runs the store tests against any store
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pytest
 from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata

@@ -12,7 +12,8 @@ left as it is: its vectors are the usual ones.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from llama_index.core.bridge.pydantic import Field

@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from llama_index.core.schema import BaseNode, TransformComponent
 
@@ -88,7 +89,7 @@ class WriterLock:
         self.timeout = timeout
         self._lock = FileLock(str(self.persist_dir / LOCK_FILE))
 
-    def __enter__(self) -> "WriterLock":
+    def __enter__(self) -> WriterLock:
         from filelock import Timeout
 
         try:

@@ -30,6 +30,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
 import crash_worker  # noqa: E402
+
 from ragplugins.testing import TINY_CORPUS  # noqa: E402
 from ragplugins.writes import CRASH_EXIT_CODE, JOURNAL, WriterLock  # noqa: E402
 

@@ -6,9 +6,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from ragplugins.cli import get_cli
 from ragplugins.eval import Arm, load_gold, ndcg_at, recall_at, run_eval
 from ragplugins.eval.metrics import hit, norm
-from ragplugins.cli import get_cli
 
 GOLD = [
     {"id": "q1", "query": "What is the annual fee?", "expected": ["120,000 EUR"], "match": "any",

@@ -4,7 +4,6 @@ import importlib.util
 import json
 import site
 import subprocess
-import sys
 import venv
 import zipfile
 from pathlib import Path

@@ -3,14 +3,13 @@
 import importlib.metadata as md
 import sys
 import types
-import warnings
 
 import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import TransformComponent
 
 import ragplugins
-from ragplugins import Contribution, PluginError, PluginInfo, hookimpl
+from ragplugins import Contribution, PluginError, PluginInfo
 from ragplugins.plugins import ENV_VAR, PluginRegistry
 from ragplugins.testing import make_rag
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections.abc import Hashable
 from pathlib import Path
-from typing import Any, Hashable
+from typing import Any
 
 import pytest
 from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage

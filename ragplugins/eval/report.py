@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 QUALITY = [("first.recall@10", "1st R@10"), ("first.ndcg@10", "1st nDCG@10"), ("final.recall@5", "R@5"),
            ("final.recall@10", "R@10"), ("final.recall@20", "R@20"), ("final.ndcg@10", "nDCG@10")]

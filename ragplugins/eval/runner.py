@@ -12,15 +12,16 @@ import random
 import shutil
 import statistics
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ragplugins.app import RagPlugins, load
 from ragplugins.embeddings import embedder_identity, load_embed_model
+from ragplugins.errors import PluginError
 from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
-from ragplugins.errors import PluginError
 from ragplugins.plugins import PluginRegistry
 
 SEED = 20260808

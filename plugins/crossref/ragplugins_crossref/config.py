@@ -32,7 +32,7 @@ class FamilySpec(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _has_groups(self) -> "FamilySpec":
+    def _has_groups(self) -> FamilySpec:
         self.build()  # names the family and the missing named group
         return self
 

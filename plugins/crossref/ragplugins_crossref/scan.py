@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
@@ -123,7 +124,7 @@ class Profile:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, doc_id: str, raw: Any) -> "Profile | None":
+    def from_json(cls, doc_id: str, raw: Any) -> Profile | None:
         try:
             data = json.loads(raw) if isinstance(raw, str) else None
         except json.JSONDecodeError:
@@ -241,7 +242,7 @@ class RawRef:
     family: str = ""
     caption: str = ""
     docs: frozenset[str] = frozenset()       # documents a name mention points at
-    qualifier: "RawRef | None" = None         # the document a label/section is said to belong to
+    qualifier: RawRef | None = None         # the document a label/section is said to belong to
 
 
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from llama_index.core.schema import BaseNode
 
@@ -106,7 +107,7 @@ class TermStatistics:
     document_frequency: Counter
 
     @classmethod
-    def of(cls, texts: Iterable[str]) -> "TermStatistics":
+    def of(cls, texts: Iterable[str]) -> TermStatistics:
         df: Counter = Counter()
         n = 0
         for text in texts:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseComponent

@@ -54,7 +54,7 @@ class Overviews:
     _scorer: OverviewScorer | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def empty(cls, embedder: str, index_id: str) -> "Overviews":
+    def empty(cls, embedder: str, index_id: str) -> Overviews:
         return cls([], [], [], [], np.zeros((0, 0), dtype=np.float32), embedder, index_id)
 
     def meta(self, **extra: Any) -> dict[str, Any]:
@@ -65,7 +65,7 @@ class Overviews:
 
     @classmethod
     def stored(cls, meta: dict[str, Any], doc_ids: list, hashes: list, texts: list, sources: list,
-               vectors: np.ndarray) -> "Overviews":
+               vectors: np.ndarray) -> Overviews:
         """Overviews read back from a location, refused (SidecarError) unless they match their meta record."""
         if meta.get("format") != FORMAT_VERSION:
             raise SidecarError(f"it has format {meta.get('format')!r}, this plugin reads {FORMAT_VERSION}")

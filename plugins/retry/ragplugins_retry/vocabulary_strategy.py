@@ -11,7 +11,6 @@ from ragplugins_retry import text, vocabulary
 from ragplugins_retry.keywords import KeywordsStrategy
 from ragplugins_retry.strategy import Reformulation, RetryStrategy
 
-
 # The candidates the query_coverage signal judges the question's terms on (its "best of the top 3").
 TOP = 3
 

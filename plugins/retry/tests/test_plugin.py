@@ -3,14 +3,13 @@ from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
+from retry_testkit import ScriptedRetriever, node, rag_with
 
-from ragplugins import api
 import ragplugins_retry.plugin as plugin
+from ragplugins import api
 from ragplugins.api import ConfigError
 from ragplugins.testing import FakeLLM, PluginConformance
 from ragplugins_retry import Measurement, RetrySignal
-
-from retry_testkit import ScriptedRetriever, node, rag_with
 
 
 class TestConformance(PluginConformance):

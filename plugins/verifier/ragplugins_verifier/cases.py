@@ -19,9 +19,10 @@ import functools
 import json
 import re
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ragplugins_verifier.base import Evidence, Verifier, VerifierError
 from ragplugins_verifier.verdict import Verdict

@@ -217,7 +217,7 @@ def _part_of_code(text: str, s: int, e: int) -> bool:
     # "17/456", "3.5:4b", "MG-3B"; but "20-30%" is a range and "36-month" a number with its unit.
     if re.match(r"/\d|[.:][A-Za-z0-9]|-[A-Za-z]+\d|-\d+[A-Za-z]", after + text[e + 2:e + 8]):
         return True
-    return after[:1].isalpha() and not _unit_glued(text, e) and not after[:1] in "kKmMbB"
+    return after[:1].isalpha() and not _unit_glued(text, e) and after[:1] not in "kKmMbB"
 
 
 def _unit_glued(text: str, e: int) -> bool:

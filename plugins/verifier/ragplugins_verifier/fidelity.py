@@ -262,7 +262,7 @@ class FidelityVerifier(Verifier):
         return self.conclude(results)
 
     # -- support from the embedder -------------------------------------
-    def _support(self, index: _EvidenceIndex, checked: list[tuple[int, "_Claim"]],
+    def _support(self, index: _EvidenceIndex, checked: list[tuple[int, _Claim]],
                  results: list[SentenceVerdict]) -> None:
         if not checked or not index.units:
             for i, _ in checked:
@@ -324,7 +324,7 @@ class FidelityVerifier(Verifier):
         return out
 
     # -- exact checks ----------------------------------------------------
-    def _fact_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _fact_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         reasons = []
         values: dict[Fact, list[str]] = {}
         for fact in claim.facts:
@@ -353,7 +353,7 @@ class FidelityVerifier(Verifier):
             reasons.extend(why)
         return reasons
 
-    def _value_reasons(self, claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> list[str]:
+    def _value_reasons(self, claim: _Claim, fact: Fact, index: _EvidenceIndex) -> list[str]:
         found = [o for o in index.occurrences if o.fact.kind == fact.kind and _matches(fact, o.fact)]
         same = [o for o in index.occurrences if o.fact.kind == fact.kind and _same_value(fact, o.fact)]
         if found and all(o.fact.unit is None for o in found) and fact.unit and \
@@ -381,7 +381,7 @@ class FidelityVerifier(Verifier):
                         f"(lead {lead:.2f})"]
         return []
 
-    def _polarity_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _polarity_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         reasons = []
         evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
         clauses = claim.polarity_clauses()
@@ -445,7 +445,7 @@ class FidelityVerifier(Verifier):
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
 
-    def _affirmed_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _affirmed_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         """A "No, <explanation>" is wrong when the evidence says what the question asks: its statement has all
         its values, agrees in polarity, adds nothing and is about the same thing as a passage."""
         positive = _Claim(claim.text, index, lang=claim.lang, from_question=True)
@@ -458,7 +458,7 @@ class FidelityVerifier(Verifier):
             return []
         return [f"the evidence says what the question asks (\"{_clip(claim.text)}\"); the answer denies it"]
 
-    def _role_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _role_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         """Who does what to whom: exchanging two words of the sentence would make it say, in order, what the
         evidence says ("the primary applies WAL received from the standby" against the reverse), or the words
         on the two sides of a relation word ("copies src to dest") trade places."""
@@ -482,7 +482,7 @@ class FidelityVerifier(Verifier):
                     f"evidence the other way round: \"{_clip(units[0].unit.text)}\""]
         return []
 
-    def _echo_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _echo_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         """An answer that repeats what the evidence tells the checker or assistant to say is not grounded."""
         content = [w for _, _, w in words(claim.text) if is_content(w)]
         if content and all(w in VERDICT_WORDS for w in content):
@@ -495,7 +495,7 @@ class FidelityVerifier(Verifier):
                         f"not instructions): \"{_clip(u.unit.text)}\""]
         return []
 
-    def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex,
+    def _novelty_reasons(self, claim: _Claim, index: _EvidenceIndex,
                          vocabulary: set[str] | None = None) -> list[str]:
         reasons = []
         vocabulary = index.vocabulary if vocabulary is None else vocabulary
@@ -519,7 +519,7 @@ class FidelityVerifier(Verifier):
         return reasons
 
 
-def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list["_Claim"]:
+def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list[_Claim]:
     """What an answer sentence claims. "Yes." / "No, it runs much more slowly." answering a yes/no question
     also claim the question's statement (denied for "No"); the rest of the sentence is a claim of its own."""
     lang = polarity.language(sentence)
@@ -773,7 +773,7 @@ def _lcs(a: list[str], b: list[str]) -> int:
     return row[-1]
 
 
-def _foreign_polarity(claim: "_Claim", unit: _Unit) -> list[str]:
+def _foreign_polarity(claim: _Claim, unit: _Unit) -> list[str]:
     """A German, French or Spanish sentence against the English unit the embedder matched: negation must agree."""
     negated = _negated(claim.text[claim.offset:], claim.lang) != claim.denies
     if negated != _negated(unit.unit.text):
@@ -782,7 +782,7 @@ def _foreign_polarity(claim: "_Claim", unit: _Unit) -> list[str]:
     return []
 
 
-def _entity_attachment(claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> str | None:
+def _entity_attachment(claim: _Claim, fact: Fact, index: _EvidenceIndex) -> str | None:
     """A name found in the evidence, but the passage that says the rest of the sentence names another one:
     "In a FIFO queue the most recently added entry ..." where that is said of the LIFO queue."""
     own = {stem(w) for _, _, w in words(fact.text)}

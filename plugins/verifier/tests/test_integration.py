@@ -7,8 +7,8 @@ from click.testing import CliRunner
 from llama_index.core.evaluation import EvaluationResult
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from ragplugins import api
 import ragplugins_verifier.plugin as plugin
+from ragplugins import api
 from ragplugins.api import ConfigError, PluginError, query_scope
 from ragplugins.testing import FakeLLM, PluginConformance, make_rag
 from ragplugins_verifier import FidelityVerifier, VerifierEvaluator, VerifyingQueryEngine
