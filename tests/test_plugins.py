@@ -61,7 +61,6 @@ def test_broken_plugin_is_reported_by_name_and_others_load(monkeypatch):
 
 
 def test_env_allowlist_blocks_before_import(monkeypatch):
-    imported = []
     monkeypatch.setitem(sys.modules, "noisy_plugin", None)  # would raise ImportError if imported
     _module(monkeypatch, "good_plugin", "NAME='good'\n" + GOOD)
     _fake_entry_points(monkeypatch, {"good": "good_plugin", "noisy": "noisy_plugin"})
@@ -96,7 +95,7 @@ def test_plugin_without_info_is_rejected(plugin_module):
 
 def test_stage_and_order_decide_not_registration(plugin_module):
     def contribs(*items):
-        return lambda config, ctx: [Contribution(Tagger(label=l), stage=s, order=o) for l, s, o in items]
+        return lambda config, ctx: [Contribution(Tagger(label=label), stage=s, order=o) for label, s, o in items]
 
     a = plugin_module("aaa", ragplugins_node_postprocessors=contribs(("a-final", "finalize", 0), ("a-rerank", "rerank", 5)))
     b = plugin_module("bbb", ragplugins_node_postprocessors=contribs(("b-expand", "expand", 0), ("b-rerank", "rerank", 1)))

@@ -414,7 +414,7 @@ class CrossrefHop(BaseNodePostprocessor):
         after: dict[int, list[NodeWithScore]] = {}
         for pointer, picks in hops:
             referrer = position[pointer["from_chunk"]]
-            for score, nws in picks:
+            for _score, nws in picks:
                 if self.placement == "replace_tail":
                     # Budget-neutral: a hopped chunk takes the place of the lowest-ranked candidate
                     # below its referrer (never a referrer); without one it is dropped.

@@ -27,7 +27,8 @@ from typing import Any
 from ragplugins_verifier.base import Evidence, Verifier, VerifierError
 from ragplugins_verifier.verdict import Verdict
 
-_LABELS = {True: True, False: False, 1: True, 0: False, "true": True, "false": False, "grounded": True,
+# 1 and 0 are the same keys as True and False.
+_LABELS = {True: True, False: False, "true": True, "false": False, "grounded": True,
            "ungrounded": False, "supported": True, "unsupported": False, "1": True, "0": False}
 
 

@@ -194,7 +194,7 @@ _TERM = re.compile(r"^\s*([\w.-]+(?:\s+<[^>]+>)?)\s*(?:\((?:[a-z ]{3,30})\)|::)"
 
 
 def _token_at(tokens: list[tuple[int, int, str]], char: int) -> int:
-    for i, (s, e, _) in enumerate(tokens):
+    for i, (_, e, _) in enumerate(tokens):
         if e > char:
             return i
     return len(tokens)
