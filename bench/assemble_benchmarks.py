@@ -6,7 +6,20 @@
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ["unseen", "core", "speed", "startup", "install", "scaling", "reliability", "crossref", "overview", "retry", "verifier", "decompose"]
+ORDER = [
+    "unseen",
+    "core",
+    "speed",
+    "startup",
+    "install",
+    "scaling",
+    "reliability",
+    "crossref",
+    "overview",
+    "retry",
+    "verifier",
+    "decompose",
+]
 HEADER = """# Benchmarks
 
 Every number on this page was produced by a script in `bench/` on this repository's code, reading

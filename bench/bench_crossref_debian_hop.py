@@ -51,10 +51,13 @@ def main(argv: list[str] | None = None) -> int:
             rows_ = run._rows(arm, args.k)
             better = [r["id"] for r in rows_ if r["final"]["recall@10"] > r["first"]["recall@10"]]
             worse = [r["id"] for r in rows_ if r["final"]["recall@10"] < r["first"]["recall@10"]]
-            print(f"{corpus} {args.split} n={s['n']} {arm}: R@10 off (first stage) {s['first.recall@10']:.3f} "
-                  f"-> on (final) {s['final.recall@10']:.3f}; nDCG@10 {s['first.ndcg@10']:.3f} -> "
-                  f"{s['final.ndcg@10']:.3f}; fired {s.get('crossref.fired')} hit {s.get('crossref.hit_expected_source')}"
-                  f"; improved {better} regressed {worse}", flush=True)
+            print(
+                f"{corpus} {args.split} n={s['n']} {arm}: R@10 off (first stage) {s['first.recall@10']:.3f} "
+                f"-> on (final) {s['final.recall@10']:.3f}; nDCG@10 {s['first.ndcg@10']:.3f} -> "
+                f"{s['final.ndcg@10']:.3f}; fired {s.get('crossref.fired')} hit {s.get('crossref.hit_expected_source')}"
+                f"; improved {better} regressed {worse}",
+                flush=True,
+            )
     return 0
 
 

@@ -141,10 +141,18 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     for rec in sorted(reg.all_records(), key=lambda r: r.name):
         problems = [p for p in (config_error or "").splitlines() if f"ragplugins.{rec.name}]" in p
                     or f"'{rec.name}'" in p]
-        rows.append({"name": rec.name, "version": rec.version, "distribution": rec.distribution,
-                     "hooks": rec.hooks, "commands": _commands_of(reg, rec), "enabled": rec.name in enabled and rec.loaded,
-                     "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
-                     "error": rec.error})
+        rows.append(
+            {
+                "name": rec.name,
+                "version": rec.version,
+                "distribution": rec.distribution,
+                "hooks": rec.hooks,
+                "commands": _commands_of(reg, rec),
+                "enabled": rec.name in enabled and rec.loaded,
+                "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
+                "error": rec.error,
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

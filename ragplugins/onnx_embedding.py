@@ -111,7 +111,9 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> tuple[
                         const("eps", np.array(1e-12, np.float32))], "norm")
     node("Div", [mean, norm], "embedding")
 
-    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")]
+    ids = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")
+    ]
     out = [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])]
     graph = helper.make_graph(nodes, "minilm", ids, out, initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]).SerializeToString(), external

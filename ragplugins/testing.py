@@ -303,7 +303,9 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     assert again.metadata.get("conformance_mark") == "marked", "update_metadata() did not reach the store"
     assert again.get_content() == some.get_content(), "update_metadata() changed the chunk text"
     if some.embedding is not None and again.embedding is not None:
-        assert max(abs(a - b) for a, b in zip(again.embedding, some.embedding)) < 1e-6, "update_metadata() moved a vector"
+        assert max(abs(a - b) for a, b in zip(again.embedding, some.embedding)) < 1e-6, (
+            "update_metadata() moved a vector"
+        )
     if stamp_before is not None:
         assert adapter.version() != stamp_before, "version() did not change after a write"
 
@@ -358,7 +360,9 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     stored_ids = {n.node_id for n in adapter.iter_nodes()}
     assert stored_ids == {i for d in docs.values() for i in d.node_ids}, "stale chunks of a replaced document remain"
     assert not any(n.ref_doc_id == removed for n in adapter.iter_nodes()), "chunks of a removed document remain"
-    assert ctx.cached("conformance.count", count) == len(stored_ids) and len(builds) == 2, "cache not stale after a write"
+    assert ctx.cached("conformance.count", count) == len(stored_ids) and len(builds) == 2, (
+        "cache not stale after a write"
+    )
     assert any("rewritten by the conformance kit" in t for t in adapter.iter_texts())
 
     if reopen is not None:
@@ -366,6 +370,8 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
         rag2, index2 = reopen(rag, index)
         adapter2 = rag2.context(index2).store
         assert type(adapter2) is type(adapter)
-        assert adapter2.index_id == index_id, f"the index id changed across a restart ({index_id} -> {adapter2.index_id})"
+        assert adapter2.index_id == index_id, (
+            f"the index id changed across a restart ({index_id} -> {adapter2.index_id})"
+        )
         assert adapter2.state("conformance").read("rows").records == records[:1], "plugin state lost across a restart"
         assert sorted(adapter2.list_documents()) == sorted(docs)

@@ -97,8 +97,12 @@ def test_stage_and_order_decide_not_registration(plugin_module):
     def contribs(*items):
         return lambda config, ctx: [Contribution(Tagger(label=label), stage=s, order=o) for label, s, o in items]
 
-    a = plugin_module("aaa", ragplugins_node_postprocessors=contribs(("a-final", "finalize", 0), ("a-rerank", "rerank", 5)))
-    b = plugin_module("bbb", ragplugins_node_postprocessors=contribs(("b-expand", "expand", 0), ("b-rerank", "rerank", 1)))
+    a = plugin_module(
+        "aaa", ragplugins_node_postprocessors=contribs(("a-final", "finalize", 0), ("a-rerank", "rerank", 5))
+    )
+    b = plugin_module(
+        "bbb", ragplugins_node_postprocessors=contribs(("b-expand", "expand", 0), ("b-rerank", "rerank", 1))
+    )
     labels = []
     for order in ([a, b], [b, a]):
         reg = PluginRegistry()
@@ -124,7 +128,9 @@ def _raising(config, ctx):
 def test_hook_that_raises_is_named_or_skipped(plugin_module, tmp_path, bundled_embed_model):
     bad = plugin_module("exploder", ragplugins_node_postprocessors=_raising)
     rag = make_rag([bad], embed_model=bundled_embed_model, persist_dir=tmp_path / "a")
-    with pytest.raises(PluginError, match="plugin 'exploder' failed in ragplugins_node_postprocessors: RuntimeError: boom"):
+    with pytest.raises(
+        PluginError, match="plugin 'exploder' failed in ragplugins_node_postprocessors: RuntimeError: boom"
+    ):
         rag.postprocessors()
     rag = make_rag([plugin_module("exploder", ragplugins_node_postprocessors=_raising)],
                    {"on_plugin_error": "warn"}, embed_model=bundled_embed_model, persist_dir=tmp_path / "b")

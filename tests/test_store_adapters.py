@@ -190,7 +190,9 @@ def test_a_state_collection_that_cannot_be_read_is_reported_with_where(tmp_path,
     state.write("names", [{"x": 1}])
     path = tmp_path / "idx" / "sidecars" / "someplugin" / "names.chunks.json"
     path.write_text("{truncated", encoding="utf-8")
-    with pytest.raises(stores.StateError, match=r"collection 'names' in .*sidecars.*plugin 'someplugin' cannot be read"):
+    with pytest.raises(
+        stores.StateError, match=r"collection 'names' in .*sidecars.*plugin 'someplugin' cannot be read"
+    ):
         state.read("names")
 
 

@@ -18,7 +18,9 @@ def _fmt(value, key: str = "") -> str:
         return "-"
     if isinstance(value, bool) or not isinstance(value, float):
         return str(value)
-    return f"{value:.1f}" if key.endswith(("_ms", "ms_p50", "ms_p90", "ms_mean")) or key == "final_len" else f"{value:.3f}"
+    return (
+        f"{value:.1f}" if key.endswith(("_ms", "ms_p50", "ms_p90", "ms_mean")) or key == "final_len" else f"{value:.3f}"
+    )
 
 
 def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,

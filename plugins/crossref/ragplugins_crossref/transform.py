@@ -70,7 +70,9 @@ class CrossrefExtractor(TransformComponent):
 
     max_refs_per_chunk: int = Field(16, description="References kept per chunk (one per target document first).")
     aliases: dict[str, list[str]] = Field(default_factory=dict, description="Extra names, by doc id or file name.")
-    family_names: list[str] = Field(default_factory=list, description="The reference families in use (for the cache key).")
+    family_names: list[str] = Field(
+        default_factory=list, description="The reference families in use (for the cache key)."
+    )
     _families: tuple[ReferenceFamily, ...] = PrivateAttr(default=BUILTIN_FAMILIES)
     _ctx: Any = PrivateAttr(default=None)
 

@@ -48,8 +48,10 @@ class OverviewLLMMissing(RagPluginsError, ValueError):
 
 def require_llm(config: OverviewConfig, ctx: Any) -> None:
     if config.overview == "llm" and ctx.llm is None:
-        raise OverviewLLMMissing("[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
-                         "llm=... to ragplugins.load(), or set overview = 'extractive' (no LLM needed)")
+        raise OverviewLLMMissing(
+            "[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
+            "llm=... to ragplugins.load(), or set overview = 'extractive' (no LLM needed)"
+        )
 
 
 def _writers(config: OverviewConfig) -> tuple[ExtractiveOverviewWriter, LLMOverviewWriter | None]:

@@ -24,7 +24,9 @@ _DATE_PATTERNS = [
     # March 1, 2025 / March 1 / March 2025
     re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?\b", re.I),
     # 1 March 2024 / 31 March
-    re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b", re.I),
+    re.compile(
+        rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b", re.I
+    ),
     re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b", re.I),
     re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{2})-(?P<day>\d{2})\b"),
     # 2/8/25: kept as written (day/month order is ambiguous), compared as a code.

@@ -273,7 +273,10 @@ class FidelityVerifier(Verifier):
             if results[i].reasons and results[i].node_id is None:
                 unit = index.units[claim.candidates(index, 1)[0]]
                 start, end = claim.supporting_words(unit)
-                results[i].node_id, results[i].span = unit.unit.node_id, (unit.unit.start + start, unit.unit.start + end)
+                results[i].node_id, results[i].span = (
+                    unit.unit.node_id,
+                    (unit.unit.start + start, unit.unit.start + end),
+                )
                 results[i].evidence = unit.unit.text[start:end]
         checked = [(i, claim) for i, claim in checked if not results[i].reasons]
         if not checked:
@@ -700,7 +703,9 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
 
 
 # An identifier is one role, not its parts: "eventEmitter.on()" and "eventEmitter.emit()" differ as wholes.
-_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?|[A-Za-z_][\w-]*\(\)|(?<!\w)--?[a-z][\w-]*(?:=\S+)?")
+_IDENTIFIER = re.compile(
+    r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?|[A-Za-z_][\w-]*\(\)|(?<!\w)--?[a-z][\w-]*(?:=\S+)?"
+)
 # Relation words whose two sides are two different roles: "copies src to dest", "backed by a unified cache".
 _PIVOTS = {"to", "from", "into", "onto", "by", "than", "via", "toward", "towards"}
 
