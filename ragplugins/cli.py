@@ -20,6 +20,8 @@ from ragplugins.errors import ConfigError, InputError, RagPluginsError
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ragplugins.app import RagPlugins
 
 console = Console()
@@ -137,7 +139,7 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
             config_error = str(exc)
     except RagPluginsError as exc:
         enabled, config_error = set(), str(exc)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for rec in sorted(reg.all_records(), key=lambda r: r.name):
         problems = [p for p in (config_error or "").splitlines() if f"ragplugins.{rec.name}]" in p
                     or f"'{rec.name}'" in p]
@@ -328,7 +330,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
                          "`ragplugins index PATH`, or point persist_dir at an existing one")
     answer = None
     if rp.llm is not None:
-        response = rp.query_engine(similarity_top_k=top_k).query(question)
+        response: Any = rp.query_engine(similarity_top_k=top_k).query(question)
         answer, nodes, trace = response.response, response.source_nodes, response.metadata["ragplugins"]
     else:
         result = rp.search(question, top_k=top_k)
@@ -417,7 +419,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     if no_chart:  # said before the work starts, not after it
         click.echo(f"note: {no_chart}", err=True)
     if bench_names:
-        corpus_paths, gold = [], []
+        corpus_paths: list[Path] = []
+        gold: list[Any] = []
         for name in bench_names:  # repeated --bench: the union of the corpora and their gold rows
             more_paths, more_gold = bench_corpus(name, bench_dir)
             corpus_paths += [p for p in more_paths if p not in corpus_paths]

@@ -250,10 +250,12 @@ class CrossrefHop(BaseNodePostprocessor):
                     if r.get("target") and r.get("target") != nws.node.ref_doc_id]
             spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in refs}
             for ref in refs:
-                target = ref.get("target")
+                target = ref["target"]
                 others = [span for r in refs if r.get("target") != target for span in spans[id(r)]]
                 sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks, others)
-                entry = pointers.setdefault(target, {"target": target, "mentions": []}) if sentences else None
+                if not sentences:
+                    continue
+                entry = pointers.setdefault(target, {"target": target, "mentions": []})
                 for sentence in sentences:
                     entry["mentions"].append({
                         "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),

@@ -176,7 +176,7 @@ def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], corp
                           f"{exc}); using the extractive overview for it", stacklevel=3)
             texts[doc_id] = (fallback, LLM_FAILED)
     order = list(texts)
-    embeddings = np.asarray(ctx.embed_model.get_text_embedding_batch([texts[d][0] for d in order]),
+    embeddings: np.ndarray = np.asarray(ctx.embed_model.get_text_embedding_batch([texts[d][0] for d in order]),
                             dtype=np.float32)
     norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
     embeddings = embeddings / np.where(norms > 0, norms, 1.0)

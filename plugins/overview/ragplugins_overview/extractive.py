@@ -96,7 +96,7 @@ class ExtractiveOverviewWriter(BaseComponent):
         if label and label.lower() not in title.lower():
             parts.append(f"File: {label}.")
         seen = {title.lower()}
-        shown = []
+        shown: list[str] = []
         for heading in headings:
             if heading.lower() not in seen and len(shown) < self.max_headings:
                 seen.add(heading.lower())

@@ -148,13 +148,13 @@ class Location:
             return None
         try:
             rows = stored.records
-            columns = [[r[k] for r in rows] for k in ("doc_id", "hash", "text", "source")]
+            doc_ids, hashes, texts, sources = ([r[k] for r in rows] for k in ("doc_id", "hash", "text", "source"))
             dim = int(stored.meta.get("dim", 0))
             vectors = (np.vstack([np.frombuffer(base64.b64decode(r["vector"]), dtype="<f4") for r in rows])
                        if rows else np.zeros((0, dim), dtype=np.float32))
         except Exception as exc:  # noqa: BLE001 - records without our keys, vectors of mixed size
             raise SidecarError(f"it cannot be read ({type(exc).__name__}: {exc})") from exc
-        return Overviews.stored(stored.meta, *columns, vectors)
+        return Overviews.stored(stored.meta, doc_ids, hashes, texts, sources, vectors)
 
     def write(self, overviews: Overviews) -> None:
         overviews.check()

@@ -30,7 +30,7 @@ class VerifierHookSpecs:
     """The verifier's own hook (added through ``ragplugins_addhooks``)."""
 
     @hookspec
-    def ragplugins_verifier_backends(self) -> dict[str, Factory]:
+    def ragplugins_verifier_backends(self) -> dict[str, Factory]:  # type: ignore[empty-body]  # a spec: no body
         """Return {backend name: factory(config: VerifierConfig, ctx: RagContext) -> Verifier}."""
 
 

@@ -58,7 +58,7 @@ def read_cases(path: str | Path, root: str | Path | None = None) -> list[Case]:
     if not path.is_file():
         raise VerifierError(f"'{path}' does not exist; give a JSONL file of question/answer/evidence rows")
     base = Path(root) if root is not None else path.parent
-    cases = []
+    cases: list[Case] = []
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue

@@ -47,7 +47,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, SerializeAsAny
@@ -294,10 +294,10 @@ class FidelityVerifier(Verifier):
                     best, best_unit = sim, u
             res = results[i]
             if best_unit is not None and (i not in best_by_result or best < best_by_result[i]):
-                unit = index.units[best_unit].unit
+                source = index.units[best_unit].unit
                 start, end = claim.supporting_words(index.units[best_unit])
-                res.node_id, res.span = unit.node_id, (unit.start + start, unit.start + end)
-                res.evidence = unit.text[start:end]
+                res.node_id, res.span = source.node_id, (source.start + start, source.start + end)
+                res.evidence = source.text[start:end]
                 if claim.lang != "en":
                     res.reasons += _foreign_polarity(claim, index.units[best_unit])
             support = max(0.0, min(1.0, best))
@@ -348,12 +348,13 @@ class FidelityVerifier(Verifier):
                     reasons.append(why)
             else:
                 values[fact] = self._value_reasons(claim, fact, index)
-        for fact, why in values.items():
+        for fact, value_reasons in values.items():
             # "1000 milliseconds, that is 1 second": a value restating another value of the sentence that the
             # evidence holds is as good as that value.
-            if why and any(not values[other] and _matches(fact, other) for other in values if other is not fact):
+            if value_reasons and any(not values[other] and _matches(fact, other)
+                                     for other in values if other is not fact):
                 continue
-            reasons.extend(why)
+            reasons.extend(value_reasons)
         return reasons
 
     def _value_reasons(self, claim: _Claim, fact: Fact, index: _EvidenceIndex) -> list[str]:
@@ -475,12 +476,12 @@ class FidelityVerifier(Verifier):
         swaps = [None if passive != (_PASSIVE.search(u.unit.text) is not None) else
                  _swapped(seq, _role_words(u.unit.text)) for u in units]
         if all(swaps):
-            x, y = swaps[0]
+            x, y = cast(tuple[str, str], swaps[0])
             return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
                     f"round: \"{_clip(units[0].unit.text)}\""]
         crossed = [_crossed(body, u.unit.text) for u in units]
         if all(crossed):
-            pivot, x, y = crossed[0]
+            pivot, x, y = cast(tuple[str, str, str], crossed[0])
             return [f"roles are swapped around '{pivot}': the sentence has '{x}' before it and '{y}' after it, the "
                     f"evidence the other way round: \"{_clip(units[0].unit.text)}\""]
         return []
@@ -514,9 +515,9 @@ class FidelityVerifier(Verifier):
         evidence_lists = [set(map(stem, _list_heads(m))) for u in index.units for m in _LIST.finditer(u.unit.text)]
         for m in _LIST.finditer(claim.text, claim.offset):
             heads = [h for h in _list_heads(m) if is_content(h)]
-            stems = {stem(h) for h in heads}
+            head_stems = {stem(h) for h in heads}
             new = [h for h in heads if stem(h) not in vocabulary]
-            if new and any(len(stems & listed) >= 2 and listed - stems for listed in evidence_lists):
+            if new and any(len(head_stems & listed) >= 2 and listed - head_stems for listed in evidence_lists):
                 reasons.append(f"puts '{new[0]}' in a list where the evidence has another member: "
                                f"\"{_clip(m.group(0))}\"")
         return reasons
@@ -531,10 +532,10 @@ def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list[_Claim]
     asked = _YES_NO_QUESTION.match(question or "")
     answers = (word in polarity.YES or word in polarity.NO) and asked
     if lang not in polarity.READ:
-        if not answers or len(words(sentence[particle.end():])) > 0:
+        if particle is None or not answers or len(words(sentence[particle.end():])) > 0:
             return [_Claim(sentence, index, lang="en", unreadable=_unreadable(lang))]
     claims = []
-    if answers:
+    if answers and asked:
         # "Is sorted() stable?" -> "sorted() stable": the auxiliary is not a claim of its own.
         statement = (question[:asked.start("aux")] + question[asked.end("aux"):]).strip().rstrip("?").strip()
         denies = word in polarity.NO
@@ -692,7 +693,7 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
     # A word the sentence uses more often than the evidence ("error exit code ... exit status") is doing
     # something else there too: not a role to exchange.
     single = {t for t in shared if claim.count(t) <= unit.count(t)}
-    for x, y in itertools.combinations(sorted(shared & single, key=first_c.get), 2):
+    for x, y in itertools.combinations(sorted(shared & single, key=first_c.__getitem__), 2):
         if (first_u[x] < first_u[y]) or not _apart(c, x, y):
             continue
         exchanged = [y if t == x else x if t == y else t for t in c]
