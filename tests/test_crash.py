@@ -25,6 +25,9 @@ import lancedb
 import numpy as np
 import pytest
 
+# Crash injection: each test runs writer processes and kills them; together they take minutes.
+pytestmark = pytest.mark.slow
+
 # The children import the worker by module name, and so does the forkserver, which preloads it once
 # (it is started with the environment's PYTHONPATH, not this process's sys.path).
 sys.path.insert(0, str(Path(__file__).parent))
