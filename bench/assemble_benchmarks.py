@@ -7,7 +7,20 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ["unseen", "core", "speed", "startup", "install", "scaling", "reliability", "crossref", "overview", "retry", "verifier", "decompose"]
+ORDER = [
+    "unseen",
+    "core",
+    "speed",
+    "startup",
+    "install",
+    "scaling",
+    "reliability",
+    "crossref",
+    "overview",
+    "retry",
+    "verifier",
+    "decompose",
+]
 HEADER = """# Benchmarks
 
 Every number was produced by a script in `bench/` on this repository's code, over the public corpora

@@ -97,6 +97,7 @@ def score(rows: list[dict], refs_by_doc: dict[str, list[dict]], docs: set[str]) 
 
 def measure(corpus: str, show: bool) -> dict:
     from debian_corpora import corpus_dir
+
     from ragplugins_crossref.families import BUILTIN_FAMILIES
     from ragplugins_crossref.resolve import annotate
 

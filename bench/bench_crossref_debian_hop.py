@@ -32,6 +32,7 @@ def changes(rows: list[dict], metric: str = "recall@10") -> tuple[list[str], lis
 def main(argv: list[str] | None = None) -> int:
     from bench_firststage import CACHE, CachedEmbedding
     from debian_corpora import corpus_dir
+
     from ragplugins.embeddings import load_embed_model
     from ragplugins.eval import Arm, load_gold, run_eval
 

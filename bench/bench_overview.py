@@ -148,9 +148,9 @@ def sensitivity(corpus: str, cache_dir: str | None) -> dict:
     The plugin's own OverviewRetriever re-steers the same k = 20 candidates under each setting,
     so only the decision and the fusion vary (one index instead of one per setting).
     """
-    import ragplugins
     from llama_index.core.base.base_retriever import BaseRetriever
 
+    import ragplugins
     from ragplugins import query_inputs
     from ragplugins.eval import bench_corpus
     from ragplugins.eval.metrics import list_metrics

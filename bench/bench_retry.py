@@ -281,7 +281,11 @@ def main() -> None:
                                                  indent=1, default=str))
     md = ["## Calibration", ""] + [calibration_md(c) for c in cals.values()]
     md += ["## Off vs on", ""] + [quality_md(r) for r in results.values()]
-    md += ["## Added latency (default and keywords arms, off/on back to back, min of 3 runs per query)", "", latency_md(lats)]
+    md += [
+        "## Added latency (default and keywords arms, off/on back to back, min of 3 runs per query)",
+        "",
+        latency_md(lats),
+    ]
     md += ["## Where it fired", ""] + [fired_md(r, arm) for arm in LATENCY_ARMS for r in results.values()]
     (OUT / "summary.md").write_text("\n".join(md))
     print("\n".join(md))

@@ -15,17 +15,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import zlib
 import resource
 import shutil
 import statistics
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, parser
 import numpy as np
+from common import RESULTS, parser
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 from synth import WORDS, make_corpus
@@ -146,7 +146,9 @@ def main() -> None:
     plugins = [x for x in args.plugins.split(",") if x]
     inner = load_embed_model() if args.embedder == "minilm" else HashingEmbedding(model_name="hashing-384")
     reg = PluginRegistry.discover()
-    queries = [f"{WORDS[i % len(WORDS)]} {WORDS[(3 * i + 1) % len(WORDS)]} exhibit {chr(65 + i % 6)}" for i in range(20)]
+    queries = [
+        f"{WORDS[i % len(WORDS)]} {WORDS[(3 * i + 1) % len(WORDS)]} exhibit {chr(65 + i % 6)}" for i in range(20)
+    ]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
@@ -156,8 +158,14 @@ def main() -> None:
         rp, first = build(corpus, [], embed, reg)  # pays the embedding once for both arms
         shutil.rmtree(first["persist"], ignore_errors=True)
         del rp
-        row: dict[str, Any] = {"size": size, "embedder": args.embedder, "chunks": first["chunks"], "load1": os.getloadavg()[0],
-                               "embed_build_s": first["index_s"], "embedded_texts": first["embedded_texts"]}
+        row: dict[str, Any] = {
+            "size": size,
+            "embedder": args.embedder,
+            "chunks": first["chunks"],
+            "load1": os.getloadavg()[0],
+            "embed_build_s": first["index_s"],
+            "embedded_texts": first["embedded_texts"],
+        }
         arms: dict[str, Any] = {}
         for name, enable in (("off", []), ("on", plugins)):
             arms[name], m = build(corpus, enable, embed, reg)

@@ -25,8 +25,10 @@ CASES = {
     "import ragplugins": "import ragplugins",
     "ragplugins --help": "sys.argv = ['ragplugins', '--help']\ntry:\n    from ragplugins.cli import main; main()\n"
                          "except SystemExit:\n    pass",
-    "ragplugins plugins (imports every plugin)": "sys.argv = ['ragplugins', 'plugins']\ntry:\n"
-                                                  "    from ragplugins.cli import main; main()\nexcept SystemExit:\n    pass",
+    "ragplugins plugins (imports every plugin)": (
+        "sys.argv = ['ragplugins', 'plugins']\ntry:\n    from ragplugins.cli import main; main()\n"
+        "except SystemExit:\n    pass"
+    ),
 }
 
 

@@ -22,8 +22,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import (CACHE, DEBIAN, PUBLIC, CachedEmbedding, corpus, split_of,  # noqa: E402
-                             write_results)
+from bench_firststage import CACHE, DEBIAN, PUBLIC, CachedEmbedding, corpus, split_of, write_results  # noqa: E402
 
 from ragplugins.eval import Arm, run_eval  # noqa: E402
 

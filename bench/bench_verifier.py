@@ -86,7 +86,7 @@ class _HTMLText(HTMLParser):
             self.parts.append(data)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def corpus_text(root: str, corpus: str, file: str) -> str:
     """A corpus file's text with all whitespace collapsed (HTML pages: their visible text)."""
     path = Path(root) / corpus / file

@@ -78,7 +78,8 @@ def main() -> None:
                  if ours["splits"]["test"][m] < max(v["splits"]["test"][m] for v in peers) - 1e-9]
         verdict[corpus] = ("first stage at least the better peer on test" if not short else
                            "first stage **below** the better peer on test " +
-                           " and ".join(l for m, l in (("ndcg@10", "nDCG@10"), ("recall@10", "R@10")) if m in short))
+                           " and ".join(label for m, label in (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"))
+                                      if m in short))
     slices: list[str] = []
     for corpus in CORPORA:
         arms = first.get(corpus, {})

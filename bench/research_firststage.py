@@ -35,7 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, K, CachedEmbedding, corpus, ragplugins_nodes, split_of  # noqa: E402
+from bench_firststage import CACHE, CachedEmbedding, K, corpus, ragplugins_nodes, split_of  # noqa: E402
 
 from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
@@ -129,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             windows = (owner, every, mean)
         scored: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
+            # Called within this iteration only, so the row it reads is the current one.
             def score(order: list[int]) -> tuple[float, float]:
-                m = metrics.list_metrics([texts[i] for i in order[:K]], row.expected, row.match)
+                m = metrics.list_metrics([texts[i] for i in order[:K]], row.expected, row.match)  # noqa: B023
                 return m["ndcg@10"], m["recall@10"]
 
             q = unit(np.asarray(embed.get_query_embedding(row.query), dtype=np.float32))

@@ -32,8 +32,15 @@ if TYPE_CHECKING:
     from ragplugins.config import Config, CoreSettings
     from ragplugins.context import DocumentInfo, RagContext
     from ragplugins.contributions import Contribution, MetadataKey, NoConfig, PluginInfo
-    from ragplugins.errors import (ConfigError, EmbedderMismatchError, IndexBusyError, InputError, PluginError,
-                                   RagPluginsError, StoreError)
+    from ragplugins.errors import (
+        ConfigError,
+        EmbedderMismatchError,
+        IndexBusyError,
+        InputError,
+        PluginError,
+        RagPluginsError,
+        StoreError,
+    )
 
 
 def __getattr__(name: str) -> Any:

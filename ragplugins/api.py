@@ -103,13 +103,30 @@ if TYPE_CHECKING:
     from ragplugins.config import check_prompt_template
     from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo, RagContext, not_prepared
     from ragplugins.contributions import STAGES, Contribution, MetadataKey, NoConfig, PluginInfo
+    from ragplugins.errors import (
+        ConfigError,
+        InputError,
+        MissingDependencyError,
+        PluginError,
+        RagPluginsError,
+        StoreError,
+    )
     from ragplugins.eval import GoldRow, hit, load_gold
-    from ragplugins.errors import (ConfigError, InputError, MissingDependencyError, PluginError, RagPluginsError,
-                                   StoreError)
     from ragplugins.extensions import DuplicateExtensionError, Extension, named_extensions
     from ragplugins.hookspecs import PROJECT, hookimpl, hookspec
-    from ragplugins.nodes import (ANNOTATION_KEY, annotate, annotation, cosine, dense_cosine, document_label,
-                                  document_name, hide_metadata, query_cosine, tag, tags)
+    from ragplugins.nodes import (
+        ANNOTATION_KEY,
+        annotate,
+        annotation,
+        cosine,
+        dense_cosine,
+        document_label,
+        document_name,
+        hide_metadata,
+        query_cosine,
+        tag,
+        tags,
+    )
     from ragplugins.search import RRF_K
     from ragplugins.stores import StateError, StoreAdapter
     from ragplugins.trace import Decision, Trace, record, record_decision, timed

@@ -220,7 +220,7 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
             report.add(f"the full-text index {fts_problem}", fix)
         # 7: the plugins' state
         ctx = rp.context(index)
-        plugin_problems = []
+        plugin_problems: list[str] = []
         for record in rp.enabled:
             for found in rp.registry.call(record, "ragplugins_check_index", config=rp.config.for_plugin(record.name),
                                           ctx=ctx):

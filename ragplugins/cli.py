@@ -8,7 +8,8 @@ import os
 import sys
 import textwrap
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -19,6 +20,8 @@ from ragplugins.errors import ConfigError, InputError, RagPluginsError
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ragplugins.app import RagPlugins
 
 console = Console()
@@ -103,7 +106,7 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
     ctx.obj = {"config": config_path}
 
 
-def load_app(ctx: click.Context | None = None, *, without: Sequence[str] = (), **kwargs: Any) -> "RagPlugins":
+def load_app(ctx: click.Context | None = None, *, without: Sequence[str] = (), **kwargs: Any) -> RagPlugins:
     """The app a ``ragplugins`` command works on, core or plugin: the config named by ``--config``
     (else the one found in the working directory), read as every command reads it (paths relative
     to the file, the config's ``llm`` imported), with the installed plugins. ``without``: plugins to
@@ -137,14 +140,22 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
             config_error = str(exc)
     except RagPluginsError as exc:
         enabled, config_error = set(), str(exc)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for rec in sorted(reg.all_records(), key=lambda r: r.name):
         problems = [p for p in (config_error or "").splitlines() if f"ragplugins.{rec.name}]" in p
                     or f"'{rec.name}'" in p]
-        rows.append({"name": rec.name, "version": rec.version, "distribution": rec.distribution,
-                     "hooks": rec.hooks, "commands": _commands_of(reg, rec), "enabled": rec.name in enabled and rec.loaded,
-                     "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
-                     "error": rec.error})
+        rows.append(
+            {
+                "name": rec.name,
+                "version": rec.version,
+                "distribution": rec.distribution,
+                "hooks": rec.hooks,
+                "commands": _commands_of(reg, rec),
+                "enabled": rec.name in enabled and rec.loaded,
+                "config": "error: " + "; ".join(p.strip(" -") for p in problems) if problems else "ok",
+                "error": rec.error,
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -259,7 +270,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         click.echo(f"  skipped {path}: {why}")
 
 
-def _embedder_said(rp: "RagPlugins") -> str:
+def _embedder_said(rp: RagPlugins) -> str:
     """The embedder that wrote the vectors and where the choice came from (said once per index run)."""
     from ragplugins.embeddings import embedder_identity
 
@@ -331,7 +342,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
                          "`ragplugins index PATH`, or point persist_dir at an existing one")
     answer = None
     if rp.llm is not None:
-        response = rp.query_engine(similarity_top_k=top_k).query(question)
+        response: Any = rp.query_engine(similarity_top_k=top_k).query(question)
         answer, nodes, trace = response.response, response.source_nodes, response.metadata["ragplugins"]
     else:
         result = rp.search(question, top_k=top_k)
@@ -412,16 +423,16 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
     from ragplugins.config import read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
+    from ragplugins.eval.report import chart_missing
     from ragplugins.eval.runner import merge_config
     from ragplugins.models import import_llm
-
-    from ragplugins.eval.report import chart_missing
 
     no_chart = chart_missing()
     if no_chart:  # said before the work starts, not after it
         click.echo(f"note: {no_chart}", err=True)
     if bench_names:
-        corpus_paths, gold = [], []
+        corpus_paths: list[Path] = []
+        gold: list[Any] = []
         for name in bench_names:  # repeated --bench: the union of the corpora and their gold rows
             more_paths, more_gold = bench_corpus(name, bench_dir)
             corpus_paths += [p for p in more_paths if p not in corpus_paths]

@@ -92,7 +92,7 @@ class CoreSettings(BaseModel):
 
 
     @model_validator(mode="after")
-    def _overlap_below_size(self) -> "CoreSettings":
+    def _overlap_below_size(self) -> CoreSettings:
         if self.chunk_overlap >= self.chunk_size:
             raise ValueError(f"chunk_overlap = {self.chunk_overlap} must be smaller than chunk_size = "
                              f"{self.chunk_size}; lower chunk_overlap or raise chunk_size")

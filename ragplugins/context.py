@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import NodeWithScore
@@ -102,7 +103,7 @@ class RagContext:
         """Names this index, the same after a restart, so what was kept for another index is never used for it."""
         return self.store.index_id
 
-    def cached(self, name: str, build: Callable[["RagContext"], T]) -> T:
+    def cached(self, name: str, build: Callable[[RagContext], T]) -> T:
         """A value derived from this index's contents (a vocabulary, a table of names), made by
         ``build(ctx)`` once and kept until the index is written; ``name`` is unique per plugin
         ("<plugin>.<what>"). See ragplugins.index_cache for when an entry goes stale."""

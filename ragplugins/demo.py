@@ -7,7 +7,6 @@ import os
 import tempfile
 import tomllib
 from pathlib import Path
-
 from typing import Any
 
 from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata
@@ -144,7 +143,7 @@ def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed:
     flagged = 0
     for row in rows:
         rp = load(cfg, registry=reg, embed_model=embed, llm=ScriptedAnswer(text=row["answer"]))
-        response = rp.query_engine().query(row["query"])
+        response: Any = rp.query_engine().query(row["query"])
         # Only the plugins that wrap the query engine: the retrieval decisions were shown above.
         checkers = {r.name for r in rp.enabled if "ragplugins_query_engine_wrappers" in r.hooks}
         traced = response.metadata["ragplugins"]

@@ -62,10 +62,10 @@ def _no_embedder(exc: ImportError, install: str) -> str:
 def _bundled_onnx(**kwargs: Any):
     weights = _bundled_weights(LIGHT_INSTALL)
     try:
-        from ragplugins.onnx_embedding import BundledOnnxEmbedding
-
         import onnx  # noqa: F401 - the graph is built with it; said here rather than at the first query
         import onnxruntime  # noqa: F401
+
+        from ragplugins.onnx_embedding import BundledOnnxEmbedding
     except ImportError as exc:
         raise MissingDependencyError(_no_embedder(exc, LIGHT_INSTALL)) from exc
     kwargs.setdefault("embed_batch_size", 32)

@@ -9,8 +9,9 @@ names both (nothing is replaced or dropped silently).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ragplugins.errors import RagPluginsError
 

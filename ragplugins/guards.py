@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 import uuid
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -18,7 +19,6 @@ from llama_index.core.vector_stores.types import MetadataFilters
 from ragplugins import query_inputs, trace
 from ragplugins.errors import PluginError, StoreError
 from ragplugins.nodes import hide_metadata
-
 
 _CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

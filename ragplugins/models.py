@@ -62,7 +62,8 @@ def import_llm(path: str) -> Any:
     try:
         factory = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); give 'package.module:callable'")
+        raise RagPluginsError(f"[ragplugins] llm = '{path}': cannot import it ({exc}); "
+                              "give 'package.module:callable'") from exc
     from llama_index.core.llms import LLM
 
     try:

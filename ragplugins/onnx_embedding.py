@@ -82,9 +82,11 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> tuple[
     for i in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{i}"
 
+        # Called within this iteration only, so the layer's x and p it reads are the current ones.
         def heads_of(name: str, perm: list[int]) -> str:
-            return node("Transpose", [node("Reshape", [linear(x, f"{p}.attention.self.{name}"), split_heads],
-                                           f"{p}.{name}.split")], f"{p}.{name}.t", perm=perm)
+            attention = linear(x, f"{p}.attention.self.{name}")  # noqa: B023
+            split = node("Reshape", [attention, split_heads], f"{p}.{name}.split")  # noqa: B023
+            return node("Transpose", [split], f"{p}.{name}.t", perm=perm)  # noqa: B023
 
         q, k, v = heads_of("query", [0, 2, 1, 3]), heads_of("key", [0, 2, 3, 1]), heads_of("value", [0, 2, 1, 3])
         scores = node("Add", [node("Mul", [node("MatMul", [q, k], f"{p}.qk"), scale], f"{p}.scaled"), att_bias],
@@ -109,7 +111,9 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> tuple[
                         const("eps", np.array(1e-12, np.float32))], "norm")
     node("Div", [mean, norm], "embedding")
 
-    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")]
+    ids = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")
+    ]
     out = [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])]
     graph = helper.make_graph(nodes, "minilm", ids, out, initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]).SerializeToString(), external

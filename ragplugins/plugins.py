@@ -14,8 +14,9 @@ import importlib.metadata as md
 import os
 import re
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import pluggy
 
@@ -74,7 +75,7 @@ class PluginRegistry:
 
     # -- discovery -----------------------------------------------------
     @classmethod
-    def discover(cls, env: dict | os._Environ | None = None) -> "PluginRegistry":
+    def discover(cls, env: dict | os._Environ | None = None) -> PluginRegistry:
         registry = cls()
         allow = _allowlist(os.environ if env is None else env)
         entry_points = sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)

@@ -7,7 +7,8 @@ each call embedded. Nothing in the indexing path knows about the display."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
@@ -19,7 +20,7 @@ from ragplugins.trace import RagPluginsEvent
 class IndexProgress(BaseEventHandler):
     """Counts what was embedded of the announced batch; ``on_change(self)`` after each step."""
 
-    on_change: Callable[["IndexProgress"], None] | None = None
+    on_change: Callable[[IndexProgress], None] | None = None
     per_document: list[int] = []
     total: int = 0
     done: int = 0
@@ -60,7 +61,7 @@ class IndexProgress(BaseEventHandler):
         return (f"files {self.files_done}/{len(self.per_document)}, chunks {self.done}/{self.total}, "
                 f"{rate:.1f} chunks/s, {left}")
 
-    def __enter__(self) -> "IndexProgress":
+    def __enter__(self) -> IndexProgress:
         get_dispatcher().add_event_handler(self)
         return self
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextvars
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 from llama_index.core.vector_stores.types import FilterCondition, MetadataFilters
@@ -126,7 +127,8 @@ class QueryInputs:
         pass the known filters (every such node while they are unknown); ``after`` names the step."""
         known = self.filters_known
         filters = self.filters
-        kept, dropped = [], []
+        kept: list[Any] = []
+        dropped: list[Any] = []
         for nws in nodes:
             ok = nws.node.node_id in self.base_node_ids or (known and passes(nws.node, filters))
             (kept if ok else dropped).append(nws)

@@ -14,9 +14,9 @@ import codecs
 import logging
 import os
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func

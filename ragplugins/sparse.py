@@ -12,8 +12,9 @@ One leg for every store: the same tokens and scores whatever holds the vectors.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from pathlib import PurePath
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from llama_index.core.schema import BaseNode

@@ -4,7 +4,8 @@ Markdown documents."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter

@@ -15,10 +15,11 @@ import logging
 import math
 import re
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
-from llama_index.core.schema import BaseNode
+from llama_index.core.schema import BaseNode, MetadataMode
 from llama_index.core.vector_stores.types import (
     FilterCondition,
     FilterOperator,
@@ -187,7 +188,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             return
         if self._rows is None:
             schema = self._new_schema(len(nodes[0].get_embedding()), metas)
-            self._rows = self.client.create_table(self._name, schema=schema, mode="create")
+            self._rows = self.client.create_table(self._name, schema=schema, mode="create")  # type: ignore[attr-defined]  # upstream types client as None
         else:
             self.migrate_schema(metas)
         fields = self.metadata_fields()
@@ -195,7 +196,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             "id": n.node_id,
             self.doc_id_key: n.ref_doc_id,
             self.vector_column_name: n.get_embedding(),
-            self.text_key: n.get_content(metadata_mode="none"),
+            self.text_key: n.get_content(metadata_mode=MetadataMode.NONE),
             "metadata": self._conform(meta, fields),
         } for n, meta in zip(nodes, metas)]
         merge = self._rows.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
@@ -228,7 +229,8 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
             row["metadata"] = self._conform(meta, new_fields)
         # mode="overwrite" is one Lance commit: a reader sees the table before or after, never without rows.
-        self._rows = self.client.create_table(self._name, pa.Table.from_pylist(rows, schema=schema),
+        # The ignore below: LanceDBVectorStore.client is annotated "-> None"; it returns the connection.
+        self._rows = self.client.create_table(self._name, pa.Table.from_pylist(rows, schema=schema),  # type: ignore[attr-defined]
                                                     schema=schema, mode="overwrite")
         self._fts_ready = False
         logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._name, sorted(added))
@@ -324,7 +326,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             raise ValueError(f"{type(self).__name__} answers vector queries only (query_type 'vector'); ragplugins "
                              "runs its own keyword search beside it")
         search = self._rows.search(query.query_embedding, vector_column_name=self.vector_column_name) \
-            .limit(query.similarity_top_k * self.overfetch_factor).nprobes(self.nprobes)
+            .limit(query.similarity_top_k * self.overfetch_factor).nprobes(self.nprobes)  # type: ignore[operator]  # upstream: Optional, default 1
         where = self.where_clause(query.filters) if query.filters is not None else kwargs.get("where")
         if where is not None:
             search = search.where(where)
@@ -398,7 +400,8 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 keep.append(i)
         if len(keep) == data.num_rows:
             return 0
-        self._rows = self.client.create_table(self._name, data.take(keep), schema=data.schema,
+        # The ignore below: LanceDBVectorStore.client is annotated "-> None"; it returns the connection.
+        self._rows = self.client.create_table(self._name, data.take(keep), schema=data.schema,  # type: ignore[attr-defined]
                                                     mode="overwrite")
         self._fts_ready = False
         return data.num_rows - len(keep)

@@ -20,8 +20,9 @@ contract, and :func:`check_store_adapter` runs the store tests against any store
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pytest
 from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
@@ -197,7 +198,7 @@ class PluginConformance:
     def _info(self) -> PluginInfo:
         registry = PluginRegistry()
         record = registry.register(self.plugin)
-        assert record.loaded, record.error
+        assert record.loaded and record.info is not None, record.error
         return record.info
 
     def test_plugin_info(self):
@@ -302,7 +303,9 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     assert again.metadata.get("conformance_mark") == "marked", "update_metadata() did not reach the store"
     assert again.get_content() == some.get_content(), "update_metadata() changed the chunk text"
     if some.embedding is not None and again.embedding is not None:
-        assert max(abs(a - b) for a, b in zip(again.embedding, some.embedding)) < 1e-6, "update_metadata() moved a vector"
+        assert max(abs(a - b) for a, b in zip(again.embedding, some.embedding)) < 1e-6, (
+            "update_metadata() moved a vector"
+        )
     if stamp_before is not None:
         assert adapter.version() != stamp_before, "version() did not change after a write"
 
@@ -315,7 +318,9 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
         for hit in hits:
             vector = hit.node.embedding or adapter.get_nodes([hit.node.node_id])[0].embedding
             if vector is not None:
-                assert abs(cosine(embedding, vector) - hit.score) < 1e-3, "scores_are_cosines, but a score is not"
+                similarity = cosine(embedding, vector)
+                assert hit.score is not None and similarity is not None, "scores_are_cosines, but a score is missing"
+                assert abs(similarity - hit.score) < 1e-3, "scores_are_cosines, but a score is not"
     assert all(annotation(h).get("dense_cosine") is not None for h in hits), "dense results carry no cosine"
     native = adapter.sparse_search(query, 3)
     assert native is None or all(isinstance(n, NodeWithScore) for n in native), "sparse_search(): NodeWithScore or None"
@@ -323,7 +328,11 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
 
     # Caches built from the contents go stale on a write through ragplugins.
     builds: list[int] = []
-    count = lambda c: builds.append(1) or len(list(c.store.iter_nodes()))  # noqa: E731
+
+    def count(c: Any) -> int:
+        builds.append(1)
+        return len(list(c.store.iter_nodes()))
+
     first = ctx.cached("conformance.count", count)
     assert ctx.cached("conformance.count", count) == first and len(builds) == 1, "cached() rebuilt without a write"
 
@@ -340,7 +349,8 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
         assert stored.index_id == adapter.index_id, "state is stamped with the index it belongs to"
         state.write("rows", records[:1])
     assert state.signature("rows") != first_signature, "signature() did not change with a write"
-    assert ctx.state("conformance").read("rows").records == records[:1], "a write replaces the collection whole"
+    rows = ctx.state("conformance").read("rows")
+    assert rows is not None and rows.records == records[:1], "a write replaces the collection whole"
     assert ctx.state("another").read("rows") is None, "plugins' states are separate"
 
     # The index changes: a changed document is replaced, a removed one is gone, the caches see it.
@@ -357,7 +367,9 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     stored_ids = {n.node_id for n in adapter.iter_nodes()}
     assert stored_ids == {i for d in docs.values() for i in d.node_ids}, "stale chunks of a replaced document remain"
     assert not any(n.ref_doc_id == removed for n in adapter.iter_nodes()), "chunks of a removed document remain"
-    assert ctx.cached("conformance.count", count) == len(stored_ids) and len(builds) == 2, "cache not stale after a write"
+    assert ctx.cached("conformance.count", count) == len(stored_ids) and len(builds) == 2, (
+        "cache not stale after a write"
+    )
     assert any("rewritten by the conformance kit" in t for t in adapter.iter_texts())
 
     if reopen is not None:
@@ -365,6 +377,9 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
         rag2, index2 = reopen(rag, index)
         adapter2 = rag2.context(index2).store
         assert type(adapter2) is type(adapter)
-        assert adapter2.index_id == index_id, f"the index id changed across a restart ({index_id} -> {adapter2.index_id})"
-        assert adapter2.state("conformance").read("rows").records == records[:1], "plugin state lost across a restart"
+        assert adapter2.index_id == index_id, (
+            f"the index id changed across a restart ({index_id} -> {adapter2.index_id})"
+        )
+        rows = adapter2.state("conformance").read("rows")
+        assert rows is not None and rows.records == records[:1], "plugin state lost across a restart"
         assert sorted(adapter2.list_documents()) == sorted(docs)

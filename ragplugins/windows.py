@@ -12,8 +12,9 @@ left as it is: its vectors are the usual ones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from llama_index.core.bridge.pydantic import Field

@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from llama_index.core.schema import BaseNode, TransformComponent
 
@@ -88,7 +89,7 @@ class WriterLock:
         self.timeout = timeout
         self._lock = FileLock(str(self.persist_dir / LOCK_FILE))
 
-    def __enter__(self) -> "WriterLock":
+    def __enter__(self) -> WriterLock:
         from filelock import Timeout
 
         try:
@@ -126,7 +127,8 @@ class Journal:
     def __init__(self, persist_dir: Path):
         self.path = Path(persist_dir) / JOURNAL
 
-    def begin(self, op: str, written: dict[str, str | None], deleted: Sequence[str], manifest: dict | None = None) -> None:
+    def begin(self, op: str, written: dict[str, str | None], deleted: Sequence[str],
+              manifest: dict | None = None) -> None:
         """Announce a write: the documents it writes (id -> content hash) and removes, and the manifest keys
         it sets once the rows are written."""
         atomic_write_text(self.path, json.dumps({"op": op, "written": dict(sorted(written.items())),

@@ -184,7 +184,9 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     traced = run("query", question, "--trace", config=cfg).output
     assert '"first_stage"' in traced and '"final_documents"' in traced and '"first_stage_documents"' in traced
     full = run("query", question, "--full", "--show", "1", config=cfg).stdout
-    data = json.loads(run("query", question, "--json", "--show", "2", config=cfg).stdout)  # stderr may hold a progress bar
+    data = json.loads(
+        run("query", question, "--json", "--show", "2", config=cfg).stdout
+    )  # stderr may hold a progress bar
     assert data["question"] == question and data["answer"] is None and len(data["sources"]) == 2
     assert full.startswith("#1 ") and "espresso_manual.md" in full.splitlines()[0]
     assert len(data["sources"][0]["text"]) > 90 and data["sources"][0]["text"].strip() in full  # not shortened

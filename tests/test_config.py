@@ -161,7 +161,9 @@ def test_an_empty_ragplugins_toml_means_the_defaults_but_a_foreign_one_is_refuse
 
 def test_a_misspelt_table_is_an_error_with_a_suggestion_reported_with_the_rest(tmp_path, registry):
     cfg = tmp_path / "ragplugins.toml"
-    cfg.write_text('[ragplugins]\ntop_k = "many"\n\n[ragplugin.hopper]\nmax_hops = 2\n\n[ragplugins.hopper]\nmax_hopz = 1\n')
+    cfg.write_text(
+        '[ragplugins]\ntop_k = "many"\n\n[ragplugin.hopper]\nmax_hops = 2\n\n[ragplugins.hopper]\nmax_hopz = 1\n'
+    )
     with pytest.raises(ConfigError) as err:
         load(cfg, registry=registry)
     problems = err.value.problems

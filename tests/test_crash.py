@@ -25,11 +25,15 @@ import lancedb
 import numpy as np
 import pytest
 
+# Crash injection: each test runs writer processes and kills them; together they take minutes.
+pytestmark = pytest.mark.slow
+
 # The children import the worker by module name, and so does the forkserver, which preloads it once
 # (it is started with the environment's PYTHONPATH, not this process's sys.path).
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
 import crash_worker  # noqa: E402
+
 from ragplugins.testing import TINY_CORPUS  # noqa: E402
 from ragplugins.writes import CRASH_EXIT_CODE, JOURNAL, WriterLock  # noqa: E402
 

@@ -6,9 +6,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from ragplugins.cli import get_cli
 from ragplugins.eval import Arm, load_gold, ndcg_at, recall_at, run_eval
 from ragplugins.eval.metrics import hit, norm
-from ragplugins.cli import get_cli
 
 GOLD = [
     {"id": "q1", "query": "What is the annual fee?", "expected": ["120,000 EUR"], "match": "any",
@@ -34,7 +34,9 @@ def test_metrics_follow_the_bench_definitions():
     assert recall_at(["x", "y", "answer here"], ["ANSWER"], "any", 2) == 0.0
     assert recall_at(["x", "y", "answer here"], ["ANSWER"], "any", 5) == 1.0
     # relevant at ranks 2 and 4 of a 4-list: DCG = 1/log2(3) + 1/log2(5); IDCG = 1 + 1/log2(3)
-    assert ndcg_at(["a", "ans", "b", "ans"], ["ans"]) == pytest.approx((1 / 1.58496 + 1 / 2.32193) / (1 + 1 / 1.58496), 1e-4)
+    assert ndcg_at(["a", "ans", "b", "ans"], ["ans"]) == pytest.approx(
+        (1 / 1.58496 + 1 / 2.32193) / (1 + 1 / 1.58496), 1e-4
+    )
     assert ndcg_at(["a", "b"], ["ans"]) == 0.0
 
 
@@ -192,9 +194,24 @@ def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):
 
 def test_eval_without_matplotlib_says_so_first_and_writes_the_tables(tiny_corpus, gold_file, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
-    result = CliRunner().invoke(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
-                                            "--k", "3", "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        get_cli(),
+        [
+            "eval",
+            str(tiny_corpus),
+            "--gold",
+            str(gold_file),
+            "--arm",
+            "off",
+            "--k",
+            "3",
+            "--out",
+            str(tmp_path / "o"),
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     note = result.output.index("note: matplotlib is not installed")
     assert note < result.output.index("k = 3") and "wrote" in result.output
@@ -259,8 +276,11 @@ def test_chart_shows_recall_and_ndcg_per_arm_with_spread(tiny_corpus, gold_file,
     run = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model)
     boxes = []
     original = matplotlib.axes.Axes.boxplot
-    monkeypatch.setattr(matplotlib.axes.Axes, "boxplot",
-                        lambda self, values, **kw: boxes.append((self.get_title(), values)) or original(self, values, **kw))
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "boxplot",
+        lambda self, values, **kw: boxes.append((self.get_title(), values)) or original(self, values, **kw),
+    )
     chart(run, tmp_path / "chart.png")
     assert len(boxes) == 2 and (tmp_path / "chart.png").stat().st_size > 0
     recall, ndcg = boxes[0][1], boxes[1][1]

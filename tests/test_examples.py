@@ -18,12 +18,12 @@ def _load(name):
 def test_adoption_diff_is_three_lines_plus_the_import():
     before = (APP / "app_before.py").read_text().splitlines()
     after = (APP / "app_after.py").read_text().splitlines()
-    added = [l for l in difflib.ndiff(before, after) if l.startswith("+ ")]
-    code = [l for l in added if not l[2:].startswith(('"""', "import ", "from "))]
-    assert [l for l in added if l[2:].startswith("import ")] == ["+ import ragplugins"]
+    added = [d for d in difflib.ndiff(before, after) if d.startswith("+ ")]
+    code = [d for d in added if not d[2:].startswith(('"""', "import ", "from "))]
+    assert [d for d in added if d[2:].startswith("import ")] == ["+ import ragplugins"]
     assert len(code) <= 3, code
     # Other import lines may only change by dropping what the app no longer uses: none is left unused.
-    body = "\n".join(l for l in after if not l.startswith(("import ", "from ")))
+    body = "\n".join(line for line in after if not line.startswith(("import ", "from ")))
     for line in after:
         if line.startswith("from "):
             for name in line.split(" import ")[1].split(","):

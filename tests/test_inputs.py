@@ -26,7 +26,9 @@ def test_missing_path(rag, tmp_path):
 
 def test_empty_directory(rag, tmp_path):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="directory '.*empty' is empty; supported files: .htm, .html, .markdown, .md, .pdf"):
+    with pytest.raises(
+        InputError, match="directory '.*empty' is empty; supported files: .htm, .html, .markdown, .md, .pdf"
+    ):
         rag.index_paths([tmp_path / "empty"])
 
 
@@ -64,7 +66,9 @@ def test_large_file_is_skipped_and_names_the_key(rag, tmp_path):
     with open(big, "wb") as f:
         f.write(b"lorem ipsum dolor sit amet " * (50 * 1024 * 1024 // 27 + 1))
     before = _count(rag)
-    with pytest.warns(UserWarning, match=r"big.txt': 5\d\.\d MB is over max_file_mb = 25.0; raise \[ragplugins\] max_file_mb"):
+    with pytest.warns(
+        UserWarning, match=r"big.txt': 5\d\.\d MB is over max_file_mb = 25.0; raise \[ragplugins\] max_file_mb"
+    ):
         with pytest.raises(InputError):
             rag.index_paths([big])
     assert _count(rag) == before

@@ -22,6 +22,9 @@ def test_hide_metadata_keeps_keys_out_of_embed_and_llm_text_once():
 def test_no_other_module_edits_the_exclusion_lists():
     sources = [*ROOT.glob("ragplugins/**/*.py"), *ROOT.glob("plugins/*/ragplugins_*/**/*.py"),
                *ROOT.glob("examples/plugin-template/ragplugins_*/**/*.py")]
-    editing = sorted(str(p.relative_to(ROOT)) for p in sources
-                     if "excluded_embed_metadata_keys" in p.read_text() or "excluded_llm_metadata_keys" in p.read_text())
+    editing = sorted(
+        str(p.relative_to(ROOT))
+        for p in sources
+        if "excluded_embed_metadata_keys" in p.read_text() or "excluded_llm_metadata_keys" in p.read_text()
+    )
     assert editing == ["ragplugins/nodes.py"]

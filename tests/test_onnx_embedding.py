@@ -59,6 +59,7 @@ def torch_model():
     return load_embed_model("bundled-torch")
 
 
+@pytest.mark.slow
 def test_onnx_vectors_match_torch_within_tolerance_on_real_texts(torch_model):
     texts = real_texts()
     assert len(texts) == 300 and sum(word_pieces(t) > 256 for t in texts) == 40  # these are cut

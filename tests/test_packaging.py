@@ -4,10 +4,11 @@ import importlib.util
 import json
 import site
 import subprocess
-import sys
 import venv
 import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("build_wheelhouse", ROOT / "scripts" / "build_wheelhouse.py")
@@ -27,6 +28,7 @@ def _third_party_overlay(target: Path) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_install_crossref_extra_from_wheelhouse(tmp_path):
     wheels = build_wheelhouse.build(tmp_path / "wheelhouse")
     names = {w.name.split("-")[0] for w in wheels}

@@ -90,7 +90,9 @@ def test_load_app_leaves_out_the_plugins_asked_and_keeps_the_config_paths(tmp_pa
         seen["enabled"], seen["persist_dir"] = rp.config.enabled, rp.persist_dir
 
     group = click.Group(commands={"probe": probe})
-    group.callback = click.pass_context(lambda ctx: ctx.ensure_object(dict).update(config=str(project / "ragplugins.toml")))
+    group.callback = click.pass_context(
+        lambda ctx: ctx.ensure_object(dict).update(config=str(project / "ragplugins.toml"))
+    )
     result = CliRunner().invoke(group, ["probe"])
     assert result.exit_code == 0, result.output
     assert seen["enabled"] == ["crossref"]

@@ -3,14 +3,13 @@
 import importlib.metadata as md
 import sys
 import types
-import warnings
 
 import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import TransformComponent
 
 import ragplugins
-from ragplugins import Contribution, PluginError, PluginInfo, hookimpl
+from ragplugins import Contribution, PluginError, PluginInfo
 from ragplugins.plugins import ENV_VAR, PluginRegistry
 from ragplugins.testing import make_rag
 
@@ -62,7 +61,6 @@ def test_broken_plugin_is_reported_by_name_and_others_load(monkeypatch):
 
 
 def test_env_allowlist_blocks_before_import(monkeypatch):
-    imported = []
     monkeypatch.setitem(sys.modules, "noisy_plugin", None)  # would raise ImportError if imported
     _module(monkeypatch, "good_plugin", "NAME='good'\n" + GOOD)
     _fake_entry_points(monkeypatch, {"good": "good_plugin", "noisy": "noisy_plugin"})
@@ -97,10 +95,14 @@ def test_plugin_without_info_is_rejected(plugin_module):
 
 def test_stage_and_order_decide_not_registration(plugin_module):
     def contribs(*items):
-        return lambda config, ctx: [Contribution(Tagger(label=l), stage=s, order=o) for l, s, o in items]
+        return lambda config, ctx: [Contribution(Tagger(label=label), stage=s, order=o) for label, s, o in items]
 
-    a = plugin_module("aaa", ragplugins_node_postprocessors=contribs(("a-final", "finalize", 0), ("a-rerank", "rerank", 5)))
-    b = plugin_module("bbb", ragplugins_node_postprocessors=contribs(("b-expand", "expand", 0), ("b-rerank", "rerank", 1)))
+    a = plugin_module(
+        "aaa", ragplugins_node_postprocessors=contribs(("a-final", "finalize", 0), ("a-rerank", "rerank", 5))
+    )
+    b = plugin_module(
+        "bbb", ragplugins_node_postprocessors=contribs(("b-expand", "expand", 0), ("b-rerank", "rerank", 1))
+    )
     labels = []
     for order in ([a, b], [b, a]):
         reg = PluginRegistry()
@@ -126,7 +128,9 @@ def _raising(config, ctx):
 def test_hook_that_raises_is_named_or_skipped(plugin_module, tmp_path, bundled_embed_model):
     bad = plugin_module("exploder", ragplugins_node_postprocessors=_raising)
     rag = make_rag([bad], embed_model=bundled_embed_model, persist_dir=tmp_path / "a")
-    with pytest.raises(PluginError, match="plugin 'exploder' failed in ragplugins_node_postprocessors: RuntimeError: boom"):
+    with pytest.raises(
+        PluginError, match="plugin 'exploder' failed in ragplugins_node_postprocessors: RuntimeError: boom"
+    ):
         rag.postprocessors()
     rag = make_rag([plugin_module("exploder", ragplugins_node_postprocessors=_raising)],
                    {"on_plugin_error": "warn"}, embed_model=bundled_embed_model, persist_dir=tmp_path / "b")

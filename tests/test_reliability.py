@@ -365,6 +365,7 @@ def test_a_two_megabyte_paragraph_is_split_without_tripping_nltks_regex_timeout(
     assert " ".join(chunks).count("exhibit") >= 20000  # nothing dropped (overlap may repeat some)
 
 
+@pytest.mark.slow
 def test_an_offline_hub_name_is_one_line_at_config_check_and_at_load(tmp_path, monkeypatch):
     from ragplugins.cli import get_cli
     from ragplugins.embeddings import load_embed_model

@@ -4,6 +4,7 @@ search, traces and events, async paths, and the same plugins on three vector sto
 import asyncio
 
 import pytest
+import ragplugins_length_filter.plugin as length_filter
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers.base import BaseEventHandler
@@ -11,7 +12,6 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
-import ragplugins_length_filter.plugin as length_filter
 from ragplugins import Contribution, query_inputs, trace
 from ragplugins.nodes import annotation, dense_cosine, tag, tags
 from ragplugins.readers import read_documents

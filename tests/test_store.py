@@ -29,7 +29,9 @@ def _doc(doc_id, text, **meta):
 
 def test_reindex_changed_delete_and_incremental_add(tmp_path, bundled_embed_model):
     rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
-    rag.build_index([_doc("a.md", "Alpha policy: refunds within 30 days."), _doc("b.md", "Beta guide: reset the router.")])
+    rag.build_index(
+        [_doc("a.md", "Alpha policy: refunds within 30 days."), _doc("b.md", "Beta guide: reset the router.")]
+    )
     ctx = rag.context(rag.index())
     assert set(ctx.list_documents()) == {"a.md", "b.md"}
     # Changed document: re-indexed, the other untouched, nothing duplicated.
@@ -73,8 +75,11 @@ def test_failed_transformation_leaves_index_intact(tmp_path, bundled_embed_model
 
     rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
     rag.build_index([_doc("a.md", "Alpha policy: refunds within 30 days.")])
-    broken = make_rag([plugin_module("breaker", ragplugins_transformations=lambda: [Contribution(Breaks(), "post_split")])],
-                      embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    broken = make_rag(
+        [plugin_module("breaker", ragplugins_transformations=lambda: [Contribution(Breaks(), "post_split")])],
+        embed_model=bundled_embed_model,
+        persist_dir=tmp_path / "idx",
+    )
     with pytest.raises(Exception, match="transform failed"):
         broken.build_index([_doc("a.md", "Alpha policy: refunds within 99 days.")])
     assert _texts(rag) == ["Alpha policy: refunds within 30 days."]
@@ -92,7 +97,9 @@ def _store(tmp_path):
     store = RagLanceDBVectorStore(uri=str(tmp_path / "db"), table_name="t", declared_metadata={"score": float})
     nodes = []
     for i, (doc, kind) in enumerate([("d1", "x"), ("d'2", "y"), ("d3", "x")]):
-        n = TextNode(text=f"text {i}", id_=f"n{i}", metadata={"kind": kind, "score": float(i)}, embedding=[1.0, float(i)])
+        n = TextNode(
+            text=f"text {i}", id_=f"n{i}", metadata={"kind": kind, "score": float(i)}, embedding=[1.0, float(i)]
+        )
         n.relationships = {}
         from llama_index.core.schema import NodeRelationship, RelatedNodeInfo
 
@@ -116,7 +123,9 @@ def test_filters_quote_nest_and_negate(tmp_path):
     assert _ids(store, nested) == ["n0", "n2"]
     negated = MetadataFilters(filters=[f(key="kind", value="x")], condition=FilterCondition.NOT)
     assert _ids(store, negated) == ["n1"]
-    assert _ids(store, MetadataFilters(filters=[f(key="doc_id", value=["d1", "d3"], operator=FilterOperator.NIN)])) == ["n1"]
+    assert _ids(store, MetadataFilters(filters=[f(key="doc_id", value=["d1", "d3"], operator=FilterOperator.NIN)])) == [
+        "n1"
+    ]
     with pytest.raises(ValueError, match="cannot filter on metadata key 'colour'"):
         store.get_nodes(filters=MetadataFilters(filters=[f(key="colour", value="red")]))
 

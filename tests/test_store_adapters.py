@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections.abc import Hashable
 from pathlib import Path
-from typing import Any, Hashable
+from typing import Any
 
 import pytest
 from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage
@@ -189,7 +190,9 @@ def test_a_state_collection_that_cannot_be_read_is_reported_with_where(tmp_path,
     state.write("names", [{"x": 1}])
     path = tmp_path / "idx" / "sidecars" / "someplugin" / "names.chunks.json"
     path.write_text("{truncated", encoding="utf-8")
-    with pytest.raises(stores.StateError, match=r"collection 'names' in .*sidecars.*plugin 'someplugin' cannot be read"):
+    with pytest.raises(
+        stores.StateError, match=r"collection 'names' in .*sidecars.*plugin 'someplugin' cannot be read"
+    ):
         state.read("names")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _WS = re.compile(r"\s+")
 

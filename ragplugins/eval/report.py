@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 QUALITY = [("first.recall@10", "1st R@10"), ("first.ndcg@10", "1st nDCG@10"), ("final.recall@5", "R@5"),
            ("final.recall@10", "R@10"), ("final.recall@20", "R@20"), ("final.ndcg@10", "nDCG@10")]
@@ -18,7 +18,9 @@ def _fmt(value, key: str = "") -> str:
         return "-"
     if isinstance(value, bool) or not isinstance(value, float):
         return str(value)
-    return f"{value:.1f}" if key.endswith(("_ms", "ms_p50", "ms_p90", "ms_mean")) or key == "final_len" else f"{value:.3f}"
+    return (
+        f"{value:.1f}" if key.endswith(("_ms", "ms_p50", "ms_p90", "ms_mean")) or key == "final_len" else f"{value:.3f}"
+    )
 
 
 def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,

@@ -12,15 +12,16 @@ import random
 import shutil
 import statistics
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ragplugins.app import RagPlugins, load
 from ragplugins.embeddings import embedder_identity, load_embed_model
+from ragplugins.errors import PluginError
 from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
-from ragplugins.errors import PluginError
 from ragplugins.plugins import PluginRegistry
 
 SEED = 20260808
@@ -243,7 +244,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     from rich.progress import Progress
 
     _seed()
-    paths = [Path(p) for p in paths]
+    roots = [Path(p) for p in paths]
     ks = sorted(set(ks))
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
@@ -256,7 +257,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     embed_model = embed_model or load_embed_model((base_config or {}).get("embed_model", "default"))
     cache = Path(cache_dir) if cache_dir else DEFAULT_CACHE
     run = EvalRun(arms=names, ks=ks)
-    run.meta = {"corpus": [p.name for p in paths], "n_queries": len(gold), "seed": SEED,
+    run.meta = {"corpus": [p.name for p in roots], "n_queries": len(gold), "seed": SEED,
                 "embedder": embedder_identity(embed_model), "indexes": {}}
     covered: dict[str, list[dict]] = {}
     setups: dict[str, str] = {}
@@ -267,7 +268,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             cfg = merge_config(base_config or {}, arm.config)
             cfg.pop("persist_dir", None)
             probe = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
-            fp = index_fingerprint(probe, paths)
+            fp = index_fingerprint(probe, roots)
             cfg["persist_dir"] = str(cache / fp)
             rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
             done = cache / fp / "COMPLETE"
@@ -283,11 +284,11 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         shutil.rmtree(cache / fp)
                         rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
                     bar.update(task, description=f"indexing for arm {arm.name}")
-                    rp.index_paths(paths)
+                    rp.index_paths(roots)
                     done.write_text("ok")
             run.meta["indexes"][arm.name] = fp
             setups[arm.name] = json.dumps({"core": rp.config.core.model_dump(exclude={"persist_dir"}),
-                                           "plugins": {n: rp.config.for_plugin(n).model_dump(mode="json")
+                                           "plugins": {n: rp.config.plugins[n].model_dump(mode="json")
                                                        for n in sorted(rp.config.enabled)
                                                        if rp.config.for_plugin(n) is not None},
                                            "budget_of": arm.budget_of, "base": repr(arm.base)},

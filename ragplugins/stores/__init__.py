@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragplugins.stores.base import (CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo, PluginState, StateError,
-                                    StoredState, StoreAdapter)
+from ragplugins.stores.base import (
+    CHUNK_INDEX_KEY,
+    DOC_HASH_KEY,
+    DocumentInfo,
+    PluginState,
+    StateError,
+    StoreAdapter,
+    StoredState,
+)
 
 __all__ = ["CHUNK_INDEX_KEY", "DOC_HASH_KEY", "DocumentInfo", "PluginState", "StateError",
            "StoreAdapter", "StoredState", "adapter_class_for", "adapter_for"]

@@ -11,8 +11,9 @@ import json
 import threading
 import uuid
 import warnings
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Hashable, Iterator, Sequence
+from typing import Any, ClassVar
 
 from ragplugins.errors import RagPluginsError
 
@@ -54,7 +55,7 @@ class PluginState:
     never a mixture. ``signature`` changes with every write (None: nothing stored), so a plugin can
     keep what it parsed until the next write."""
 
-    def __init__(self, adapter: "StoreAdapter", plugin: str):
+    def __init__(self, adapter: StoreAdapter, plugin: str):
         self.adapter, self.plugin = adapter, plugin
 
     @property

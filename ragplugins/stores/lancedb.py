@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Hashable, Iterator, Sequence
+from typing import Any
 
 from ragplugins.stores.base import CHUNK_INDEX_KEY, DocumentInfo, StoreAdapter
 

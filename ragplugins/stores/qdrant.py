@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from typing import Any, Hashable, Iterator
+from collections.abc import Hashable, Iterator
+from typing import Any
 
 from ragplugins.stores.base import StoreAdapter
 

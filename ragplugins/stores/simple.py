@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import uuid
 import warnings
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 from ragplugins.stores.base import StoreAdapter
 

@@ -1,9 +1,9 @@
-from llama_index.core.schema import NodeWithScore, TextNode
-
 import ragplugins_length_filter.plugin as plugin
+from llama_index.core.schema import NodeWithScore, TextNode
+from ragplugins_length_filter import LengthFilterPostprocessor
+
 from ragplugins.api import query_scope
 from ragplugins.testing import PluginConformance, make_rag
-from ragplugins_length_filter import LengthFilterPostprocessor
 
 
 class TestConformance(PluginConformance):

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragplugins_crossref.families import KINDS, ReferenceFamily, linear_family
+from ragplugins_crossref.families import Kind, ReferenceFamily, linear_family
 
 
 class FamilySpec(BaseModel):
@@ -14,7 +14,7 @@ class FamilySpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Name shown in the stored references, e.g. 'ticket'.")
-    kind: Literal[KINDS] = Field(
+    kind: Kind = Field(
         description="What the match names; decides the named groups the pattern needs (label: word, value; "
                     "section: value; identifier: id (optional volume); citation: key; document: name; link: href; "
                     "anchor: key (optional space)).")
@@ -32,7 +32,7 @@ class FamilySpec(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _has_groups(self) -> "FamilySpec":
+    def _has_groups(self) -> FamilySpec:
         self.build()  # names the family and the missing named group
         return self
 

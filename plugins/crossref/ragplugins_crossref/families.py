@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-KINDS = ("label", "section", "identifier", "citation", "document", "link", "anchor")
+Kind = Literal["label", "section", "identifier", "citation", "document", "link", "anchor"]
+KINDS: tuple[str, ...] = get_args(Kind)
 REQUIRED_GROUPS = {"label": {"word", "value"}, "section": {"value"}, "identifier": {"id"},
                    "citation": {"key"}, "document": {"name"}, "link": {"href"}, "anchor": {"key"}}
 

@@ -3,7 +3,6 @@
 from ragplugins.api import hookspec
 
 
-
 @hookspec
 def ragplugins_crossref_families():
     """Return a list of ``ragplugins_crossref.ReferenceFamily`` to add to the reference table,

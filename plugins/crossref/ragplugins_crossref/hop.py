@@ -262,10 +262,12 @@ class CrossrefHop(BaseNodePostprocessor):
                     if r.get("target") and r.get("target") != nws.node.ref_doc_id]
             spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in refs}
             for ref in refs:
-                target = ref.get("target")
+                target = ref["target"]
                 others = [span for r in refs if r.get("target") != target for span in spans[id(r)]]
                 sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks, others)
-                entry = pointers.setdefault(target, {"target": target, "mentions": []}) if sentences else None
+                if not sentences:
+                    continue
+                entry = pointers.setdefault(target, {"target": target, "mentions": []})
                 for sentence in sentences:
                     entry["mentions"].append({
                         "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),
@@ -526,7 +528,7 @@ class CrossrefHop(BaseNodePostprocessor):
         after: dict[int, list[NodeWithScore]] = {}
         for pointer, picks in hops:
             referrer = position[pointer["from_chunk"]]
-            for score, nws in picks:
+            for _score, nws in picks:
                 if self.placement == "replace_tail":
                     # Budget-neutral: a hopped chunk takes the place of the lowest-ranked candidate
                     # below its referrer (never a referrer); without one it is dropped.

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, tokens

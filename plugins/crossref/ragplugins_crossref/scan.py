@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
@@ -25,8 +26,9 @@ _SECTION_START = re.compile(
     r"[.:]?[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])",
     re.M)
 # A setext title, as AsciiDoc and reStructuredText write it: "git-config(1)" over a line of "=".
-_SETEXT_TITLE = re.compile(r"\A\s{0,200}?(?:[=\-~^*#]{3,300}[ \t]*\n)?(?P<text>\S[^\n]{0,300})\n[=\-~^*#]{3,300}[ \t]*$",
-                           re.M)
+_SETEXT_TITLE = re.compile(
+    r"\A\s{0,200}?(?:[=\-~^*#]{3,300}[ \t]*\n)?(?P<text>\S[^\n]{0,300})\n[=\-~^*#]{3,300}[ \t]*$", re.M
+)
 # Names a reStructuredText (Sphinx) document declares for others to point at.
 _RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$", re.M)
 _RST_DIRECTIVE = re.compile(
@@ -36,9 +38,11 @@ _RST_DIRECTIVE = re.compile(
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
 # standards wrap their reference lists), or with the entry starting on the next line.
-_REFERENCE_ENTRY = re.compile(r"^[ \t]{0,8}(?:[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
-                              r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{2,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
-                              re.M)
+_REFERENCE_ENTRY = re.compile(
+    r"^[ \t]{0,8}(?:[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
+    r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{2,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
+    re.M,
+)
 _STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|addendum)[ _.\-]{0,3}"
                          r"(?:no[ _.\-]{0,2})?(?P<value>[a-z]|\d{1,4}(?:\.\d{1,4}){0,3})(?![a-z0-9])", re.I)
 # What may stand between a reference and the document it belongs to: "Section 4.3 of the
@@ -108,7 +112,8 @@ class Profile:
     sections: dict[str, str] = field(default_factory=dict)            # "section 4.3" -> chunk id
     headings: list[str] = field(default_factory=list)                 # sections it starts with a heading
     citations: dict[str, str] = field(default_factory=dict)           # "brown19" -> reference-list entry
-    claims: list[list[str]] = field(default_factory=list)             # [label, caption, owner doc]: labels it says belong elsewhere
+    # [label, caption, owner doc]: labels it says belong elsewhere
+    claims: list[list[str]] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)                  # names it declares: "py:os.path", "ref:label"
     scope: str = ""                                                   # the module it documents (Sphinx)
 
@@ -123,7 +128,7 @@ class Profile:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, doc_id: str, raw: Any) -> "Profile | None":
+    def from_json(cls, doc_id: str, raw: Any) -> Profile | None:
         try:
             data = json.loads(raw) if isinstance(raw, str) else None
         except json.JSONDecodeError:
@@ -241,7 +246,7 @@ class RawRef:
     family: str = ""
     caption: str = ""
     docs: frozenset[str] = frozenset()       # documents a name mention points at
-    qualifier: "RawRef | None" = None         # the document a label/section is said to belong to
+    qualifier: RawRef | None = None         # the document a label/section is said to belong to
 
 
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,

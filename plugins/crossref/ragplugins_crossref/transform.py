@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any, cast
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
-from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+from llama_index.core.schema import BaseNode, MetadataMode, TextNode, TransformComponent
 
 from ragplugins import api
 from ragplugins_crossref.families import BUILTIN_FAMILIES, ReferenceFamily
@@ -18,7 +20,7 @@ KEYS = (REFS_KEY, DOC_KEY)
 def chunk_position(node: BaseNode) -> tuple:
     """Reading order of a chunk in its document: the core's chunk index, else its character offset."""
     index = node.metadata.get(api.CHUNK_INDEX_KEY)
-    return (index if isinstance(index, int) else -1, node.start_char_idx or 0)
+    return (index if isinstance(index, int) else -1, cast(TextNode, node).start_char_idx or 0)
 
 
 def group_by_document(nodes: Sequence[BaseNode]) -> tuple[dict[str, list[BaseNode]], dict[str, dict]]:
@@ -38,7 +40,7 @@ def run_annotation(docs: dict[str, list[BaseNode]], metadata: dict[str, dict], f
     return annotate(texts, metadata, families, stored=stored, aliases=aliases, max_refs=max_refs)
 
 
-def stored_profiles(ctx: Any, exclude: set[str] = frozenset()) -> dict[str, Profile]:
+def stored_profiles(ctx: Any, exclude: AbstractSet[str] = frozenset()) -> dict[str, Profile]:
     """Profiles of the documents already indexed (a bare one for documents indexed without us)."""
     if ctx is None or ctx.index is None:
         return {}
@@ -69,7 +71,9 @@ class CrossrefExtractor(TransformComponent):
 
     max_refs_per_chunk: int = Field(16, description="References kept per chunk (one per target document first).")
     aliases: dict[str, list[str]] = Field(default_factory=dict, description="Extra names, by doc id or file name.")
-    family_names: list[str] = Field(default_factory=list, description="The reference families in use (for the cache key).")
+    family_names: list[str] = Field(
+        default_factory=list, description="The reference families in use (for the cache key)."
+    )
     _families: tuple[ReferenceFamily, ...] = PrivateAttr(default=BUILTIN_FAMILIES)
     _ctx: Any = PrivateAttr(default=None)
 

@@ -136,7 +136,11 @@ def test_unresolved_kept_with_null_target_and_cap_keeps_resolved_first():
 def test_custom_family_from_config_spec():
     from ragplugins_crossref.config import FamilySpec
 
-    spec = FamilySpec(name="doc_cue", kind="document", pattern=r"Document:\s{1,3}(?P<name>[A-Z][\w-]{0,30}(?:[ \t]{1,3}[A-Z][\w-]{0,30}){0,5})")
+    spec = FamilySpec(
+        name="doc_cue",
+        kind="document",
+        pattern=r"Document:\s{1,3}(?P<name>[A-Z][\w-]{0,30}(?:[ \t]{1,3}[A-Z][\w-]{0,30}){0,5})",
+    )
     refs, _ = run({"a.pdf": "MEMO\nIntegration kickoff per Document: Integration Plan"},
                   families=[*BUILTIN_FAMILIES, spec.build()])
     assert ("integration plan", None) in targets(refs["a.pdf"], "document")   # dangling, kept

@@ -32,9 +32,10 @@ def test_hyperlinks_resolve_relative_to_the_citing_file_and_drop_fragments():
         "manual/backup-file.html": "## 25.2. File System Level Backup\ntext",
         "reference/sql-createtable.html": "## CREATE TABLE\ntext",
     })
-    assert resolved(refs["manual/backup.html"]) == {("backup-dump.html", "manual/backup-dump.html"),
-                                                    ("../reference/sql-createtable.html", "reference/sql-createtable.html"),
-                                                    ("backup-file.html", "manual/backup-file.html")}
+    assert resolved(refs["manual/backup.html"]) == {
+        ("backup-dump.html", "manual/backup-dump.html"),
+        ("../reference/sql-createtable.html", "reference/sql-createtable.html"),
+        ("backup-file.html", "manual/backup-file.html")}
     # Other sites, mail, the page itself and files not indexed leave no record at all.
     assert {kind for kind, _, _ in refs["manual/backup.html"]} == {"link"}
     assert len(refs["manual/backup.html"]) == 3
@@ -57,8 +58,10 @@ def test_manual_pages_by_name_and_linkgit():
 def test_sections_that_are_separate_files_resolve_through_their_titles():
     refs, ann = run({
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
-        "08_overtime.md": "# Section 8: Overtime\nIntro.\n\n## 8.3 Approval\nA manager approves. See Section 8.3 above.",
-        "02_pay.md": "# Section 2: Pay\nSee Section 8.3, Section 7.2, Section 4 and Section 2.1.\n\n## 2.1 Pay dates\nMonthly.",
+        "08_overtime.md": "# Section 8: Overtime\nIntro.\n\n## 8.3 Approval\n"
+                          "A manager approves. See Section 8.3 above.",
+        "02_pay.md": "# Section 2: Pay\nSee Section 8.3, Section 7.2, Section 4 and Section 2.1.\n\n"
+                     "## 2.1 Pay dates\nMonthly.",
         "contract.pdf": "SUPPLY CONTRACT\n1.1 Scope\nGoods. Fees are set in Section 1.5.\n2.1 Term\nOne year.",
         "api.md": "# API\n## 1.5 Errors\nCodes.",
         "backup-dump.html": "## 25.1. SQL Dump\nText.\n\n### 25.1.3. Restoring the Dump\nUse psql.",
@@ -106,7 +109,8 @@ def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
 SPHINX = {
     "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
                   "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",
-    "os.path.rst.txt": ":mod:`os.path` --- Pathnames\n===\n\n.. module:: os.path\n\n.. function:: join(path, *paths)\n\n"
+    "os.path.rst.txt": ":mod:`os.path` --- Pathnames\n===\n\n.. module:: os.path\n\n"
+                       ".. function:: join(path, *paths)\n\n"
                        "   Join paths; see :func:`join` here, :func:`os.path.join`, :func:`open`, "
                        ":func:`os.stat`, :mod:`os` and :class:`~os.PathLike`.\n",
     "functions.rst.txt": "Built-in Functions\n==================\n\n.. function:: open(file)\n\n   Open a file.\n",
@@ -124,7 +128,8 @@ def test_sphinx_roles_resolve_through_declarations():
     assert "py:os.path.join" in ann.profiles["os.path.rst.txt"].anchors
     assert resolved(refs["os.path.rst.txt"]) == {("py:open", "functions.rst.txt"), ("py:os.stat", "os.rst.txt"),
                                                  ("py:os", "os.rst.txt"), ("py:os.PathLike", "os.rst.txt")}
-    assert resolved(refs["io.rst.txt"]) == {("py:os.path.join", "os.path.rst.txt"), ("ref:tut-files", "tutorial.rst.txt")}
+    assert resolved(refs["io.rst.txt"]) == {("py:os.path.join", "os.path.rst.txt"),
+                                            ("ref:tut-files", "tutorial.rst.txt")}
     assert ("anchor", "py:str.join", None) in refs["io.rst.txt"]          # undeclared: kept, null
     assert resolved(refs["tutorial.rst.txt"]) == {("py:open", "functions.rst.txt"), ("py:io", "io.rst.txt")}
 
@@ -143,12 +148,14 @@ def test_config_families_run_in_linear_time_or_are_refused():
 def test_a_linked_section_belongs_to_the_link_and_list_items_are_not_headings():
     refs, ann = run({
         "datatype-numeric.html": "## 8.1. Numeric Types\nSee [Section\u00a09.17](functions-sequence.html) and\n"
-                                 "[Section 9.3.1](functions-math.html), then [sequence\nobjects](functions-sequence.html).",
+                                 "[Section 9.3.1](functions-math.html), then "
+                                 "[sequence\nobjects](functions-sequence.html).",
         "functions-sequence.html": "## 9.17.\u00a0Sequence Manipulation Functions\nText.",
         "functions-math.html": "## 9.3. Mathematical Functions\nText.",
         "continuous-archiving.html": "## 26.3. Continuous Archiving\nSteps:\n\n9. Start the server.\n",
     })
-    assert "section 9.17" in ann.profiles["functions-sequence.html"].headings          # a heading after a no-break space
+    # a heading after a no-break space
+    assert "section 9.17" in ann.profiles["functions-sequence.html"].headings
     assert "section 9" not in ann.profiles["continuous-archiving.html"].headings       # a numbered step
     got = {(k, ref, t) for k, ref, t in refs["datatype-numeric.html"] if t}
     assert ("section", "section 9.17", "functions-sequence.html") in got
@@ -174,9 +181,11 @@ def test_asciidoc_include_and_links_to_rendered_pages():
 
 def test_sphinx_looks_up_a_name_as_written_before_the_citing_module():
     refs, _ = run({
-        "exceptions.rst.txt": "Built-in Exceptions\n===================\n\n.. exception:: BlockingIOError\n\n   Raised.\n",
+        "exceptions.rst.txt": "Built-in Exceptions\n===================\n\n"
+                              ".. exception:: BlockingIOError\n\n   Raised.\n",
         "io.rst.txt": "io\n==\n\n.. module:: io\n\n.. exception:: BlockingIOError\n\n   A compatibility alias.\n\n"
-                      "Methods raise :exc:`BlockingIOError`; see :data:`the list of\n   names <io.DEFAULT_BUFFER_SIZE>`.\n",
+                      "Methods raise :exc:`BlockingIOError`; see :data:`the list of\n"
+                      "   names <io.DEFAULT_BUFFER_SIZE>`.\n",
     })
     assert resolved(refs["io.rst.txt"]) == {("py:BlockingIOError", "exceptions.rst.txt")}
 

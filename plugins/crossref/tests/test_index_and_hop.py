@@ -66,7 +66,12 @@ def test_references_survive_lancedb_and_stay_out_of_embed_and_llm_text(rag):
 
 
 def test_vectors_and_text_bit_identical_with_plugin_off(rag, deal_room, tmp_path, bundled_embed_model):
-    off = make_rag([plugin], {"enable": [], "top_k": 1, "fusion_depth": 1}, embed_model=bundled_embed_model, persist_dir=tmp_path / "off")
+    off = make_rag(
+        [plugin],
+        {"enable": [], "top_k": 1, "fusion_depth": 1},
+        embed_model=bundled_embed_model,
+        persist_dir=tmp_path / "off",
+    )
     off.index_paths([deal_room])
     on_nodes, off_nodes = stored(rag), stored(off)
     assert on_nodes.keys() == off_nodes.keys()
@@ -165,8 +170,12 @@ def test_never_hops_from_a_hopped_chunk_and_places_after_referrer(rag):
 
 
 def test_hop_and_extraction_switch_off_separately(deal_room, tmp_path, bundled_embed_model):
-    rp = make_rag([plugin], {"top_k": 1, "fusion_depth": 1, "crossref": {"hop": False}}, embed_model=bundled_embed_model,
-                  persist_dir=tmp_path / "idx")
+    rp = make_rag(
+        [plugin],
+        {"top_k": 1, "fusion_depth": 1, "crossref": {"hop": False}},
+        embed_model=bundled_embed_model,
+        persist_dir=tmp_path / "idx",
+    )
     rp.index_paths([deal_room])
     assert refs_of(rp, "01_master_agreement.md")
     assert rp.search(PRICE_Q).final == rp.search(PRICE_Q).first_stage

@@ -72,7 +72,7 @@ class DecomposeConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _scorer_settings(self) -> "DecomposeConfig":
+    def _scorer_settings(self) -> DecomposeConfig:
         if self.scorer == "cross-encoder" and not self.model:
             raise ValueError("scorer = 'cross-encoder' needs model = '<local directory or cached model name>'")
         if self.scorer == "postprocessor" and not self.postprocessor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.prompts import PromptTemplate
@@ -50,7 +50,7 @@ def _from_json(data: Any) -> list[str] | None:
     if not isinstance(data, list):
         return None
     texts = [_item_text(item) for item in data]
-    return None if any(t is None for t in texts) else texts
+    return None if any(t is None for t in texts) else cast(list[str], texts)
 
 
 def _json_candidates(text: str) -> list[str]:

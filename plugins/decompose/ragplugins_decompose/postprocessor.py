@@ -103,7 +103,7 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
     def _rerank(self, nodes: list[NodeWithScore], query: str, split: Decomposition,
                 start: float) -> list[NodeWithScore]:
         subs = split.sub_queries
-        base = {"scorer": self.scorer.label, "aggregate": self.aggregate, "fusion": self.fusion}
+        base: dict[str, Any] = {"scorer": self.scorer.label, "aggregate": self.aggregate, "fusion": self.fusion}
         if len(nodes) < 2:
             return self._unranked(nodes, base, f"{len(nodes)} candidate(s)")
         if not subs and not self.rerank_unsplit:

@@ -8,8 +8,8 @@ for dense + BM25, and ties always keep the first-stage order.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 
 def ranks(scores: Sequence[float]) -> list[int]:

@@ -1,5 +1,5 @@
-from ragplugins.testing import PluginConformance
 import ragplugins_decompose.plugin as plugin
+from ragplugins.testing import PluginConformance
 
 
 class TestConformance(PluginConformance):

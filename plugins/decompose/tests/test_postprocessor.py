@@ -9,8 +9,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from ragplugins import api
 from ragplugins.api import query_scope, tags
 from ragplugins.testing import FakeLLM
-from ragplugins_decompose import DecomposeRerank, Decomposer, Decomposition, EmbeddingScorer, RuleDecomposer
-from ragplugins_decompose import plugin
+from ragplugins_decompose import Decomposer, DecomposeRerank, Decomposition, EmbeddingScorer, RuleDecomposer, plugin
 
 TWO_ASKS = "What is the annual fee, and how often must the boiler be descaled?"
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from llama_index.core.prompts import PromptTemplate
@@ -47,8 +48,10 @@ class OverviewLLMMissing(RagPluginsError, ValueError):
 
 def require_llm(config: OverviewConfig, ctx: Any) -> None:
     if config.overview == "llm" and ctx.llm is None:
-        raise OverviewLLMMissing("[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
-                         "llm=... to ragplugins.load(), or set overview = 'extractive' (no LLM needed)")
+        raise OverviewLLMMissing(
+            "[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
+            "llm=... to ragplugins.load(), or set overview = 'extractive' (no LLM needed)"
+        )
 
 
 def _writers(config: OverviewConfig) -> tuple[ExtractiveOverviewWriter, LLMOverviewWriter | None]:
@@ -173,7 +176,7 @@ def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], corp
                           f"{exc}); using the extractive overview for it", stacklevel=3)
             texts[doc_id] = (fallback, LLM_FAILED)
     order = list(texts)
-    embeddings = np.asarray(ctx.embed_model.get_text_embedding_batch([texts[d][0] for d in order]),
+    embeddings: np.ndarray = np.asarray(ctx.embed_model.get_text_embedding_batch([texts[d][0] for d in order]),
                             dtype=np.float32)
     norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
     embeddings = embeddings / np.where(norms > 0, norms, 1.0)

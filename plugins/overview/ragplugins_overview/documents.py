@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Mapping
+from typing import Any, cast
 
-from llama_index.core.schema import BaseNode
+from llama_index.core.schema import BaseNode, MetadataMode, TextNode
 
 from ragplugins.api import CHUNK_INDEX_KEY, DOC_HASH_KEY
 
@@ -39,7 +40,7 @@ class DocumentText:
 
 def _reading_order(node: BaseNode) -> tuple:
     position = node.metadata.get(CHUNK_INDEX_KEY)
-    return (position if isinstance(position, int) else 0, node.start_char_idx or 0, node.node_id)
+    return (position if isinstance(position, int) else 0, cast(TextNode, node).start_char_idx or 0, node.node_id)
 
 
 def _without_overlap(previous: str, current: str, limit: int = 4000) -> str:
@@ -69,7 +70,7 @@ def documents_from_nodes(nodes: Iterable[BaseNode]) -> dict[str, DocumentText]:
         chunks.sort(key=_reading_order)
         parts: list[str] = []
         for chunk in chunks:
-            text = chunk.get_content(metadata_mode="none")
+            text = chunk.get_content(metadata_mode=MetadataMode.NONE)
             parts.append(_without_overlap(parts[-1], text) if parts else text)
         meta = {k: v for k, v in chunks[0].metadata.items() if k != "ragplugins"}
         out[doc_id] = DocumentText(doc_id, "\n".join(p for p in parts if p), meta)
@@ -106,7 +107,7 @@ class TermStatistics:
     document_frequency: Counter
 
     @classmethod
-    def of(cls, texts: Iterable[str]) -> "TermStatistics":
+    def of(cls, texts: Iterable[str]) -> TermStatistics:
         df: Counter = Counter()
         n = 0
         for text in texts:

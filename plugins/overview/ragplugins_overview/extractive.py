@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseComponent
@@ -96,7 +96,7 @@ class ExtractiveOverviewWriter(BaseComponent):
         if label and label.lower() not in title.lower():
             parts.append(f"File: {label}.")
         seen = {title.lower()}
-        shown = []
+        shown: list[str] = []
         for heading in headings:
             if heading.lower() not in seen and len(shown) < self.max_headings:
                 seen.add(heading.lower())

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from llama_index.core.schema import NodeWithScore
 

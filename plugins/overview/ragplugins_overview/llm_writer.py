@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.prompts import PromptTemplate
@@ -43,7 +43,7 @@ class LLMOverviewWriter(BaseComponent, PromptMixin):
 
     def _update_prompts(self, prompts: PromptDictType) -> None:
         if "overview_prompt" in prompts:
-            self.prompt = prompts["overview_prompt"]
+            self.prompt = cast(PromptTemplate, prompts["overview_prompt"])
 
     def write(self, llm: Any, doc: DocumentText, title: str) -> str:
         """The overview, or ValueError when the LLM answered nothing usable."""

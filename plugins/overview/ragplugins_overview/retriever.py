@@ -53,7 +53,8 @@ class OverviewRetriever(BaseRetriever):
         if overviews is None:
             if problem == sidecar.MISSING:
                 return None, None, not_prepared("overview")
-            if problem.startswith(sidecar.OTHER_INDEX):  # the overviews beside it are another index's
+            # the overviews beside it are another index's
+            if problem is not None and problem.startswith(sidecar.OTHER_INDEX):
                 return None, None, f"{not_prepared('overview')}; {problem}"
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
@@ -120,10 +121,11 @@ class OverviewRetriever(BaseRetriever):
             api.record_decision(PLUGIN, "select", before=candidates, after=candidates, reason=why_not, query=query,
                                 mode=self.config.mode, applied=False)
             return candidates
+        assert overviews is not None  # a ranking is made from overviews
         chosen, reason, gap = self.select(ranking, overviews.doc_ids, candidates)
         documents = [{"doc_id": overviews.doc_ids[p], "score": round(s, 4), "z": round(z, 2)} for p, s, z in chosen]
         best = ranking.top(1)[0]
-        select = dict(query=query, mode=self.config.mode, documents=documents, applied=bool(chosen),
+        select: dict[str, Any] = dict(query=query, mode=self.config.mode, documents=documents, applied=bool(chosen),
                       best={"doc_id": overviews.doc_ids[best[0]], "score": round(best[1], 4), "z": round(best[2], 2)},
                       margin=None if gap is None else round(gap, 3), median=round(ranking.median, 4),
                       spread=round(ranking.spread, 4), n_documents=ranking.n_documents, exact=ranking.exact,

@@ -54,7 +54,7 @@ class Overviews:
     _scorer: OverviewScorer | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def empty(cls, embedder: str, index_id: str) -> "Overviews":
+    def empty(cls, embedder: str, index_id: str) -> Overviews:
         return cls([], [], [], [], np.zeros((0, 0), dtype=np.float32), embedder, index_id)
 
     def meta(self, **extra: Any) -> dict[str, Any]:
@@ -65,7 +65,7 @@ class Overviews:
 
     @classmethod
     def stored(cls, meta: dict[str, Any], doc_ids: list, hashes: list, texts: list, sources: list,
-               vectors: np.ndarray) -> "Overviews":
+               vectors: np.ndarray) -> Overviews:
         """Overviews read back from a location, refused (SidecarError) unless they match their meta record."""
         if meta.get("format") != FORMAT_VERSION:
             raise SidecarError(f"it has format {meta.get('format')!r}, this plugin reads {FORMAT_VERSION}")
@@ -148,13 +148,13 @@ class Location:
             return None
         try:
             rows = stored.records
-            columns = [[r[k] for r in rows] for k in ("doc_id", "hash", "text", "source")]
+            doc_ids, hashes, texts, sources = ([r[k] for r in rows] for k in ("doc_id", "hash", "text", "source"))
             dim = int(stored.meta.get("dim", 0))
             vectors = (np.vstack([np.frombuffer(base64.b64decode(r["vector"]), dtype="<f4") for r in rows])
                        if rows else np.zeros((0, dim), dtype=np.float32))
         except Exception as exc:  # noqa: BLE001 - records without our keys, vectors of mixed size
             raise SidecarError(f"it cannot be read ({type(exc).__name__}: {exc})") from exc
-        return Overviews.stored(stored.meta, *columns, vectors)
+        return Overviews.stored(stored.meta, doc_ids, hashes, texts, sources, vectors)
 
     def write(self, overviews: Overviews) -> None:
         overviews.check()

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from llama_index.core.base.base_retriever import BaseRetriever
 
-from ragplugins import api
 import ragplugins_overview.plugin as plugin
+from ragplugins import api
 from ragplugins.api import GoldRow, StoreAdapter
 from ragplugins.testing import FakeLLM, PluginConformance, make_rag, write_tiny_corpus
 from ragplugins_overview.cli import overview_group

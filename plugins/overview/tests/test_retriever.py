@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pytest
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeRelationship, NodeWithScore, QueryBundle, RelatedNodeInfo, TextNode
+from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
-from ragplugins.api import StoreAdapter
+from ragplugins import api
+from ragplugins.api import StoreAdapter, query_scope
+from ragplugins.testing import current_filters
+from ragplugins_overview import OverviewConfig, OverviewRetriever
 from ragplugins_overview.sidecar import Overviews, location_for
 
 
@@ -73,16 +79,6 @@ class ListRetriever(BaseRetriever):
         self.queries.append(query_bundle.query_str)
         return list(self.results)
 
-
-import asyncio
-
-import pytest
-from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
-
-from ragplugins import api
-from ragplugins.api import query_scope
-from ragplugins.testing import current_filters
-from ragplugins_overview import OverviewConfig, OverviewRetriever
 
 # Three topics; "fees" points at doc a only, "vague" is equally close to every document.
 DOCS = {"a": [1, 0, 0], "b": [0, 1, 0], "c": [0, 0, 1], "d": [0, 0.1, 1], "e": [0.1, 0, 1], "f": [0, 1, 0.1]}

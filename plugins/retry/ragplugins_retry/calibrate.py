@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, cast
 
 import click
 
@@ -62,7 +63,7 @@ def threshold_table(rows: Sequence[CalibrationRow], signal: str, thresholds: Seq
     hits = len(scored) - misses
     out = []
     for t in thresholds:
-        fired = [r for r in scored if r.values[signal] < t]
+        fired = [r for r in scored if cast(float, r.values[signal]) < t]
         caught = sum(r.miss for r in fired)
         false = len(fired) - caught
         out.append({"threshold": t, "fires": len(fired), "fire_rate": len(fired) / len(rows) if rows else 0.0,
@@ -85,8 +86,8 @@ def print_tables(rows: Sequence[CalibrationRow], signals: dict[str, Any], curren
         if not values:
             echo(f"\nsignal {name}: could not be computed on any question (see a query's trace for why)")
             continue
-        on_miss = [r.values[name] for r in rows if r.miss and r.values.get(name) is not None]
-        on_hit = [r.values[name] for r in rows if not r.miss and r.values.get(name) is not None]
+        on_miss = [v for r in rows if r.miss and (v := r.values.get(name)) is not None]
+        on_hit = [v for r in rows if not r.miss and (v := r.values.get(name)) is not None]
         echo(f"\nsignal {name}: median {_median(on_miss)} on misses, {_median(on_hit)} on successes; "
              f"no value on {len(rows) - len(values)} questions")
         echo(f"{'threshold':>10} {'fire rate':>10} {'fires':>6} {'misses caught':>14} {'false fires':>12} "

@@ -19,6 +19,7 @@ from ragplugins_retry.signal import RetrySignal
 from ragplugins_retry.strategy import RetryStrategy
 from ragplugins_retry.vocabulary_strategy import VocabularyStrategy
 
+
 @api.hookimpl
 def ragplugins_addhooks(pluginmanager):
     pluginmanager.add_hookspecs(hookspecs)

@@ -45,7 +45,8 @@ class PseudoRelevanceFeedbackStrategy(RetryStrategy):
                 word = surface[s]
                 if s in asked or not text.is_content(word) or len(word) < 3 or word.isdigit():
                     continue
-                weight[s] += count / len(doc) * math.log((len(docs) + 1) / (df[s] + 0.5))
+                # Counter adds floats as well; typeshed types its counts int.
+                weight[s] += count / len(doc) * math.log((len(docs) + 1) / (df[s] + 0.5))  # type: ignore[assignment]
         added = [surface[s] for s, w in weight.most_common(self.terms) if w > 0]
         if not added:
             return Reformulation(None, "the top candidates share no distinguishing terms")

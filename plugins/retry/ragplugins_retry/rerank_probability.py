@@ -29,8 +29,8 @@ class RerankProbabilitySignal(RetrySignal):
         return "ragplugins_retry.RerankProbabilitySignal"
 
     def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
-        probs = [annotation(n).get(ANNOTATION) for n in nodes]
-        probs = [float(p) for p in probs if isinstance(p, (int, float)) and 0.0 <= p <= 1.0]
+        annotated = [annotation(n).get(ANNOTATION) for n in nodes]
+        probs = [float(p) for p in annotated if isinstance(p, (int, float)) and 0.0 <= p <= 1.0]
         if not probs:
             return Measurement(None, "no candidate carries a rerank_probability in [0, 1] "
                                      "(no calibrated reranker ran before the retry)", {"candidates": len(nodes)})

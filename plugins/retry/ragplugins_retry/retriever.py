@@ -122,6 +122,7 @@ class RetryRetriever(BaseRetriever):
                                          "retry_ms": round((time.perf_counter() - start) * 1000, 2)},
                                 **record, attempted=False, kept="original")
             return first
+        assert new.query is not None  # a retry set exists only for a reformulated query
         ref, after = self.signal.compare(query, first, before, second, new.query, self.ctx)
         compared = {self.signal.name: [_round(ref.value), _round(after.value)]}
         if after.value is None or ref.value is None:

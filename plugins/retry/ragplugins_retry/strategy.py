@@ -26,6 +26,7 @@ class Reformulation:
     def bundle(self) -> Any:
         from llama_index.core.schema import QueryBundle
 
+        assert self.query is not None, "bundle() of a reformulation without a query"
         # A fresh bundle: LlamaIndex caches the query embedding on the bundle it is given.
         return QueryBundle(query_str=self.query, custom_embedding_strs=[self.embed] if self.embed else None)
 

@@ -83,7 +83,7 @@ def build(texts: list[str]) -> Vocabulary:
                 vocab.by_part.setdefault(s, set()).add(token)
         if is_acronym(vocab.surface[token]):
             vocab.acronyms.add(token)
-    for i, words in enumerate(chunk_words):
+    for words in chunk_words:
         present = {w.lower() for w in words} & vocab.acronyms
         if not present:
             continue

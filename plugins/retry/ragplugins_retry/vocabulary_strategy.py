@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from llama_index.core.schema import NodeWithScore
@@ -10,7 +11,6 @@ from llama_index.core.schema import NodeWithScore
 from ragplugins_retry import text, vocabulary
 from ragplugins_retry.keywords import KeywordsStrategy
 from ragplugins_retry.strategy import Reformulation, RetryStrategy
-
 
 # The candidates the query_coverage signal judges the question's terms on (its "best of the top 3").
 TOP = 3
@@ -51,7 +51,8 @@ class VocabularyStrategy(RetryStrategy):
 
     def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
         if ctx is None or getattr(ctx, "index", None) is None:
-            added, why = [], "no index to read a vocabulary from"
+            added: list[dict] = []
+            why = "no index to read a vocabulary from"
         else:
             try:
                 vocab = vocabulary.vocabulary_of(ctx)
@@ -75,7 +76,7 @@ class VocabularyStrategy(RetryStrategy):
         return reduced
 
     def expansions(self, query: str, vocab: vocabulary.Vocabulary,
-                   nodes: list[NodeWithScore] = ()) -> tuple[list[dict], str]:
+                   nodes: Sequence[NodeWithScore] = ()) -> tuple[list[dict], str]:
         """The added terms (best first) with why each was chosen, or [] and the reason none was."""
         if vocab.n_chunks == 0:
             return [], "the index is empty"
@@ -113,7 +114,8 @@ class VocabularyStrategy(RetryStrategy):
         if not ranked:
             return [], ("no linked corpus token shares a chunk with more of the rest of the question than the "
                         "top candidates")
-        added, used = [], set()
+        added: list[dict] = []
+        used: set[str] = set()
         for neg_score, _, term, c in sorted(ranked):
             if c["link"] & used:
                 continue  # one spelling per question word: more would pull the query towards that word

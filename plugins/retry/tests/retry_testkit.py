@@ -52,5 +52,10 @@ def rag_with(tiny_rag, embed_model, retry: dict, llm=None, extra=()):
     from ragplugins.testing import make_rag
 
     _, root = tiny_rag
-    return make_rag([plugin, *extra], {"enable": ["retry"], "splitter": "auto", "retry": retry}, embed_model=embed_model,
-                    persist_dir=root / "idx", llm=llm)
+    return make_rag(
+        [plugin, *extra],
+        {"enable": ["retry"], "splitter": "auto", "retry": retry},
+        embed_model=embed_model,
+        persist_dir=root / "idx",
+        llm=llm,
+    )

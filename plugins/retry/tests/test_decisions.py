@@ -2,9 +2,10 @@
 
 from types import SimpleNamespace
 
+from retry_testkit import ScriptedRetriever, ScriptedSignal, node
+
 from ragplugins.api import query_scope
 from ragplugins_retry import KeywordsStrategy, Measurement, RetryRetriever
-from retry_testkit import ScriptedRetriever, ScriptedSignal, node
 
 Q = "What is the annual fee?"
 

@@ -3,14 +3,13 @@ from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
+from retry_testkit import ScriptedRetriever, node, rag_with
 
-from ragplugins import api
 import ragplugins_retry.plugin as plugin
+from ragplugins import api
 from ragplugins.api import ConfigError
 from ragplugins.testing import FakeLLM, PluginConformance
 from ragplugins_retry import Measurement, RetrySignal
-
-from retry_testkit import ScriptedRetriever, node, rag_with
 
 
 class TestConformance(PluginConformance):
@@ -83,9 +82,16 @@ def test_the_query_engine_carries_the_decision(tiny_rag, bundled_embed_model):
 
 def test_a_misspelt_signal_or_strategy_is_a_config_error_when_loaded(tiny_rag, bundled_embed_model):
     for section, message in [
-            ({"signal": "dense_contarst"}, r"signal = 'dense_contarst': no such signal; available: corpus_coverage, dense_contrast"),
-            ({"strategy": "rm3"}, r"strategy = 'rm3': no such strategy; available: keywords, llm, prf, vocabulary"),
-            ({"confirm_signal": "contrast"}, r"confirm_signal = 'contrast': no such signal; available: corpus_coverage, dense_contrast")]:
+        (
+            {"signal": "dense_contarst"},
+            r"signal = 'dense_contarst': no such signal; available: corpus_coverage, dense_contrast",
+        ),
+        ({"strategy": "rm3"}, r"strategy = 'rm3': no such strategy; available: keywords, llm, prf, vocabulary"),
+        (
+            {"confirm_signal": "contrast"},
+            r"confirm_signal = 'contrast': no such signal; available: corpus_coverage, dense_contrast",
+        ),
+    ]:
         with pytest.raises(api.ConfigError, match=message):
             rag_with(tiny_rag, bundled_embed_model, section)
 

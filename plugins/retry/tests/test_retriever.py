@@ -1,11 +1,11 @@
 import asyncio
 from types import SimpleNamespace
 
-from ragplugins.api import query_scope, tags
-from ragplugins_retry import KeywordsStrategy, LLMStrategy, RetryRetriever
-from ragplugins.testing import FakeLLM
-
 from retry_testkit import ScriptedRetriever, ScriptedSignal, node
+
+from ragplugins.api import query_scope, tags
+from ragplugins.testing import FakeLLM
+from ragplugins_retry import KeywordsStrategy, LLMStrategy, RetryRetriever
 
 Q = "What is the annual fee?"
 REWRITE = "annual fee"

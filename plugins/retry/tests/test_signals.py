@@ -2,11 +2,10 @@ import math
 from types import SimpleNamespace
 
 import pytest
+from retry_testkit import node
 
 from ragplugins.api import annotate
 from ragplugins_retry import DenseContrastSignal, QueryCoverageSignal, RerankProbabilitySignal
-
-from retry_testkit import node
 
 
 def _ctx(query_vec):
@@ -149,9 +148,9 @@ def test_corpus_coverage_is_one_when_the_top_holds_the_most_complete_chunk_of_th
 
 
 def test_the_default_gate_fires_only_below_the_corpus_ceiling():
+    import ragplugins_retry.plugin as plugin
     from ragplugins_retry import CorpusCoverageSignal
     from ragplugins_retry.config import RetryConfig
-    import ragplugins_retry.plugin as plugin
 
     signal, _, threshold = plugin.resolve(RetryConfig())
     # The old default was query_coverage < 0.2, a constant fitted on the public questions.

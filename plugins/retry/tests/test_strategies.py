@@ -2,11 +2,10 @@ import asyncio
 from types import SimpleNamespace
 
 from llama_index.core.prompts import PromptTemplate
+from retry_testkit import node
 
 from ragplugins.testing import FakeLLM
 from ragplugins_retry import KeywordsStrategy, LLMStrategy, PseudoRelevanceFeedbackStrategy
-
-from retry_testkit import node
 
 
 def test_keywords_keeps_content_words_identifiers_and_numbers():

@@ -1,10 +1,10 @@
 """The `vocabulary` strategy: which corpus terms it adds, which it must never add, from which index."""
 
+from retry_testkit import node
+
 import ragplugins_retry.plugin as plugin
 from ragplugins.testing import make_rag
 from ragplugins_retry import VocabularyStrategy, vocabulary
-
-from retry_testkit import node
 
 CORPUS = [
     "Query embeddings are memoised per retriever with functools lru_cache (maxsize 512) so repeated "
@@ -122,10 +122,10 @@ def _indexed(root, embed_model, texts):
 
 def test_the_dense_leg_keeps_the_question_and_only_the_expanded_text_goes_lexical(tmp_path, bundled_embed_model):
     from llama_index.core.base.base_retriever import BaseRetriever
+    from retry_testkit import ScriptedSignal
 
     from ragplugins.api import query_scope
     from ragplugins_retry import RetryRetriever
-    from retry_testkit import ScriptedSignal
 
     class Recording(BaseRetriever):
         def __init__(self):

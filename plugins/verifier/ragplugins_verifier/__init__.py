@@ -13,7 +13,19 @@ from ragplugins_verifier.nli import NLIVerifier, VerifierModelUnavailable  # noq
 from ragplugins_verifier.verdict import SentenceVerdict, Verdict  # noqa: E402
 
 __all__ = [
-    "Evidence", "FidelityVerifier", "LLMVerifier", "NLIVerifier", "SentenceVerdict", "Verdict", "Verifier",
-    "VerifierConfig", "VerifierError", "VerifierEvaluationResult", "VerifierEvaluator", "VerifierModelUnavailable", "VerifyingQueryEngine",
-    "available", "build_verifier",
+    "Evidence",
+    "FidelityVerifier",
+    "LLMVerifier",
+    "NLIVerifier",
+    "SentenceVerdict",
+    "Verdict",
+    "Verifier",
+    "VerifierConfig",
+    "VerifierError",
+    "VerifierEvaluationResult",
+    "VerifierEvaluator",
+    "VerifierModelUnavailable",
+    "VerifyingQueryEngine",
+    "available",
+    "build_verifier",
 ]

@@ -13,7 +13,8 @@ the verifier is not installed.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 
@@ -29,7 +30,7 @@ class VerifierHookSpecs:
     """The verifier's own hook (added through ``ragplugins_addhooks``)."""
 
     @hookspec
-    def ragplugins_verifier_backends(self) -> dict[str, Factory]:
+    def ragplugins_verifier_backends(self) -> dict[str, Factory]:  # type: ignore[empty-body]  # a spec: no body
         """Return {backend name: factory(config: VerifierConfig, ctx: RagContext) -> Verifier}."""
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from llama_index.core.schema import BaseComponent, BaseNode, MetadataMode, NodeWithScore
 

@@ -19,14 +19,16 @@ import functools
 import json
 import re
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ragplugins_verifier.base import Evidence, Verifier, VerifierError
 from ragplugins_verifier.verdict import Verdict
 
-_LABELS = {True: True, False: False, 1: True, 0: False, "true": True, "false": False, "grounded": True,
+# 1 and 0 are the same keys as True and False.
+_LABELS = {True: True, False: False, "true": True, "false": False, "grounded": True,
            "ungrounded": False, "supported": True, "unsupported": False, "1": True, "0": False}
 
 
@@ -56,7 +58,7 @@ def read_cases(path: str | Path, root: str | Path | None = None) -> list[Case]:
     if not path.is_file():
         raise VerifierError(f"'{path}' does not exist; give a JSONL file of question/answer/evidence rows")
     base = Path(root) if root is not None else path.parent
-    cases = []
+    cases: list[Case] = []
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue

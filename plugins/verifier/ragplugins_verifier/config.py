@@ -67,7 +67,7 @@ class VerifierConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="Settings for a third-party backend.")
 
     @model_validator(mode="after")
-    def _backend_settings(self) -> "VerifierConfig":
+    def _backend_settings(self) -> VerifierConfig:
         if self.backend in ("nli", "fidelity+nli") and not self.nli.model:
             raise ValueError(f"backend = '{self.backend}' needs [ragplugins.verifier.nli] model = '<local directory "
                              "or Hugging Face name>' (ragplugins verify: --nli-model PATH)")

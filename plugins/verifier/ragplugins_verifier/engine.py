@@ -66,8 +66,9 @@ class VerifyingQueryEngine(BaseQueryEngine):
         return _restream(original, self._apply(response, answer, verdict))
 
     def _skipped(self, response: Any) -> Any:
-        info = {"status": "skipped", "reason": "the response has no answer text (no LLM synthesised one)",
-                "backend": self.verifier.name}
+        info: dict[str, Any] = {"status": "skipped",
+                                "reason": "the response has no answer text (no LLM synthesised one)",
+                                "backend": self.verifier.name}
         api.record_decision(PLUGIN, "verdict", changed=False, **info)
         _metadata(response)["verification"] = info
         return response
@@ -118,7 +119,7 @@ def _restream(original: Any, response: Any) -> Any:
     if isinstance(info, dict):
         info["stream"] = ("read to the end and verified before it was shown; response_gen replays the checked "
                           "text")
-    return StreamingResponse(response_gen=iter([text] if text else []), source_nodes=response.source_nodes,
+    return StreamingResponse(response_gen=(t for t in [text] if t), source_nodes=response.source_nodes,
                              metadata=response.metadata, response_txt=None)
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llama_index.core.async_utils import asyncio_run
-from llama_index.core.bridge.pydantic import Field
 from llama_index.core.base.response.schema import Response
+from llama_index.core.bridge.pydantic import Field
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
 

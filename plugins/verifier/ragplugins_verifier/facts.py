@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ragplugins_verifier.quantities import HEDGES
 from ragplugins_verifier.text import STOPWORDS, stem
@@ -24,7 +25,9 @@ _DATE_PATTERNS = [
     # March 1, 2025 / March 1 / March 2025
     re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{{4}}))?\b", re.I),
     # 1 March 2024 / 31 March
-    re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b", re.I),
+    re.compile(
+        rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b", re.I
+    ),
     re.compile(rf"\b(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b", re.I),
     re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{2})-(?P<day>\d{2})\b"),
     # 2/8/25: kept as written (day/month order is ambiguous), compared as a code.
@@ -114,7 +117,8 @@ _WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 @dataclass(frozen=True)
 class Fact:
     kind: str            # "number", "date", "code", "entity"
-    value: object        # normalised value: float, (year, month, day), lowercase string
+    # The normalised value, its type set by kind: float, (year, month, day) or a lowercase string.
+    value: Any
     unit: str | None     # canonical unit ("%", "day", "$") or None
     unit_word: str | None  # the stemmed word after a unit-less number ("3 separate blocks" -> "separ")
     text: str
@@ -167,18 +171,18 @@ def extract(text: str, *, claims: bool = True) -> list[Fact]:
             take(Fact("code", value, None, None, m.group(0), m.start(), m.start() + len(value)))
     for m in re.finditer(r"\b[A-Za-z]+\b", text):
         word = m.group(0).lower()
-        value = CARDINALS.get(word)
-        if value is None and not claims:
-            value = ORDINALS.get(word, 1 if word == "one" else None)
-        if value is None or not free(m.start(), m.end()):
+        number: float | None = CARDINALS.get(word)
+        if number is None and not claims:
+            number = ORDINALS.get(word, 1 if word == "one" else None)
+        if number is None or not free(m.start(), m.end()):
             continue
         scale = re.match(r"\s+(thousand|million|billion|trillion)\b", text[m.end():], re.I)
         if scale:  # "twenty million bytes"
-            value *= _SCALES[scale.group(1).lower()]
+            number *= _SCALES[scale.group(1).lower()]
         unit, unit_word, end = _unit_after(text, m.end() + (scale.end() if scale else 0))
         if word == "one" and claims and unit is None and not scale:
             continue  # "one of the options" is no quantity; "one minute" is
-        take(Fact("number", float(value), unit, unit_word, text[m.start():end], m.start(), end))
+        take(Fact("number", float(number), unit, unit_word, text[m.start():end], m.start(), end))
     facts.extend(_entities(text, taken))
     return [_hedged(text, f) for f in _share_range_units(text, sorted(facts, key=lambda f: f.start))]
 
@@ -217,7 +221,7 @@ def _part_of_code(text: str, s: int, e: int) -> bool:
     # "17/456", "3.5:4b", "MG-3B"; but "20-30%" is a range and "36-month" a number with its unit.
     if re.match(r"/\d|[.:][A-Za-z0-9]|-[A-Za-z]+\d|-\d+[A-Za-z]", after + text[e + 2:e + 8]):
         return True
-    return after[:1].isalpha() and not _unit_glued(text, e) and not after[:1] in "kKmMbB"
+    return after[:1].isalpha() and not _unit_glued(text, e) and after[:1] not in "kKmMbB"
 
 
 def _unit_glued(text: str, e: int) -> bool:

@@ -47,7 +47,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, SerializeAsAny
@@ -194,7 +194,7 @@ _TERM = re.compile(r"^\s*([\w.-]+(?:\s+<[^>]+>)?)\s*(?:\((?:[a-z ]{3,30})\)|::)"
 
 
 def _token_at(tokens: list[tuple[int, int, str]], char: int) -> int:
-    for i, (s, e, _) in enumerate(tokens):
+    for i, (_, e, _) in enumerate(tokens):
         if e > char:
             return i
     return len(tokens)
@@ -262,7 +262,7 @@ class FidelityVerifier(Verifier):
         return self.conclude(results)
 
     # -- support from the embedder -------------------------------------
-    def _support(self, index: _EvidenceIndex, checked: list[tuple[int, "_Claim"]],
+    def _support(self, index: _EvidenceIndex, checked: list[tuple[int, _Claim]],
                  results: list[SentenceVerdict]) -> None:
         if not checked or not index.units:
             for i, _ in checked:
@@ -273,7 +273,10 @@ class FidelityVerifier(Verifier):
             if results[i].reasons and results[i].node_id is None:
                 unit = index.units[claim.candidates(index, 1)[0]]
                 start, end = claim.supporting_words(unit)
-                results[i].node_id, results[i].span = unit.unit.node_id, (unit.unit.start + start, unit.unit.start + end)
+                results[i].node_id, results[i].span = (
+                    unit.unit.node_id,
+                    (unit.unit.start + start, unit.unit.start + end),
+                )
                 results[i].evidence = unit.unit.text[start:end]
         checked = [(i, claim) for i, claim in checked if not results[i].reasons]
         if not checked:
@@ -291,10 +294,10 @@ class FidelityVerifier(Verifier):
                     best, best_unit = sim, u
             res = results[i]
             if best_unit is not None and (i not in best_by_result or best < best_by_result[i]):
-                unit = index.units[best_unit].unit
+                source = index.units[best_unit].unit
                 start, end = claim.supporting_words(index.units[best_unit])
-                res.node_id, res.span = unit.node_id, (unit.start + start, unit.start + end)
-                res.evidence = unit.text[start:end]
+                res.node_id, res.span = source.node_id, (source.start + start, source.start + end)
+                res.evidence = source.text[start:end]
                 if claim.lang != "en":
                     res.reasons += _foreign_polarity(claim, index.units[best_unit])
             support = max(0.0, min(1.0, best))
@@ -324,7 +327,7 @@ class FidelityVerifier(Verifier):
         return out
 
     # -- exact checks ----------------------------------------------------
-    def _fact_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _fact_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         reasons = []
         values: dict[Fact, list[str]] = {}
         for fact in claim.facts:
@@ -345,15 +348,16 @@ class FidelityVerifier(Verifier):
                     reasons.append(why)
             else:
                 values[fact] = self._value_reasons(claim, fact, index)
-        for fact, why in values.items():
+        for fact, value_reasons in values.items():
             # "1000 milliseconds, that is 1 second": a value restating another value of the sentence that the
             # evidence holds is as good as that value.
-            if why and any(not values[other] and _matches(fact, other) for other in values if other is not fact):
+            if value_reasons and any(not values[other] and _matches(fact, other)
+                                     for other in values if other is not fact):
                 continue
-            reasons.extend(why)
+            reasons.extend(value_reasons)
         return reasons
 
-    def _value_reasons(self, claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> list[str]:
+    def _value_reasons(self, claim: _Claim, fact: Fact, index: _EvidenceIndex) -> list[str]:
         found = [o for o in index.occurrences if o.fact.kind == fact.kind and _matches(fact, o.fact)]
         same = [o for o in index.occurrences if o.fact.kind == fact.kind and _same_value(fact, o.fact)]
         if found and all(o.fact.unit is None for o in found) and fact.unit and \
@@ -381,7 +385,7 @@ class FidelityVerifier(Verifier):
                         f"(lead {lead:.2f})"]
         return []
 
-    def _polarity_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _polarity_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         reasons = []
         evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
         clauses = claim.polarity_clauses()
@@ -445,7 +449,7 @@ class FidelityVerifier(Verifier):
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
 
-    def _affirmed_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _affirmed_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         """A "No, <explanation>" is wrong when the evidence says what the question asks: its statement has all
         its values, agrees in polarity, adds nothing and is about the same thing as a passage."""
         positive = _Claim(claim.text, index, lang=claim.lang, from_question=True)
@@ -458,7 +462,7 @@ class FidelityVerifier(Verifier):
             return []
         return [f"the evidence says what the question asks (\"{_clip(claim.text)}\"); the answer denies it"]
 
-    def _role_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _role_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         """Who does what to whom: exchanging two words of the sentence would make it say, in order, what the
         evidence says ("the primary applies WAL received from the standby" against the reverse), or the words
         on the two sides of a relation word ("copies src to dest") trade places."""
@@ -472,17 +476,17 @@ class FidelityVerifier(Verifier):
         swaps = [None if passive != (_PASSIVE.search(u.unit.text) is not None) else
                  _swapped(seq, _role_words(u.unit.text)) for u in units]
         if all(swaps):
-            x, y = swaps[0]
+            x, y = cast(tuple[str, str], swaps[0])
             return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
                     f"round: \"{_clip(units[0].unit.text)}\""]
         crossed = [_crossed(body, u.unit.text) for u in units]
         if all(crossed):
-            pivot, x, y = crossed[0]
+            pivot, x, y = cast(tuple[str, str, str], crossed[0])
             return [f"roles are swapped around '{pivot}': the sentence has '{x}' before it and '{y}' after it, the "
                     f"evidence the other way round: \"{_clip(units[0].unit.text)}\""]
         return []
 
-    def _echo_reasons(self, claim: "_Claim", index: _EvidenceIndex) -> list[str]:
+    def _echo_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         """An answer that repeats what the evidence tells the checker or assistant to say is not grounded."""
         content = [w for _, _, w in words(claim.text) if is_content(w)]
         if content and all(w in VERDICT_WORDS for w in content):
@@ -495,7 +499,7 @@ class FidelityVerifier(Verifier):
                         f"not instructions): \"{_clip(u.unit.text)}\""]
         return []
 
-    def _novelty_reasons(self, claim: "_Claim", index: _EvidenceIndex,
+    def _novelty_reasons(self, claim: _Claim, index: _EvidenceIndex,
                          vocabulary: set[str] | None = None) -> list[str]:
         reasons = []
         vocabulary = index.vocabulary if vocabulary is None else vocabulary
@@ -511,15 +515,15 @@ class FidelityVerifier(Verifier):
         evidence_lists = [set(map(stem, _list_heads(m))) for u in index.units for m in _LIST.finditer(u.unit.text)]
         for m in _LIST.finditer(claim.text, claim.offset):
             heads = [h for h in _list_heads(m) if is_content(h)]
-            stems = {stem(h) for h in heads}
+            head_stems = {stem(h) for h in heads}
             new = [h for h in heads if stem(h) not in vocabulary]
-            if new and any(len(stems & listed) >= 2 and listed - stems for listed in evidence_lists):
+            if new and any(len(head_stems & listed) >= 2 and listed - head_stems for listed in evidence_lists):
                 reasons.append(f"puts '{new[0]}' in a list where the evidence has another member: "
                                f"\"{_clip(m.group(0))}\"")
         return reasons
 
 
-def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list["_Claim"]:
+def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list[_Claim]:
     """What an answer sentence claims. "Yes." / "No, it runs much more slowly." answering a yes/no question
     also claim the question's statement (denied for "No"); the rest of the sentence is a claim of its own."""
     lang = polarity.language(sentence)
@@ -528,10 +532,10 @@ def _claims(sentence: str, question: str, index: _EvidenceIndex) -> list["_Claim
     asked = _YES_NO_QUESTION.match(question or "")
     answers = (word in polarity.YES or word in polarity.NO) and asked
     if lang not in polarity.READ:
-        if not answers or len(words(sentence[particle.end():])) > 0:
+        if particle is None or not answers or len(words(sentence[particle.end():])) > 0:
             return [_Claim(sentence, index, lang="en", unreadable=_unreadable(lang))]
     claims = []
-    if answers:
+    if answers and asked:
         # "Is sorted() stable?" -> "sorted() stable": the auxiliary is not a claim of its own.
         statement = (question[:asked.start("aux")] + question[asked.end("aux"):]).strip().rstrip("?").strip()
         denies = word in polarity.NO
@@ -689,7 +693,7 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
     # A word the sentence uses more often than the evidence ("error exit code ... exit status") is doing
     # something else there too: not a role to exchange.
     single = {t for t in shared if claim.count(t) <= unit.count(t)}
-    for x, y in itertools.combinations(sorted(shared & single, key=first_c.get), 2):
+    for x, y in itertools.combinations(sorted(shared & single, key=first_c.__getitem__), 2):
         if (first_u[x] < first_u[y]) or not _apart(c, x, y):
             continue
         exchanged = [y if t == x else x if t == y else t for t in c]
@@ -700,7 +704,9 @@ def _swapped(claim: list[str], unit: list[str]) -> tuple[str, str] | None:
 
 
 # An identifier is one role, not its parts: "eventEmitter.on()" and "eventEmitter.emit()" differ as wholes.
-_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?|[A-Za-z_][\w-]*\(\)|(?<!\w)--?[a-z][\w-]*(?:=\S+)?")
+_IDENTIFIER = re.compile(
+    r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+(?:\(\))?|[A-Za-z_][\w-]*\(\)|(?<!\w)--?[a-z][\w-]*(?:=\S+)?"
+)
 # Relation words whose two sides are two different roles: "copies src to dest", "backed by a unified cache".
 _PIVOTS = {"to", "from", "into", "onto", "by", "than", "via", "toward", "towards"}
 
@@ -773,7 +779,7 @@ def _lcs(a: list[str], b: list[str]) -> int:
     return row[-1]
 
 
-def _foreign_polarity(claim: "_Claim", unit: _Unit) -> list[str]:
+def _foreign_polarity(claim: _Claim, unit: _Unit) -> list[str]:
     """A German, French or Spanish sentence against the English unit the embedder matched: negation must agree."""
     negated = _negated(claim.text[claim.offset:], claim.lang) != claim.denies
     if negated != _negated(unit.unit.text):
@@ -782,7 +788,7 @@ def _foreign_polarity(claim: "_Claim", unit: _Unit) -> list[str]:
     return []
 
 
-def _entity_attachment(claim: "_Claim", fact: Fact, index: _EvidenceIndex) -> str | None:
+def _entity_attachment(claim: _Claim, fact: Fact, index: _EvidenceIndex) -> str | None:
     """A name found in the evidence, but the passage that says the rest of the sentence names another one:
     "In a FIFO queue the most recently added entry ..." where that is said of the LIFO queue."""
     own = {stem(w) for _, _, w in words(fact.text)}

@@ -66,8 +66,10 @@ class LLMVerifier(Verifier):
         sentences = [SentenceVerdict(text=s.text, start=s.start, end=s.end, score=0.0, supported=False,
                                      checked=is_checkable(s.text)) for s in split_sentences(answer)]
         numbered = "\n".join(f"{i}. {defang(s.text)}" for i, s in enumerate(sentences, 1))
-        blocks = "\n\n".join(f'<evidence id="{defang(ev.node_id).replace(chr(34), "")}">\n{defang(ev.text)}\n</evidence>'
-                             for ev in evidence)
+        blocks = "\n\n".join(
+            f'<evidence id="{defang(ev.node_id).replace(chr(34), "")}">\n{defang(ev.text)}\n</evidence>'
+            for ev in evidence
+        )
         return self.prompt.format(question=defang(question), evidence=blocks, sentences=numbered), sentences
 
     def _verify(self, question: str, answer: str, evidence: list[Evidence]) -> Verdict:

@@ -165,8 +165,10 @@ class NLIVerifier(Verifier):
         special = tok.num_special_tokens_to_add(pair=True)
         budget = self._window - hyp - special
         if budget < 8:
-            raise VerifierError(f"an answer sentence of {hyp} tokens leaves no room for evidence in the "
-                                f"{self._window}-token window of '{self.model}'; split the answer into shorter sentences")
+            raise VerifierError(
+                f"an answer sentence of {hyp} tokens leaves no room for evidence in the "
+                f"{self._window}-token window of '{self.model}'; split the answer into shorter sentences"
+            )
         return budget
 
     # -- scoring -----------------------------------------------------------

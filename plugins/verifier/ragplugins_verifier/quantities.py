@@ -22,7 +22,7 @@ import pint
 APPROX_RELATIVE = 0.02
 # Words that make the number after them approximate, in the languages the verifier reads.
 HEDGES = {"about", "around", "roughly", "approximately", "approx", "nearly", "almost", "circa", "ca", "some",
-          "~", "≈", "etwa", "ungefähr", "rund", "circa", "environ", "presque", "aproximadamente", "cerca",
+          "~", "≈", "etwa", "ungefähr", "rund", "environ", "presque", "aproximadamente", "cerca",
           "casi", "alrededor"}
 
 # The canonical unit keys of facts.UNITS, as pint names them.

@@ -116,7 +116,7 @@ def _blocks(text: str) -> list[tuple[int, str]]:
     pos = 0
     current: list[str] = []
     current_start = 0
-    for i, line in enumerate(lines):
+    for line in lines:
         stripped = line.strip()
         prev = current[-1].strip() if current else ""
         new_block = (not stripped or not current or _LIST_MARKER.match(line) is not None

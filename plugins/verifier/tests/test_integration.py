@@ -7,8 +7,8 @@ from click.testing import CliRunner
 from llama_index.core.evaluation import EvaluationResult
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from ragplugins import api
 import ragplugins_verifier.plugin as plugin
+from ragplugins import api
 from ragplugins.api import ConfigError, PluginError, query_scope
 from ragplugins.testing import FakeLLM, PluginConformance, make_rag
 from ragplugins_verifier import FidelityVerifier, VerifierEvaluator, VerifyingQueryEngine
@@ -61,13 +61,17 @@ def test_abstain_replaces_an_ungrounded_answer_with_a_refusal(corpus_index, bund
 
 def test_flag_keeps_the_answer_and_appends_a_warning(corpus_index, bundled_embed_model):
     wrong = "Late payments accrue interest at 6 percent per year."
-    response = engine(corpus_index, bundled_embed_model, wrong, mode="flag").query("What interest do late payments accrue?")
+    response = engine(corpus_index, bundled_embed_model, wrong, mode="flag").query(
+        "What interest do late payments accrue?"
+    )
     assert response.response.startswith(wrong) and "[Unverified:" in response.response
 
 
 def test_grounded_answers_are_left_alone_in_abstain_mode(corpus_index, bundled_embed_model):
     answer = "Either party may terminate with 90 days written notice."
-    response = engine(corpus_index, bundled_embed_model, answer, mode="abstain").query("How can the agreement be terminated?")
+    response = engine(corpus_index, bundled_embed_model, answer, mode="abstain").query(
+        "How can the agreement be terminated?"
+    )
     assert response.response == answer
 
 
@@ -153,7 +157,9 @@ def test_third_party_backends_come_through_the_hook(corpus_index, bundled_embed_
 
 
 def test_unknown_backend_lists_the_available_ones(corpus_index, bundled_embed_model):
-    with pytest.raises(ConfigError, match="'nope' is not a known backend; available: .*fidelity, fidelity\\+nli, llm, nli"):
+    with pytest.raises(
+        ConfigError, match="'nope' is not a known backend; available: .*fidelity, fidelity\\+nli, llm, nli"
+    ):
         make_rag([plugin], {"verifier": {"backend": "nope"}}, embed_model=bundled_embed_model,
                  persist_dir=corpus_index)
 

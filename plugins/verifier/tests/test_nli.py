@@ -52,7 +52,9 @@ LONG = " ".join(f"the blower motor is rated for {i} watts ." for i in range(30))
 
 def test_end_to_end_verdict_with_entailment_label(nli_model):
     v = NLIVerifier(model=nli_model, threshold=0.0)
-    verdict = v.verify("q", "Replace the door seal every 18 months.", [{"id": "n1", "text": "replace the door seal every 18 months ."}])
+    verdict = v.verify(
+        "q", "Replace the door seal every 18 months.", [{"id": "n1", "text": "replace the door seal every 18 months ."}]
+    )
     (s,) = verdict.sentences
     expected = direct_scores(nli_model, ["replace the door seal every 18 months ."], s.text, index=2)[0]
     assert s.score == pytest.approx(expected, abs=1e-5)
