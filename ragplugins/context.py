@@ -145,10 +145,13 @@ class RagContext:
         return self.cached(f"{name}:filters={key}", lambda ctx: build(
             [n for n in ctx.store.iter_nodes() if query_inputs.passes(n, filters)]))
 
-    def allowed_documents(self, candidates: Iterable[NodeWithScore] = ()) -> frozenset[str] | None:
+    def allowed_documents(self, candidates: Iterable[NodeWithScore] = (),
+                          wanted: Iterable[str] = ()) -> frozenset[str] | None:
         """The documents the query being answered may search, rank or name; None: every document (the
         host has no filter). Under known filters, those with a chunk that passes them; while they are
-        unknown (or outside a query), only those of ``candidates`` the host's own retriever returned."""
+        unknown (or outside a query), only those of ``candidates`` the host's own retriever returned,
+        and a document of ``wanted`` (those the plugin meant to reach) outside them is refused as a
+        search would be (a warning and the trace say how to pass the filters)."""
         inputs = query_inputs.current()
         if inputs is not None and inputs.filters_known and inputs.filters is None:
             return None
@@ -156,8 +159,11 @@ class RagContext:
                                           lambda nodes: frozenset(n.ref_doc_id for n in nodes))
         if documents is not None:
             return documents
-        return frozenset(n.node.ref_doc_id for n in candidates
-                         if inputs is None or n.node.node_id in inputs.base_node_ids)
+        returned = frozenset(n.node.ref_doc_id for n in candidates
+                             if inputs is None or n.node.node_id in inputs.base_node_ids)
+        if inputs is not None and not set(wanted) <= returned:
+            inputs.refuse_search()
+        return returned
 
     def all_nodes(self) -> list:
         return list(self.store.iter_nodes())

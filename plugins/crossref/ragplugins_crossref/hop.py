@@ -290,10 +290,13 @@ class CrossrefHop(BaseNodePostprocessor):
         withheld = 0
         if allowed is not None:
             withheld = sum(target not in allowed for target in pointers)
+            if withheld:   # while the host's filters are unknown, this says how to pass them
+                self._ctx.allowed_documents(nodes, wanted=pointers)
             pointers = {target: p for target, p in pointers.items() if target in allowed}
         if not pointers and withheld:
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
                                 chunks_added=0, named=sorted(named), numbers={"pointers_withheld": withheld},
+                                pointers_withheld=withheld,
                                 reason="the top candidates' references point only at documents this query may "
                                        "not search (the host's filter excludes them, or its filters are not known)")
             return nodes
