@@ -32,6 +32,8 @@ import ragplugins_decompose.plugin as decompose
 import ragplugins_overview.plugin as overview
 import ragplugins_retry.plugin as retry
 from ragplugins import Contribution
+from ragplugins.api import query_scope
+from ragplugins_retry import vocabulary
 from ragplugins.testing import make_rag
 
 DEMO = Path(__file__).resolve().parents[1] / "ragplugins" / "demo_data" / "corpus"
@@ -346,3 +348,25 @@ def test_filters_given_cannot_widen_what_the_host_retriever_filters_on_the_embed
     assert hop["considered"] == [] and hop["pointers_withheld"] == 1
     assert EXHIBIT not in {n.node.ref_doc_id for n in result.final}
     assert EXHIBIT not in json.dumps(result.trace.to_dict(), default=str)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_the_retrys_corpus_statistics_cover_only_what_the_host_filter_allows(indexed, way, bundled_embed_model,
+                                                                            retrievals):
+    config = {"signal": "corpus_coverage", "confirm_signal": None, "strategy": "vocabulary"}
+    rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["retry"], "retry": config})
+    result = search(rag, index, EXHIBIT_Q, way, excluding(EXHIBIT))
+    decision = result.trace.get("retry", "decision")
+    assert_excluded_nowhere(result, retrievals)
+    if known(indexed, way):
+        assert decision["signal_details"]["terms"]   # measured, over the chunks the filter allows
+    else:
+        assert not decision["fired"] and "the host's filters are not known" in decision["reason"]
+    # The statistics themselves: the allowed chunks only, the whole index without a filter.
+    ctx = rag.context(index)
+    chunks = ctx.all_nodes()
+    with query_scope(EXHIBIT_Q, filters=excluding(EXHIBIT)):
+        filtered = vocabulary.vocabulary_for_query(ctx)
+    with query_scope(EXHIBIT_Q, filters=None):
+        whole = vocabulary.vocabulary_for_query(ctx)
+    assert filtered.n_chunks == sum(n.ref_doc_id != EXHIBIT for n in chunks) < whole.n_chunks == len(chunks)
