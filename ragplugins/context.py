@@ -8,8 +8,9 @@ an OpenAI import error and ``None`` yields a MockLLM that echoes prompts.
 from __future__ import annotations
 
 import functools
+import json
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -129,6 +130,41 @@ class RagContext:
             return None
         return search.search_within_documents(self.store, query, self.embed_query(query), doc_ids, k,
                                               inputs.filters)
+
+    def cached_for_query(self, name: str, build: Callable[[list[Any]], T]) -> T | None:
+        """``build(chunks)`` over the chunks the query being answered may see: those passing the host's
+        known filters (every chunk when it has none), kept per filters until the index is written
+        (as :meth:`cached`). None when the host's filters are not known, or no query is open: then no
+        statistic over the index can be told apart from what the host's filter excludes."""
+        inputs = query_inputs.current()
+        if inputs is None or not inputs.filters_known:
+            return None
+        filters = inputs.filters
+        if filters is None:
+            return self.cached(name, lambda ctx: build(list(ctx.store.iter_nodes())))
+        key = json.dumps(filters.model_dump(mode="json"), sort_keys=True)
+        return self.cached(f"{name}:filters={key}", lambda ctx: build(
+            [n for n in ctx.store.iter_nodes() if query_inputs.passes(n, filters)]))
+
+    def allowed_documents(self, candidates: Iterable[NodeWithScore] = (),
+                          wanted: Iterable[str] = ()) -> frozenset[str] | None:
+        """The documents the query being answered may search, rank or name; None: every document (the
+        host has no filter). Under known filters, those with a chunk that passes them; while they are
+        unknown (or outside a query), only those of ``candidates`` the host's own retriever returned,
+        and a document of ``wanted`` (those the plugin meant to reach) outside them is refused as a
+        search would be (a warning and the trace say how to pass the filters)."""
+        inputs = query_inputs.current()
+        if inputs is not None and inputs.filters_known and inputs.filters is None:
+            return None
+        documents = self.cached_for_query("ragplugins.allowed_documents",
+                                          lambda nodes: frozenset(n.ref_doc_id for n in nodes if n.ref_doc_id))
+        if documents is not None:
+            return documents
+        returned = frozenset(n.node.ref_doc_id for n in candidates if n.node.ref_doc_id
+                             and (inputs is None or n.node.node_id in inputs.base_node_ids))
+        if inputs is not None and not set(wanted) <= returned:
+            inputs.refuse_search()
+        return returned
 
     def all_nodes(self) -> list:
         return list(self.store.iter_nodes())

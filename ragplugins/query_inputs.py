@@ -133,8 +133,8 @@ class QueryInputs:
             ok = nws.node.node_id in self.base_node_ids or (known and passes(nws.node, filters))
             (kept if ok else dropped).append(nws)
         if dropped:
-            self.removed.extend({"node": n.node.node_id, "doc": n.node.ref_doc_id or "", "after": after}
-                                for n in dropped)
+            # Not the document's id: the trace reaches the host's users, and the filter excludes it.
+            self.removed.extend({"node": n.node.node_id, "after": after} for n in dropped)
             self._record()
         return kept
 

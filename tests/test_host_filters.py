@@ -7,6 +7,7 @@ The demo corpus's Master Supply Agreement points at Exhibit B (pricing); the fil
 
 from __future__ import annotations
 
+import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,13 @@ import ragplugins_decompose.plugin as decompose
 import ragplugins_overview.plugin as overview
 import ragplugins_retry.plugin as retry
 from ragplugins import Contribution
+from ragplugins.api import query_scope
 from ragplugins.testing import make_rag
+from ragplugins_retry import vocabulary
 
 DEMO = Path(__file__).resolve().parents[1] / "ragplugins" / "demo_data" / "corpus"
 PLUGINS = [crossref, overview, retry, decompose]
+DEMO_DOCS = sorted(p.name for p in DEMO.iterdir() if p.is_file())
 EXHIBIT, CANTEEN = "02_exhibit_b_pricing.md", "08_canteen_notice.md"
 PRICE_Q = "What is the unit price of the servo motor under the Master Supply Agreement?"
 EXHIBIT_Q = "What does the pricing exhibit say about price adjustments?"
@@ -146,10 +150,13 @@ def retrievals():
 
 
 def assert_excluded_nowhere(result, retrievals: list, doc_id: str = EXHIBIT) -> None:
+    """Not returned by any retrieval, not among the results, and not named anywhere in the trace the
+    host receives (response.metadata["ragplugins"], `ragplugins query --trace`, eval rows)."""
     assert retrievals, "no retrieval was seen"
     seen = {d for docs in retrievals for d in docs}
     assert doc_id not in seen, f"a retrieval in this query returned {doc_id}"
     assert doc_id not in {n.node.ref_doc_id for n in [*result.first_stage, *result.final]}
+    assert doc_id not in json.dumps(result.trace.to_dict(), default=str), f"the trace names {doc_id}"
 
 
 def known(indexed: Indexed, way: str) -> bool:
@@ -164,9 +171,9 @@ def test_the_hop_never_adds_what_the_host_filter_excludes(indexed, way, bundled_
     rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["crossref"], **HOP})
     result = search(rag, index, HOP_Q, way, excluding(EXHIBIT))
     hop = result.trace.get("crossref", "hop")
-    assert EXHIBIT in [p["target"] for p in hop["considered"]]   # the pointer was there to follow
+    assert hop["considered"] == [] and hop["chosen"] == []
+    assert hop["pointers_withheld"] == 1   # the pointer was there to follow, and was withheld
     assert_excluded_nowhere(result, retrievals)
-    assert hop["chosen"] == []
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -181,8 +188,10 @@ def test_the_hop_follows_a_known_filter_that_allows_its_target(indexed, way, bun
         assert hop["chosen"] == [EXHIBIT] and EXHIBIT in [n.node.ref_doc_id for n in result.final]
         assert refusal is None
     else:
-        # The host's retriever may filter on a store the core cannot watch: the hop does not search.
-        assert hop["chosen"] == [] and hop["considered"][0]["outcome"] == "search failed"
+        # The host's retriever may filter on a store the core cannot watch: the hop neither searches nor
+        # names a document that retriever did not return.
+        assert hop["chosen"] == [] and hop["considered"] == [] and hop["pointers_withheld"] == 1
+        assert EXHIBIT not in json.dumps(result.trace.to_dict(), default=str)
         assert refusal["searches_refused"] == 1 and not refusal["known"]
         host = "TenantRetriever" if way == "custom_host_retriever" else "VectorIndexRetriever"
         assert refusal["reason"] == (f"the host's retriever ({host}) may filter: "
@@ -195,10 +204,17 @@ def test_the_overview_adds_nothing_the_host_filter_excludes(indexed, way, mode, 
     config = {"mode": mode, "outlier_z": 0.5, "min_gap": 0.0, "require_runner_up": False}
     rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["overview"], "overview": config})
     result = search(rag, index, EXHIBIT_Q, way, excluding(EXHIBIT))
-    selected = [d["doc_id"] for d in result.trace.get("overview", "select")["documents"]]
-    step = result.trace.get("overview", "add" if mode == "adaptive" else "restrict")
-    assert EXHIBIT in selected and EXHIBIT in step["documents"]   # it searched inside the excluded document
+    select = result.trace.get("overview", "select")
     assert_excluded_nowhere(result, retrievals)
+    if known(indexed, way):
+        # It still steers: among the documents the filter allows (all but the excluded one).
+        assert select["documents"] and select["n_documents"] == len(DEMO_DOCS) - 1
+        step = result.trace.get("overview", "add" if mode == "adaptive" else "restrict")
+        assert step["documents"] == [d["doc_id"] for d in select["documents"]]
+    else:
+        # Only among the documents the host's own retriever returned.
+        returned = {n.node.ref_doc_id for n in result.first_stage}
+        assert select["n_documents"] == len(returned) and {d["doc_id"] for d in select["documents"]} <= returned
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -263,7 +279,9 @@ def test_the_core_removes_added_nodes_the_host_filter_excludes(indexed, way, hoo
     result = search(rag, index, HOP_Q, way, excluding(EXHIBIT))
     assert EXHIBIT not in {n.node.ref_doc_id for n in [*result.first_stage, *result.final]}
     record = result.trace.get("ragplugins", "host_filters")
-    assert record["applied"] and {r["doc"] for r in record["removed"]} == {EXHIBIT}
+    exhibit_chunks = {n.node_id for n in rag.context(index).all_nodes() if n.ref_doc_id == EXHIBIT}
+    assert record["applied"] and {r["node"] for r in record["removed"]} <= exhibit_chunks and record["removed"]
+    assert EXHIBIT not in json.dumps(result.trace.to_dict(), default=str)
     assert {r["after"] for r in record["removed"]} == {"careless"}
     # Nodes the filter allows stay when the filter is known; with unknown filters nothing added survives.
     allowed = search(rag, index, HOP_Q, way, excluding(CANTEEN))
@@ -316,8 +334,9 @@ async def test_the_async_query_engine_keeps_the_host_filter(indexed, bundled_emb
     engine = rag.query_engine(index, base=index.as_retriever(similarity_top_k=1, filters=excluding(EXHIBIT)))
     response = await engine.aquery(HOP_Q)
     assert EXHIBIT not in {n.node.ref_doc_id for n in response.source_nodes}
-    assert response.metadata["ragplugins"]["plugins"]["crossref"]["hop"]["considered"][0]["outcome"] == \
-        "nothing matched"
+    hop = response.metadata["ragplugins"]["plugins"]["crossref"]["hop"]
+    assert hop["considered"] == [] and hop["pointers_withheld"] == 1
+    assert EXHIBIT not in json.dumps(response.metadata["ragplugins"], default=str)
 
 
 @pytest.mark.parametrize("indexed", ["lancedb"], indirect=True)
@@ -327,5 +346,29 @@ def test_filters_given_cannot_widen_what_the_host_retriever_filters_on_the_embed
     rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["crossref"], **HOP})
     base = index.as_retriever(similarity_top_k=1, filters=excluding(EXHIBIT))
     result = rag.search(HOP_Q, index=index, base=base, filters=None)
-    assert result.trace.get("crossref", "hop")["considered"][0]["outcome"] == "nothing matched"
+    hop = result.trace.get("crossref", "hop")
+    assert hop["considered"] == [] and hop["pointers_withheld"] == 1
     assert EXHIBIT not in {n.node.ref_doc_id for n in result.final}
+    assert EXHIBIT not in json.dumps(result.trace.to_dict(), default=str)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_the_retrys_corpus_statistics_cover_only_what_the_host_filter_allows(indexed, way, bundled_embed_model,
+                                                                            retrievals):
+    config = {"signal": "corpus_coverage", "confirm_signal": None, "strategy": "vocabulary"}
+    rag, index = open_rag(indexed, bundled_embed_model, {"enable": ["retry"], "retry": config})
+    result = search(rag, index, EXHIBIT_Q, way, excluding(EXHIBIT))
+    decision = result.trace.get("retry", "decision")
+    assert_excluded_nowhere(result, retrievals)
+    if known(indexed, way):
+        assert decision["signal_details"]["terms"]   # measured, over the chunks the filter allows
+    else:
+        assert not decision["fired"] and "the host's filters are not known" in decision["reason"]
+    # The statistics themselves: the allowed chunks only, the whole index without a filter.
+    ctx = rag.context(index)
+    chunks = ctx.all_nodes()
+    with query_scope(EXHIBIT_Q, filters=excluding(EXHIBIT)):
+        filtered = vocabulary.vocabulary_for_query(ctx)
+    with query_scope(EXHIBIT_Q, filters=None):
+        whole = vocabulary.vocabulary_for_query(ctx)
+    assert filtered.n_chunks == sum(n.ref_doc_id != EXHIBIT for n in chunks) < whole.n_chunks == len(chunks)

@@ -285,8 +285,23 @@ class CrossrefHop(BaseNodePostprocessor):
         if query_bundle is None or not nodes or self.max_hops < 1 or self._ctx is None:
             return nodes
         query = query_bundle.query_str
-        named = self.named_documents(query)
+        # Documents the host's filter excludes are neither followed nor named in the trace.
+        allowed = self._ctx.allowed_documents(nodes)
+        named = {d for d in self.named_documents(query) if allowed is None or d in allowed}
         pointers = self._pointers(nodes, named)
+        withheld = 0
+        if allowed is not None:
+            withheld = sum(target not in allowed for target in pointers)
+            if withheld:   # while the host's filters are unknown, this says how to pass them
+                self._ctx.allowed_documents(nodes, wanted=pointers)
+            pointers = {target: p for target, p in pointers.items() if target in allowed}
+        if not pointers and withheld:
+            api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
+                                chunks_added=0, named=sorted(named), numbers={"pointers_withheld": withheld},
+                                pointers_withheld=withheld,
+                                reason="the top candidates' references point only at documents this query may "
+                                       "not search (the host's filter excludes them, or its filters are not known)")
+            return nodes
         if not pointers:
             # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
             unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)

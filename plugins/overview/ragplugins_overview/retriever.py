@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
@@ -47,8 +49,10 @@ class OverviewRetriever(BaseRetriever):
         return self.steer(query_bundle.query_str, await self.inner.aretrieve(query_bundle))
 
     # -- the document ranking -------------------------------------------
-    def rank(self, query: str) -> tuple[sidecar.Overviews | None, DocumentRanking | None, str]:
-        """The overviews and this query's document ranking, or None and why not."""
+    def rank(self, query: str, candidates: Sequence[NodeWithScore] = ()) -> tuple[sidecar.Overviews | None,
+                                                                             DocumentRanking | None, str]:
+        """The overviews and this query's ranking of the documents it may search (every document, or
+        those the host's filter allows: ``ctx.allowed_documents``), or None and why not."""
         overviews, problem = sidecar.usable(self.ctx)
         if overviews is None:
             if problem == sidecar.MISSING:
@@ -69,8 +73,13 @@ class OverviewRetriever(BaseRetriever):
             sidecar.cache.notice_once(location, f"the overviews in {location.label} were written with other "
                                                 f"settings ({changed}); they are used as they are until the next "
                                                 f"write to the index or `ragplugins overview rebuild` rewrites them")
+        allowed = self.ctx.allowed_documents(candidates)
+        among = None if allowed is None else np.array(
+            [p for p, doc in enumerate(overviews.doc_ids) if doc in allowed], dtype=np.int64)
+        if among is not None and len(among) == 0:
+            return None, None, "no document this query may search has an overview"
         try:
-            ranking = overviews.scorer.rank(self.ctx.embed_query(query), self.config.top_documents + 1)
+            ranking = overviews.scorer.rank(self.ctx.embed_query(query), self.config.top_documents + 1, among)
         except ValueError as exc:  # a query embedding of another size: never score it
             sidecar.cache.warn_once(sidecar.location_for(self.ctx), str(exc))
             return None, None, f"no usable overviews: {exc}"
@@ -115,7 +124,7 @@ class OverviewRetriever(BaseRetriever):
     # -- steering ---------------------------------------------------------
     def steer(self, query: str, candidates: list[NodeWithScore]) -> list[NodeWithScore]:
         start = time.perf_counter()
-        overviews, ranking, why_not = self.rank(query)
+        overviews, ranking, why_not = self.rank(query, candidates)
         scoring_ms = (time.perf_counter() - start) * 1000
         if ranking is None:
             api.record_decision(PLUGIN, "select", before=candidates, after=candidates, reason=why_not, query=query,

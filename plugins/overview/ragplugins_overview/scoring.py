@@ -98,32 +98,42 @@ class OverviewScorer:
         bits = np.packbits(vectors @ self._planes > 0, axis=-1)
         return np.ascontiguousarray(bits).view(np.uint64)
 
-    def rank(self, query: np.ndarray, limit: int) -> DocumentRanking:
-        """The ``limit`` best documents for the (unnormalised) query embedding ``query``."""
-        if self.n == 0:
+    def rank(self, query: np.ndarray, limit: int, among: np.ndarray | None = None) -> DocumentRanking:
+        """The ``limit`` best documents for the (unnormalised) query embedding ``query``; with ``among``
+        (rows of the overview matrix), ranked and measured among those documents only."""
+        n = self.n if among is None else int(among.shape[0])
+        if n == 0:
             return DocumentRanking([], [], 0.0, 0.0, 0, True)
         q = _normalised(np.asarray(query, dtype=np.float32).reshape(-1))
         if q.shape[0] != self.dim:
             raise ValueError(f"the query embedding has {q.shape[0]} dimensions, the overviews {self.dim}")
-        limit = min(limit, self.n)
-        if self.exact:
+        limit = min(limit, n)
+        exact = self.exact or n <= EXACT_LIMIT
+        if among is None and exact:
             scores = _dot(self.vectors, q)
             rows = np.arange(self.n)
             reference = scores
+        elif exact:
+            rows = np.asarray(among)
+            scores = _dot(self.vectors[rows], q)
+            reference = scores
         else:
-            counts = np.bitwise_count(self._codes ^ self._encode(q[None, :]))
+            among = np.arange(self.n) if among is None else among
+            counts = np.bitwise_count(self._codes[among] ^ self._encode(q[None, :]))
             distance = counts[:, 0].astype(np.int16)
             for j in range(1, counts.shape[1]):
                 distance += counts[:, j]
             # Distances are small integers: a histogram finds the cut-off faster than a partition.
-            keep = min(max(RESCORE, limit), self.n)
+            keep = min(max(RESCORE, limit), n)
             cutoff = int(np.searchsorted(np.cumsum(np.bincount(distance, minlength=CODE_BITS + 1)), keep))
-            rows = np.flatnonzero(distance <= cutoff)
+            rows = among[np.flatnonzero(distance <= cutoff)]
             scores = _dot(self.vectors[rows], q)
-            reference = _dot(self._sample, q)
+            sample = (self._sample if n == self.n else
+                      self.vectors[among[np.unique(np.linspace(0, n - 1, min(STATS_SAMPLE, n)).astype(np.int64))]])
+            reference = _dot(sample, q)
         best = np.argpartition(-scores, limit - 1)[:limit] if limit < scores.shape[0] else np.arange(scores.shape[0])
         best = best[np.lexsort((rows[best], -scores[best]))]
         median = float(np.median(reference))
         spread = MAD_TO_SIGMA * float(np.median(np.abs(reference - median)))
         return DocumentRanking([int(rows[i]) for i in best], [float(scores[i]) for i in best], median, spread,
-                               self.n, self.exact)
+                               n, exact)

@@ -43,6 +43,9 @@ class FakeContext:
     def embed_query(self, text: str) -> list[float]:
         return list(self.queries[text])
 
+    def allowed_documents(self, candidates=()):
+        return None   # the fake index holds no chunks a filter could exclude
+
     def search_within_documents(self, query, doc_ids, k):
         # As RagContext does: the query's filters come from its inputs, never from the plugin.
         filters = current_filters()

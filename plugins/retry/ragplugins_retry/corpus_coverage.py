@@ -14,9 +14,10 @@ class CorpusCoverageSignal(RetrySignal):
     """How much of what the corpus can offer for this question the top candidates already hold.
 
     Each content term of the question (stemmed, stopwords dropped) is weighted by its rarity in
-    the whole index, idf = ln((N + 1) / (df + 0.5)); terms the index never contains are left out,
-    since no retrieval can find them. The *ceiling* is the best idf-weighted share of the question
-    any chunk of the index holds (read from the index's postings, built once per index state); the
+    the chunks the query may see (the whole index, or those the host's filter allows; while the
+    host's filters are unknown the signal abstains), idf = ln((N + 1) / (df + 0.5)); terms the index
+    never contains are left out, since no retrieval can find them. The *ceiling* is the best
+    idf-weighted share of the question any chunk of the index holds (read from the index's postings, built once per index state); the
     value is the best share among the first ``top_n`` candidates divided by that ceiling. 1.0 means
     the first stage already ranks a chunk as complete as the corpus has near the top, so nothing a
     reformulation could find would hold more of the question: the evidence is not weak. Below 1.0
@@ -44,9 +45,11 @@ class CorpusCoverageSignal(RetrySignal):
         if ctx is None or getattr(ctx, "index", None) is None:
             return Measurement(None, "no index to read term statistics from")
         try:
-            vocab = vocabulary.vocabulary_of(ctx)
+            vocab = vocabulary.vocabulary_for_query(ctx)
         except Exception as exc:  # noqa: BLE001 - a store that cannot list its text has no ceiling
             return Measurement(None, f"the index's text could not be read ({type(exc).__name__}: {exc})")
+        if vocab is None:
+            return Measurement(None, vocabulary.FILTERS_UNKNOWN)
         weight = {t: math.log((vocab.n_chunks + 1) / (len(vocab.stem_postings[t]) + 0.5))
                   for t in terms if t in vocab.stem_postings}
         weight = {t: w for t, w in weight.items() if w > 0}

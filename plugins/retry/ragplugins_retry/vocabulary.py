@@ -108,5 +108,18 @@ def _texts(ctx: Any) -> list[str]:
 
 
 def vocabulary_of(ctx: Any) -> Vocabulary:
-    """The vocabulary of ``ctx``'s index, built on first use and kept until the index is written."""
+    """The vocabulary of ``ctx``'s whole index, built on first use and kept until the index is written."""
     return ctx.cached("retry.vocabulary", lambda c: build(_texts(c)))
+
+
+# Why the query-time statistics abstain: a vocabulary over chunks the host's filter may exclude would
+# steer the query by them, and show their words in the trace.
+FILTERS_UNKNOWN = ("the host's filters are not known, so the index's term statistics could include chunks "
+                   "they exclude")
+
+
+def vocabulary_for_query(ctx: Any) -> Vocabulary | None:
+    """The vocabulary of the chunks the query being answered may see (those passing the host's filters;
+    the whole index when it has none), kept per filters until the index is written; None when the
+    host's filters are not known (see ``FILTERS_UNKNOWN``)."""
+    return ctx.cached_for_query("retry.vocabulary", lambda nodes: build([n.get_content() for n in nodes]))

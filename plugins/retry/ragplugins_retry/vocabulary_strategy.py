@@ -55,7 +55,8 @@ class VocabularyStrategy(RetryStrategy):
             why = "no index to read a vocabulary from"
         else:
             try:
-                vocab = vocabulary.vocabulary_of(ctx)
+                vocab = vocabulary.vocabulary_for_query(ctx)
+                why = vocabulary.FILTERS_UNKNOWN
             except Exception as exc:  # noqa: BLE001 - a store that cannot list its text: reduction only
                 vocab, why = None, f"the vocabulary could not be read ({type(exc).__name__}: {exc})"
             added, why = self.expansions(query, vocab, nodes) if vocab is not None else ([], why)

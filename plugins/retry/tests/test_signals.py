@@ -127,6 +127,10 @@ class _Index:
             self._cache = build(self)
         return self._cache
 
+    def cached_for_query(self, key, build):
+        # As RagContext does with no filter on the query: the statistics of every chunk.
+        return self.cached(key, lambda ctx: build(ctx.all_nodes()))
+
 
 def test_corpus_coverage_is_one_when_the_top_holds_the_most_complete_chunk_of_the_corpus():
     from ragplugins_retry import CorpusCoverageSignal

@@ -1,8 +1,10 @@
 """The `vocabulary` strategy: which corpus terms it adds, which it must never add, from which index."""
 
+import pytest
 from retry_testkit import node
 
 import ragplugins_retry.plugin as plugin
+from ragplugins.api import query_scope
 from ragplugins.testing import make_rag
 from ragplugins_retry import VocabularyStrategy, vocabulary
 
@@ -19,6 +21,13 @@ CORPUS = [
     "The cache_warmer script is unrelated to everything else here.",
     "Hybrid search merges both legs by reciprocal rank fusion. The index_builder writes the index to data_dir.",
 ]
+
+
+@pytest.fixture(autouse=True)
+def unfiltered_query():
+    """The strategy runs inside a query; these tests run it in one whose host has no filter."""
+    with query_scope("", filters=None):
+        yield
 
 
 def expand(query, nodes=(), corpus=CORPUS, terms=3):
