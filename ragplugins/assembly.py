@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core import VectorStoreIndex
@@ -19,6 +18,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from ragplugins import query_inputs, search, trace
+from ragplugins.app_part import AppPart
 from ragplugins.errors import InputError, PluginError
 from ragplugins.guards import (
     BaseRecorder,
@@ -31,11 +31,7 @@ from ragplugins.nodes import ANNOTATION_KEY
 from ragplugins.query_inputs import NOT_GIVEN, NotGiven
 
 if TYPE_CHECKING:
-    from ragplugins.config import Config
-    from ragplugins.context import RagContext
-    from ragplugins.contributions import MetadataKey
-    from ragplugins.plugins import PluginRecord, PluginRegistry
-    from ragplugins.writes import WriterLock
+    pass
 
 
 @dataclass
@@ -129,32 +125,8 @@ class RagQueryEngine(BaseQueryEngine):
             return self._attach(await self.inner.aquery(query_bundle), tr)
 
 
-class Assembly:
+class Assembly(AppPart):
     """The query-time part of the app: components for the host's pipeline, and ``search``."""
-
-    if TYPE_CHECKING:  # what this part uses of the app (ragplugins.app.RagPlugins)
-        config: Config
-        registry: PluginRegistry
-        llm: Any
-        _index: VectorStoreIndex | None
-        _vector_store: Any
-        _assembled: dict[tuple, Any]
-        _index_uid: str | None
-        _writer_lock: WriterLock | None
-
-        @property
-        def embed_model(self) -> Any: ...
-        @property
-        def persist_dir(self) -> Path | None: ...
-        @property
-        def enabled(self) -> list[PluginRecord]: ...
-
-        def context(self, index: VectorStoreIndex | None = None) -> RagContext: ...
-        def index(self) -> VectorStoreIndex: ...
-        def metadata_keys(self) -> dict[str, MetadataKey]: ...
-        def on_plugin_error(self, err: PluginError) -> None: ...
-        def _contributions(self, hook: str, ctx: RagContext) -> list: ...
-        def _hook_kwargs(self, record: PluginRecord, ctx: RagContext) -> dict: ...
 
     @property
     def last_trace(self) -> trace.Trace | None:

@@ -20,6 +20,7 @@ from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.schema import BaseNode, TransformComponent
 
 from ragplugins import search
+from ragplugins.app_part import AppPart
 from ragplugins.context import DOC_HASH_KEY
 from ragplugins.embeddings import embedder_identity
 from ragplugins.errors import EmbedderMismatchError, InputError, PluginError, RagPluginsError, StoreError
@@ -31,10 +32,7 @@ from ragplugins.windows import WindowedEmbedding
 from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
 if TYPE_CHECKING:
-    from ragplugins.config import Config
-    from ragplugins.context import RagContext
-    from ragplugins.contributions import MetadataKey
-    from ragplugins.plugins import PluginRecord, PluginRegistry
+    pass
 
 MANIFEST = "manifest.json"
 _VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
@@ -77,31 +75,8 @@ class IndexReport:
     unowned: list[str] = field(default_factory=list)
 
 
-class Indexing:
+class Indexing(AppPart):
     """The index-time part of the app: the index, writes, deletes and the index-time plugins."""
-
-    if TYPE_CHECKING:  # what this part uses of the app (ragplugins.app.RagPlugins)
-        config: Config
-        registry: PluginRegistry
-        llm: Any
-        _index: VectorStoreIndex | None
-        _vector_store: Any
-        _assembled: dict[tuple, Any]
-        _index_uid: str | None
-        _writer_lock: WriterLock | None
-
-        @property
-        def embed_model(self) -> Any: ...
-        @property
-        def persist_dir(self) -> Path | None: ...
-        @property
-        def enabled(self) -> list[PluginRecord]: ...
-
-        def context(self, index: VectorStoreIndex | None = None) -> RagContext: ...
-        def metadata_keys(self) -> dict[str, MetadataKey]: ...
-        def on_plugin_error(self, err: PluginError) -> None: ...
-        def _contributions(self, hook: str, ctx: RagContext) -> list: ...
-        def _hook_kwargs(self, record: PluginRecord, ctx: RagContext) -> dict: ...
 
     # How long a write waits for another process writing the same embedded index.
     lock_timeout: float = 600.0

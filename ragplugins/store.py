@@ -333,11 +333,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if self.refine_factor is not None:
             search = search.refine_factor(self.refine_factor)
         rows = search.to_arrow().to_pylist()
-        nodes = []
-        for row in rows:
-            node = metadata_dict_to_node(row["metadata"])
-            node.embedding = list(row[self.vector_column_name])
-            nodes.append(node)
+        nodes = self._nodes(rows)
         # As upstream: similarity = exp(-distance).
         return VectorStoreQueryResult(nodes=nodes, similarities=[math.exp(-r["_distance"]) for r in rows],
                                       ids=[r["id"] for r in rows])
@@ -429,6 +425,10 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                            problem)
             self.refresh_fts()
             rows = search.to_arrow().to_pylist()
+        return self._nodes(rows)
+
+    def _nodes(self, rows: list[dict]) -> list[BaseNode]:
+        """The stored nodes of ``rows`` (metadata and vector)."""
         nodes = []
         for row in rows:
             node = metadata_dict_to_node(row["metadata"])

@@ -1,0 +1,45 @@
+"""What each part of the app (:mod:`ragplugins.indexing`, :mod:`ragplugins.assembly`) uses of the whole
+(:class:`ragplugins.app.RagPlugins`), declared once for type checkers; at run time the class is empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from llama_index.core import VectorStoreIndex
+
+    from ragplugins.config import Config
+    from ragplugins.context import RagContext
+    from ragplugins.contributions import MetadataKey
+    from ragplugins.errors import PluginError
+    from ragplugins.plugins import PluginRecord, PluginRegistry
+    from ragplugins.writes import WriterLock
+
+
+class AppPart:
+    """Base of the app's parts: the attributes and methods of RagPlugins they use."""
+
+    if TYPE_CHECKING:
+        config: Config
+        registry: PluginRegistry
+        llm: Any
+        _index: VectorStoreIndex | None
+        _vector_store: Any
+        _assembled: dict[tuple, Any]
+        _index_uid: str | None
+        _writer_lock: WriterLock | None
+
+        @property
+        def embed_model(self) -> Any: ...
+        @property
+        def persist_dir(self) -> Path | None: ...
+        @property
+        def enabled(self) -> list[PluginRecord]: ...
+
+        def context(self, index: VectorStoreIndex | None = None) -> RagContext: ...
+        def index(self) -> VectorStoreIndex: ...
+        def metadata_keys(self) -> dict[str, MetadataKey]: ...
+        def on_plugin_error(self, err: PluginError) -> None: ...
+        def _contributions(self, hook: str, ctx: RagContext) -> list: ...
+        def _hook_kwargs(self, record: PluginRecord, ctx: RagContext) -> dict: ...
