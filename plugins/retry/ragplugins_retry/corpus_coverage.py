@@ -13,20 +13,19 @@ from ragplugins_retry.signal import Measurement, RetrySignal
 class CorpusCoverageSignal(RetrySignal):
     """How much of what the corpus can offer for this question the top candidates already hold.
 
-    Each content term of the question (stemmed, stopwords dropped) is weighted by its rarity in
-    the chunks the query may see (the whole index, or those the host's filter allows; while the
-    host's filters are unknown the signal abstains), idf = ln((N + 1) / (df + 0.5)); terms the index
-    never contains are left out, since no retrieval can find them. The *ceiling* is the best
-    idf-weighted share of the question any chunk of the index holds (read from the index's postings, built once per index state); the
-    value is the best share among the first ``top_n`` candidates divided by that ceiling. 1.0 means
-    the first stage already ranks a chunk as complete as the corpus has near the top, so nothing a
-    reformulation could find would hold more of the question: the evidence is not weak. Below 1.0
-    the corpus holds a chunk that contains more of the question than anything at the top.
+    Each content term of the question (stemmed, stopwords dropped) is weighted by its rarity in the chunks the
+    query may see (the whole index, or those the host's filter allows; while the host's filters are unknown the
+    signal abstains), idf = ln((N + 1) / (df + 0.5)); terms the index never contains are left out, since no
+    retrieval can find them. The *ceiling* is the best idf-weighted share of the question any chunk of the index
+    holds (read from the index's postings, built once per index state); the value is the best share among the
+    first ``top_n`` candidates divided by that ceiling. 1.0 means the first stage already ranks a chunk as
+    complete as the corpus has near the top, so nothing a reformulation could find would hold more of the
+    question: the evidence is not weak. Below 1.0 the corpus holds a chunk that contains more of the question
+    than anything at the top.
 
-    The threshold therefore comes from the corpus and the query, not from a constant fitted on
-    questions: the default retries only below 1.0. Both sets of a retry are judged against the
-    same ceiling (the user's question, the same index), so they are on one scale.
-    """
+    The threshold therefore comes from the corpus and the query, not from a constant fitted on questions: the
+    default retries only below 1.0. Both sets of a retry are judged against the same ceiling (the user's
+    question, the same index), so they are on one scale."""
 
     name: ClassVar[str] = "corpus_coverage"
     default_threshold: ClassVar[float] = 1.0
