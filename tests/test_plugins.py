@@ -118,7 +118,7 @@ def test_unknown_stage_names_the_plugin(plugin_module):
     reg = PluginRegistry()
     reg.register(bad)
     with pytest.raises(PluginError, match="plugin 'bad'.*unknown stage 'later'"):
-        reg.contributions("ragplugins_node_postprocessors", reg.loaded().values())
+        reg.contributions("ragplugins_node_postprocessors", reg.loaded().values(), config=None, ctx=None)
 
 
 def _raising(config, ctx):
@@ -216,7 +216,7 @@ def test_components_of_the_wrong_kind_or_results_are_named(plugin_module, tiny_c
     reg.register(wrong)
     with pytest.raises(PluginError, match="plugin 'wrongkind'.*its component is str, expected a LlamaIndex "
                                           "BaseNodePostprocessor"):
-        reg.contributions("ragplugins_node_postprocessors", reg.loaded().values())
+        reg.contributions("ragplugins_node_postprocessors", reg.loaded().values(), config=None, ctx=None)
     hook = lambda config, ctx: [Contribution(ReturnsNone(), stage="expand")]  # noqa: E731
     rag = make_rag([plugin_module("nothing", ragplugins_node_postprocessors=hook)], embed_model=bundled_embed_model,
                    persist_dir=tmp_path / "idx")
