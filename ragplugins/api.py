@@ -59,8 +59,9 @@ Names are imported when first used, so importing this module costs nothing.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from ragplugins.lazy import lazy_exports
 
 _EXPORTS = {
     # declaring a plugin
@@ -163,14 +164,4 @@ def query_scope(query: str = "", *, filters: Any, top_k: int | None = None, filt
     return scope()
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragplugins.api' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

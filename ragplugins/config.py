@@ -227,9 +227,14 @@ def check_prompt_template(value: str | None, required: dict[str, str],
     return value
 
 
-def _closest(word: str, options: list[str]) -> str:
+def _nearest(word: str, options: list[str]) -> str | None:
     match = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
+    return match[0] if match else None
+
+
+def _closest(word: str, options: list[str]) -> str:
+    match = _nearest(word, options)
+    return f" (did you mean '{match}'?)" if match else ""
 
 
 def _table_model(model: type[BaseModel], path: tuple) -> type[BaseModel]:
@@ -333,9 +338,7 @@ def validate_plugins(config: Config, infos: dict[str, Any], failed: dict[str, st
             # A misspelt name is matched against the installed plugins, then against those the core
             # offers as extras (a typo must not become advice to install a package that does not exist).
             offered = sorted({plugin for plugin, _ in _plugin_extras()} - set(names))
-            near = difflib.get_close_matches(name, names, n=1, cutoff=0.6) \
-                or difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
-            meant = near[0] if near else None
+            meant = _nearest(name, names) or _nearest(name, offered)
             advice = "" if meant in names else f"; to install it: {install_hint(meant or name)}"
             guess = f" (did you mean '{meant}'?)" if meant else ""
             problems.append(f"[{top}] enable: no plugin named '{name}' is installed{guess}; "

@@ -53,7 +53,7 @@ def run_demo(console: Console, persist_dir: str | None = None, demo_dir: Path = 
     if missing:
         from ragplugins.config import install_hint
 
-        why = "left out by RAGPLUGINS_PLUGINS" if "RAGPLUGINS_PLUGINS" in os.environ else "not installed"
+        why = _why_missing()
         console.print(f"{why}, so not in this demo: " + "; ".join(f"{n} ({install_hint(n)})" for n in missing),
                       markup=False)
     queries = [json.loads(line) for line in (demo_dir / "queries.jsonl").read_text().splitlines() if line.strip()]
@@ -121,11 +121,16 @@ class ScriptedAnswer(CustomLLM):
         yield CompletionResponse(text=self.text, delta=self.text)
 
 
+def _why_missing() -> str:
+    """Why an enabled plugin is not loaded here (the registry imports only what RAGPLUGINS_PLUGINS names)."""
+    return "left out by RAGPLUGINS_PLUGINS" if "RAGPLUGINS_PLUGINS" in os.environ else "not installed"
+
+
 def _nobody_checks(cfg: dict, reg: Any) -> str:
     if "verifier" not in reg.loaded():
         from ragplugins.config import install_hint
 
-        why = "left out by RAGPLUGINS_PLUGINS" if "RAGPLUGINS_PLUGINS" in os.environ else "not installed"
+        why = _why_missing()
         return f"no plugin checks answers: the verifier is {why} ({install_hint('verifier')})"
     return "no plugin checks answers (enable one, such as verifier)"
 

@@ -12,6 +12,7 @@ left as it is: its vectors are the usual ones.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,12 +37,18 @@ def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
         path = try_to_load_from_cache(name, "tokenizer.json")
         if not isinstance(path, str):
             return None
+    return _tokenizer(str(path)), length - 2  # [CLS] and [SEP]
+
+
+@functools.lru_cache(maxsize=8)
+def _tokenizer(path: str) -> Any:
+    """The tokenizer in ``path``, read once per process (every indexing batch asks for it)."""
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer = Tokenizer.from_file(path)
     tokenizer.no_truncation()
     tokenizer.no_padding()
-    return tokenizer, length - 2  # [CLS] and [SEP]
+    return tokenizer
 
 
 def window_texts(tokenizer: Any, limit: int, node: BaseNode) -> list[str]:
