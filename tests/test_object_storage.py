@@ -401,3 +401,19 @@ def test_two_writer_processes_at_once_both_land(s3, tmp_path):
     assert len(ids) == len(set(ids))
     assert sorted(rp._manifest()["sources"]) == sorted(str(f) for f in folders)
     assert "race/journal.json" not in _objects(s3) and "race/write.lock" not in _objects(s3)
+
+
+def test_check_verifies_an_index_on_s3(s3, tmp_path, bundled_embed_model):
+    from ragplugins.check import check_index
+
+    rp = _open(f"s3://{s3.bucket}/checked", bundled_embed_model)
+    rp.index_paths([write_tiny_corpus(tmp_path / "corpus")])
+    report = check_index(_open(f"s3://{s3.bucket}/checked", bundled_embed_model))
+    assert report.ok and not report.findings, [f.problem for f in report.findings]
+    assert report.documents == len(TINY_CORPUS) and report.persist_dir == f"s3://{s3.bucket}/checked"
+    # The manifest lost: found, and rebuilt from the stored vectors with the index id the plugin state records.
+    index_id = rp._manifest()["index_id"]
+    s3.delete_object(Bucket=s3.bucket, Key="checked/manifest.json")
+    repaired = check_index(_open(f"s3://{s3.bucket}/checked", bundled_embed_model), repair=True)
+    assert any("manifest.json is missing" in f.problem and f.repaired for f in repaired.findings)
+    assert json.loads(_objects(s3)["checked/manifest.json"])["index_id"] == index_id
