@@ -417,3 +417,20 @@ def test_check_verifies_an_index_on_s3(s3, tmp_path, bundled_embed_model):
     repaired = check_index(_open(f"s3://{s3.bucket}/checked", bundled_embed_model), repair=True)
     assert any("manifest.json is missing" in f.problem and f.repaired for f in repaired.findings)
     assert json.loads(_objects(s3)["checked/manifest.json"])["index_id"] == index_id
+
+
+def test_a_writer_that_lost_its_lease_writes_nothing(s3):
+    """A holder whose lock another writer took over (it stalled past its lease) stops before any row."""
+    from ragplugins.config import StorageSettings
+
+    home = home_for(f"s3://{s3.bucket}/stalled", StorageSettings(lock_lease=1.5))
+    lock = home.writer_lock(timeout=1)
+    with lock:
+        lock.confirm()  # still ours
+        # Another writer's takeover, as after a stall: the lock object is replaced behind the holder's back.
+        s3.put_object(Bucket=s3.bucket, Key="stalled/write.lock", Body=b'{"owner": "other", "lease_seconds": 60}')
+        time.sleep(1.5)  # the next renewal (every 0.5 s) finds the ETag changed
+        with pytest.raises(IndexBusyError, match=r"lost the writer lock of the index at s3://.*nothing was written"):
+            lock.confirm()
+    # Its release leaves the other writer's lock alone.
+    assert json.loads(_objects(s3)["stalled/write.lock"])["owner"] == "other"
