@@ -265,18 +265,13 @@ class Indexing(AppPart):
         if home is None:
             return {}
         path = home.location(MANIFEST)
-        manifest: dict = {}
         try:
             text = home.read_text(MANIFEST)
+            manifest = json.loads(text) if text is not None else {}
         except (ValueError, OSError) as exc:
             raise StoreError(f"'{path}' cannot be read ({type(exc).__name__}: {exc}); run "
                              "`ragplugins check --repair` to rebuild it from the stored vectors") from None
         if text is not None:
-            try:
-                manifest = json.loads(text)
-            except ValueError as exc:
-                raise StoreError(f"'{path}' cannot be read ({type(exc).__name__}: {exc}); run "
-                                 "`ragplugins check --repair` to rebuild it from the stored vectors") from None
             if not isinstance(manifest, dict) or not {"index_id", "embedder"} <= set(manifest):
                 raise StoreError(f"'{path}' is not a ragplugins manifest (another program's?); point persist_dir "
                                  "at a directory of its own")
