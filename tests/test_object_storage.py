@@ -149,6 +149,7 @@ SECOND_PROCESS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_second_process_reads_what_the_first_wrote(s3, tmp_path, bundled_embed_model):
     """Another process (as on another machine: nothing shared but the bucket and the environment)."""
     corpus = write_tiny_corpus(tmp_path / "corpus")
@@ -367,6 +368,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_two_writer_processes_at_once_both_land(s3, tmp_path):
     """Two processes index different folders into one s3 index at the same moment: one waits for the
     other's lock, both succeed, and the index holds every document once."""
