@@ -24,6 +24,7 @@ from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, RagContext
 from ragplugins.contributions import MetadataKey
 from ragplugins.embeddings import load_embed_model
 from ragplugins.errors import ConfigError, PluginError
+from ragplugins.home import IndexHome, home_for, is_object_store_uri
 from ragplugins.indexing import MANIFEST, Indexing, IndexReport
 from ragplugins.models import ModelChoice
 from ragplugins.plugins import PluginRecord, PluginRegistry
@@ -55,6 +56,7 @@ class RagPlugins(Indexing, Assembly):
         self._assembled: dict[tuple, Any] = {}
         self._index_uid: str | None = None
         self._writer_lock: WriterLock | None = None
+        self._home: tuple[str, IndexHome] | None = None  # (persist_dir, its home): credentials are read once
         # Which embedder and LLM load() chose and why (ragplugins.models); None when built directly.
         self.models: ModelChoice | None = None
 
@@ -93,14 +95,29 @@ class RagPlugins(Indexing, Assembly):
 
     @property
     def persist_dir(self) -> Path | None:
-        return Path(self.config.core.persist_dir) if self._vector_store is None else None
+        """The local folder of the embedded index; None when the app gave its own store or the index is on
+        object storage (then see :attr:`home`)."""
+        if self._vector_store is not None or is_object_store_uri(self.config.core.persist_dir):
+            return None
+        return Path(self.config.core.persist_dir)
+
+    @property
+    def home(self) -> IndexHome | None:
+        """Where the embedded index keeps its files, a local folder or an object-store prefix
+        (ragplugins.home); None when the app gave its own store."""
+        if self._vector_store is not None:
+            return None
+        persist_dir = self.config.core.persist_dir
+        if self._home is None or self._home[0] != persist_dir:
+            self._home = (persist_dir, home_for(persist_dir, self.config.core.storage))
+        return self._home[1]
 
     def context(self, index: VectorStoreIndex | None = None) -> RagContext:
         index = index or self._index
         key = id(index)
         if key not in self._contexts:
             self._contexts[key] = RagContext(config=self.config, embed_model=self.embed_model, llm=self.llm,
-                                             index=index, persist_dir=self.persist_dir,
+                                             index=index, persist_dir=self.persist_dir, home=self.home,
                                              pluginmanager=self.registry.pm, index_uid=self._index_uid)
         return self._contexts[key]
 

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from ragplugins.context import RagContext
     from ragplugins.contributions import MetadataKey
     from ragplugins.errors import PluginError
+    from ragplugins.home import IndexHome
     from ragplugins.plugins import PluginRecord, PluginRegistry
-    from ragplugins.writes import WriterLock
+    from ragplugins.writes import LeaseLock, WriterLock
 
 
 class AppPart:
@@ -28,12 +29,14 @@ class AppPart:
         _vector_store: Any
         _assembled: dict[tuple, Any]
         _index_uid: str | None
-        _writer_lock: WriterLock | None
+        _writer_lock: WriterLock | LeaseLock | None
 
         @property
         def embed_model(self) -> Any: ...
         @property
         def persist_dir(self) -> Path | None: ...
+        @property
+        def home(self) -> IndexHome | None: ...
         @property
         def enabled(self) -> list[PluginRecord]: ...
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ragplugins.errors import RagPluginsError, StoreError
-from ragplugins.writes import Journal, atomic_write_text
+from ragplugins.writes import Journal
 
 # A stored vector and the same text embedded again agree this closely when the embedder is the same.
 SAME_EMBEDDER_COSINE = 0.999
@@ -59,7 +59,8 @@ class CheckReport:
 def _table(rp: Any):
     import lancedb
 
-    db = lancedb.connect(str(Path(rp.persist_dir) / "lancedb"))
+    home = rp.home
+    db = lancedb.connect(home.lancedb_uri, storage_options=home.storage_options())
     name = rp.config.core.table
     if name not in db.table_names():
         return db, None
@@ -101,13 +102,13 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
     from ragplugins.embeddings import embedder_identity
     from ragplugins.stores.lancedb import recorded_index_uid
 
-    if rp.persist_dir is None:
+    home = rp.home
+    if home is None:
         raise RagPluginsError("`check` verifies the embedded index under persist_dir; this app gave its own "
                               "vector store, which ragplugins does not own")
-    persist_dir = Path(rp.persist_dir)
-    report = CheckReport(str(persist_dir))
-    if not persist_dir.is_dir():
-        raise StoreError(f"no index in '{persist_dir}' (persist_dir); build one with `ragplugins index PATH`")
+    report = CheckReport(str(home))
+    if not home.exists():
+        raise StoreError(f"no index in '{home}' (persist_dir); build one with `ragplugins index PATH`")
     with rp._writing():
         # 1-2: manifest and table
         try:
@@ -126,7 +127,7 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
                 version = None
             if version is None:
                 report.add(problem, None)
-                report.add(f"no readable version of the table is left: remove '{persist_dir / 'lancedb'}' and "
+                report.add(f"no readable version of the table is left: remove '{home.location('lancedb')}' and "
                            "index again")
                 return report
             table.restore(version)
@@ -152,8 +153,8 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
                            "built the index")
                 return report
             else:
-                index_id = recorded_index_uid(persist_dir) or str(uuid.uuid4())
-                atomic_write_text(persist_dir / MANIFEST, json.dumps(
+                index_id = recorded_index_uid(home) or str(uuid.uuid4())
+                home.write_text(MANIFEST, json.dumps(
                     {"embedder": identity, "table": rp.config.core.table, "index_id": index_id}, indent=2))
                 report.add(manifest_problem, f"rebuilt with embedder '{identity}' (it reproduces the stored "
                                              f"vectors, cosine {cos:.4f})" if cos is not None else "rebuilt")
@@ -168,7 +169,7 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
         if manifest_problem and not repair:
             return report
         # 3: journal
-        journal = Journal(persist_dir)
+        journal = Journal(home)
         pending = journal.pending()
         index = rp.index()  # opening it completes a pending journal (this process holds the lock)
         if pending is not None:

@@ -335,10 +335,9 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     from ragplugins.trace import decision_lines
 
     rp = load_app(ctx)
-    if rp.persist_dir is not None and not (rp.persist_dir / MANIFEST).is_file() \
-            and not (rp.persist_dir / "lancedb").is_dir():
+    if rp.home is not None and rp.home.read_text(MANIFEST) is None and not rp.home.holds("lancedb"):
         # Asking would create an empty index there; say where none was found instead.
-        raise InputError(f"no index in '{rp.persist_dir}' ({rp.config.source}: persist_dir); build one with "
+        raise InputError(f"no index in '{rp.home}' ({rp.config.source}: persist_dir); build one with "
                          "`ragplugins index PATH`, or point persist_dir at an existing one")
     answer = None
     if rp.llm is not None:

@@ -23,6 +23,42 @@ from ragplugins.errors import ConfigError
 CONFIG_FILENAME = "ragplugins.toml"
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class StorageSettings(BaseModel):
+    """``[ragplugins.storage]``: how to reach persist_dir when it is on object storage (``s3://bucket/prefix``).
+
+    Secrets are never written here: the keys name the environment variables that hold them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str | None = Field(
+        None, description="URL of an S3-compatible server (MinIO, Ceph, a local test server); default: "
+                          "$AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, else AWS S3.")
+    region: str | None = Field(None, description="Default: $AWS_REGION, else $AWS_DEFAULT_REGION, else 'us-east-1'.")
+    allow_http: bool | None = Field(None, description="Allow a plain-http endpoint; default: true when endpoint "
+                                                      "starts with http://.")
+    access_key_id_env: str = Field("AWS_ACCESS_KEY_ID", description="Name of the environment variable holding the "
+                                   "access key id (when unset, boto3's chain: ~/.aws profiles, instance roles).",
+                                   json_schema_extra={"hide_value": True})
+    secret_access_key_env: str = Field("AWS_SECRET_ACCESS_KEY", description="Name of the environment variable "
+                                       "holding the secret access key.", json_schema_extra={"hide_value": True})
+    session_token_env: str = Field("AWS_SESSION_TOKEN", description="Name of the environment variable holding a "
+                                   "session token, if any.", json_schema_extra={"hide_value": True})
+    lock_lease: float = Field(60.0, ge=1, le=3600, description="Seconds a writer's lock lasts without renewal (it "
+                              "renews every third of it while writing): a stopped writer blocks others this long.")
+
+    @field_validator("access_key_id_env", "secret_access_key_env", "session_token_env")
+    @classmethod
+    def _names_a_variable(cls, value: str) -> str:
+        # Its value is never echoed: a secret pasted here by mistake must not reach an error message.
+        if not _ENV_NAME.fullmatch(value):
+            raise ValueError("must be the NAME of an environment variable (letters, digits, '_'), not a secret "
+                             "itself; put the secret in that variable")
+        return value
+
+
 class CoreSettings(BaseModel):
     """Settings of the core itself (the top level of ``[ragplugins]``)."""
 
@@ -31,8 +67,10 @@ class CoreSettings(BaseModel):
     enable: list[str] = Field(default_factory=list, description="Plugins to switch on, by name.")
     on_plugin_error: Literal["raise", "warn"] = Field(
         "raise", description="What a failing plugin does: raise its error, or warn and step aside.")
-    persist_dir: str = Field(".ragplugins", description="Where the embedded LanceDB index lives; a relative "
-                                                        "path is relative to the config file's folder.")
+    persist_dir: str = Field(".ragplugins", description="Where the embedded LanceDB index lives: a folder (a "
+                                                        "relative path is relative to the config file's folder) or "
+                                                        "s3://bucket/prefix on S3-compatible object storage (see "
+                                                        "[ragplugins.storage] and docs/stores.md).")
     table: str = Field("chunks", description="LanceDB table name inside persist_dir.")
     embed_model: str = Field(
         "default", description="'default' (the bundled all-MiniLM-L6-v2: on torch when installed, else on ONNX "
@@ -72,6 +110,18 @@ class CoreSettings(BaseModel):
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "
                           "LLM, e.g. 'myapp.models:make_llm'. The CLI imports and calls it, so it runs that "
                           "code: use only configs you trust. Python callers pass llm= to ragplugins.load().")
+    storage: StorageSettings = Field(default_factory=StorageSettings,
+                                     description="How to reach an s3:// persist_dir.")
+
+    @field_validator("persist_dir")
+    @classmethod
+    def _known_location(cls, value: str) -> str:
+        scheme, sep, rest = value.partition("://")
+        if sep and scheme.lower() != "s3":
+            raise ValueError("only local folders and s3://bucket/prefix (S3-compatible object storage) are supported")
+        if sep and not rest.split("/", 1)[0]:
+            raise ValueError("name the bucket, as in s3://bucket/prefix")
+        return value
 
     @field_validator("table")
     @classmethod
@@ -248,6 +298,12 @@ def _table_model(model: type[BaseModel], path: tuple) -> type[BaseModel]:
     return model
 
 
+def _hides_value(model: type[BaseModel], key: str) -> bool:
+    """Whether a bad value of ``key`` stays out of messages (a setting where a secret may be pasted by mistake)."""
+    extra = getattr(model.model_fields.get(key), "json_schema_extra", None)
+    return isinstance(extra, dict) and bool(extra.get("hide_value"))
+
+
 def pydantic_problems(model: type[BaseModel], data: dict, section: str) -> list[str]:
     """Validate ``data`` with ``model``; return readable problems (empty when valid)."""
     try:
@@ -263,6 +319,8 @@ def pydantic_problems(model: type[BaseModel], data: dict, section: str) -> list[
                                 f"allowed keys: {', '.join(allowed) or 'none'}")
             else:
                 value = err.get("input")
+                if err["loc"] and _hides_value(_table_model(model, err["loc"][:-1]), str(err["loc"][-1])):
+                    value = "<hidden>"
                 problems.append(f"{section} {key} = {value!r}: {err['msg']}")
         return problems
     return []
@@ -300,8 +358,10 @@ def parse_config(source: str | Path | dict | None, strict: bool = True) -> Confi
     """Read and validate the core part; plugin sections are kept for :func:`validate_plugins`.
     With ``strict=False`` core problems are kept on the Config to be reported with the plugins'."""
     table, label, stray = _read_source(source)
-    sections = {k: v for k, v in table.items() if isinstance(v, dict)}
-    core_data = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    core_tables = {k for k, f in CoreSettings.model_fields.items()
+                   if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)}
+    sections = {k: v for k, v in table.items() if isinstance(v, dict) and k not in core_tables}
+    core_data = {k: v for k, v in table.items() if not isinstance(v, dict) or k in core_tables}
     problems = stray + pydantic_problems(CoreSettings, core_data, f"[{_table_name(label)}]")
     if problems and strict:
         raise ConfigError(problems, label)
@@ -313,7 +373,7 @@ def parse_config(source: str | Path | dict | None, strict: bool = True) -> Confi
             core = CoreSettings()
     else:
         core = CoreSettings.model_validate(core_data)
-    if label not in ("defaults", "dict") and not Path(core.persist_dir).is_absolute():
+    if label not in ("defaults", "dict") and "://" not in core.persist_dir and not Path(core.persist_dir).is_absolute():
         # Relative to the file, as a path written in a file is read: the same index from any directory.
         core.persist_dir = str(Path(label).parent / core.persist_dir)
     return Config(core=core, raw_sections=sections, source=label, problems=problems)

@@ -41,6 +41,8 @@ class RagContext:
     llm: Any = None
     index: VectorStoreIndex | None = None
     persist_dir: Path | None = None
+    # Where the embedded index keeps its files, local or on object storage (ragplugins.home; None for a host's store).
+    home: Any = None
     # The pluggy manager, for plugins that call hooks of their own (ragplugins_addhooks).
     pluginmanager: Any = None
     # The stable id recorded in persist_dir/manifest.json (None for host-given stores).
@@ -90,7 +92,7 @@ class RagContext:
             self._store = stores.adapter_for(
                 self._require_index(), pluginmanager=self.pluginmanager,
                 embedder_id=self.embedder_id if self.embed_model is not None else None,
-                index_uid=self.index_uid, persist_dir=self.persist_dir,
+                index_uid=self.index_uid, persist_dir=self.persist_dir, home=self.home,
                 table=self.config.core.table if self.index_uid is not None else None)
         return self._store
 

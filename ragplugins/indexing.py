@@ -29,7 +29,7 @@ from ragplugins.nodes import hide_metadata
 from ragplugins.readers import read_documents
 from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
 from ragplugins.windows import WindowedEmbedding
-from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
+from ragplugins.writes import CrashPoint, Journal, crash_point
 
 if TYPE_CHECKING:
     pass
@@ -83,7 +83,7 @@ class Indexing(AppPart):
 
     def _check_manifest(self) -> str:
         """Refuse another embedder; return the index's stable id (kept when the directory moves)."""
-        assert self.persist_dir is not None
+        assert self.home is not None
         identity = embedder_identity(self.embed_model)
         manifest = self._manifest()
         if not manifest:
@@ -91,39 +91,39 @@ class Indexing(AppPart):
         recorded = manifest.get("embedder")
         if recorded and recorded != identity:
             raise EmbedderMismatchError(
-                f"the index in '{self.persist_dir}' was built with embedder '{recorded}', not "
+                f"the index in '{self.home}' was built with embedder '{recorded}', not "
                 f"'{identity}'; open it with that embedder, or index into another persist_dir")
         if not manifest:
-            self.persist_dir.mkdir(parents=True, exist_ok=True)
+            self.home.create()
             manifest = self._manifest(embedder=identity, table=self.config.core.table, index_id=str(uuid.uuid4()))
         return manifest["index_id"]
 
     def _refuse_foreign_directory(self) -> None:
         """A persist_dir without a manifest: new and empty, or refused (rows without their manifest,
         or another program's files)."""
-        assert self.persist_dir is not None
-        if (self.persist_dir / "lancedb").is_dir() and any((self.persist_dir / "lancedb").iterdir()):
-            raise StoreError(f"the index in '{self.persist_dir}' has lost its {MANIFEST}, which records its "
+        home = self.home
+        assert home is not None
+        if home.holds("lancedb"):
+            raise StoreError(f"the index in '{home}' has lost its {MANIFEST}, which records its "
                              "embedder; run `ragplugins check --repair` to rebuild it from the stored vectors")
         ours = {MANIFEST, "lancedb", "sidecars", "write.lock", "journal.json"}
-        others = sorted(p.name for p in self.persist_dir.iterdir() if p.name not in ours) \
-            if self.persist_dir.is_dir() else []
+        others = [name for name in home.entries() if name not in ours]
         if others:
-            raise StoreError(f"persist_dir '{self.persist_dir}' holds files that are not a ragplugins index "
+            raise StoreError(f"persist_dir '{home}' holds files that are not a ragplugins index "
                              f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}); point persist_dir "
                              "at a new or empty directory")
 
     def _writing(self) -> Any:
         """The one-writer lock of the embedded index (nothing to lock for a host's store)."""
-        if self.persist_dir is None:
+        if self.home is None:
             return nullcontext()
         if self._writer_lock is None:
-            self._writer_lock = WriterLock(self.persist_dir, self.lock_timeout)
+            self._writer_lock = self.home.writer_lock(self.lock_timeout)
         self._writer_lock.timeout = self.lock_timeout
         return self._writer_lock
 
     def _journal(self) -> Journal | None:
-        return Journal(self.persist_dir) if self.persist_dir is not None else None
+        return Journal(self.home) if self.home is not None else None
 
     def index(self) -> VectorStoreIndex:
         """The index: the embedded LanceDB one under persist_dir unless a store was given. A write
@@ -132,16 +132,22 @@ class Indexing(AppPart):
             return self._index
         store = self._vector_store
         if store is None:
-            assert self.persist_dir is not None  # no store given: the embedded one under persist_dir
+            home = self.home
+            assert home is not None  # no store given: the embedded one under persist_dir
             self._index_uid = self._check_manifest()
+            import lancedb
+
             from ragplugins.store import RagLanceDBVectorStore
 
             try:
-                store = RagLanceDBVectorStore(uri=str(self.persist_dir / "lancedb"),
-                                              table_name=self.config.core.table)
+                options = home.storage_options()
+                connection = lancedb.connect(home.lancedb_uri, storage_options=options) if options else None
+                store = RagLanceDBVectorStore(uri=home.lancedb_uri, table_name=self.config.core.table,
+                                              connection=connection)
             except Exception as exc:  # noqa: BLE001 - lance reports damage as OSError, ValueError, RuntimeError
-                raise StoreError(f"the index in '{self.persist_dir}' cannot be opened ({type(exc).__name__}: "
-                                 f"{str(exc).splitlines()[0][:200]}); run `ragplugins check --repair`") from exc
+                first = home.scrub(str(exc).splitlines()[0][:200])
+                raise StoreError(f"the index in '{home}' cannot be opened ({type(exc).__name__}: "
+                                 f"{first}); run `ragplugins check --repair`") from None
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
         self.context(self._index).store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
@@ -163,12 +169,12 @@ class Indexing(AppPart):
                 self._finish(self._index, entry)
         except (OSError, RagPluginsError) as exc:
             # Reported, not raised: reading the index as it is beats refusing every query until it is fixed.
-            warnings.warn(f"ragplugins: the index in '{self.persist_dir}' has a write a stopped process left "
+            warnings.warn(f"ragplugins: the index in '{self.home}' has a write a stopped process left "
                           f"unfinished, and it cannot be completed now ({exc}); fix that, then run "
                           "`ragplugins check --repair`", stacklevel=3)
             return
         warnings.warn(f"ragplugins: completed the {entry['op']} that a stopped process left unfinished in "
-                      f"'{self.persist_dir}' ({len(entry['written'])} documents written, "
+                      f"'{self.home}' ({len(entry['written'])} documents written, "
                       f"{len(entry['deleted'])} removed)", stacklevel=3)
 
     def _finish(self, index: VectorStoreIndex, entry: dict, nodes: list[BaseNode] | None = None) -> None:
@@ -255,22 +261,23 @@ class Indexing(AppPart):
 
     def _manifest(self, **update: Any) -> dict:
         """The embedded index's manifest ({} for a host store or a new index), with ``update`` written into it."""
-        if self.persist_dir is None:
+        home = self.home
+        if home is None:
             return {}
-        path = self.persist_dir / MANIFEST
-        manifest: dict = {}
-        if path.is_file():
-            try:
-                manifest = json.loads(path.read_text(encoding="utf-8"))
-            except (ValueError, OSError) as exc:
-                raise StoreError(f"'{path}' cannot be read ({type(exc).__name__}: {exc}); run "
-                                 "`ragplugins check --repair` to rebuild it from the stored vectors") from None
+        path = home.location(MANIFEST)
+        try:
+            text = home.read_text(MANIFEST)
+            manifest = json.loads(text) if text is not None else {}
+        except (ValueError, OSError) as exc:
+            raise StoreError(f"'{path}' cannot be read ({type(exc).__name__}: {exc}); run "
+                             "`ragplugins check --repair` to rebuild it from the stored vectors") from None
+        if text is not None:
             if not isinstance(manifest, dict) or not {"index_id", "embedder"} <= set(manifest):
                 raise StoreError(f"'{path}' is not a ragplugins manifest (another program's?); point persist_dir "
                                  "at a directory of its own")
         if update:
             manifest.update(update)
-            atomic_write_text(path, json.dumps(manifest, indent=2))
+            home.write_text(MANIFEST, json.dumps(manifest, indent=2))
         return manifest
 
     def _warn_about_stale_documents(self, existing: dict, report: IndexReport) -> None:
@@ -384,6 +391,8 @@ class Indexing(AppPart):
         crash_point("journal")
         self._assembled.clear()
         crash_point("store_write")
+        if self._writer_lock is not None:
+            self._writer_lock.confirm()  # still ours (a lease on object storage can lapse): else nothing lands
         self.context(index).store.write_batch(nodes, [*replaced, *deleted], existing)
         crash_point("store_written")
         self._finish(index, {"op": op, "written": written, "deleted": list(deleted), "manifest": manifest_update},

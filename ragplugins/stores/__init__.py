@@ -49,8 +49,12 @@ def adapter_class_for(vector_store: Any, pluginmanager: Any = None) -> type[Stor
 
 
 def adapter_for(index: Any, *, pluginmanager: Any = None, embedder_id: str | None = None,
-                index_uid: str | None = None, persist_dir: Any = None, table: str | None = None) -> StoreAdapter:
-    """The adapter for ``index`` (a VectorStoreIndex). ``index_uid``/``persist_dir``/``table``: what the
-    manifest of an index ragplugins manages records (None for a host's store)."""
+                index_uid: str | None = None, persist_dir: Any = None, table: str | None = None,
+                home: Any = None) -> StoreAdapter:
+    """The adapter for ``index`` (a VectorStoreIndex). ``index_uid``/``persist_dir``/``table``/``home``: what
+    the manifest of an index ragplugins manages records and where its files live (None for a host's store)."""
     cls = adapter_class_for(index.vector_store, pluginmanager)
-    return cls(index, embedder_id=embedder_id, index_uid=index_uid, persist_dir=persist_dir, table=table)
+    adapter = cls(index, embedder_id=embedder_id, index_uid=index_uid, persist_dir=persist_dir, table=table)
+    if home is not None:  # set after construction: an adapter's own __init__ need not know of it
+        adapter.home = home
+    return adapter

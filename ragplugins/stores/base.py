@@ -108,6 +108,9 @@ class StoreAdapter:
     # Whether the store reports the filters of a host's VectorIndexRetriever while it runs
     # (ragplugins.query_inputs.store_queried), so plugins may search under them.
     reports_filters: ClassVar[bool] = False
+    # Where an embedded index ragplugins manages keeps its files (ragplugins.home.IndexHome), set by
+    # adapter_for; None for a host's store.
+    home: Any = None
 
     def __init__(self, index: Any, *, embedder_id: str | None = None, index_uid: str | None = None,
                  persist_dir: Any = None, table: str | None = None):

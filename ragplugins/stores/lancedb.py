@@ -2,7 +2,9 @@
 
 Plugin state lives in files beside the table: ``<persist_dir>/sidecars/<plugin>/<name>.<table>.json``
 for the index ragplugins manages (``<uri>.ragplugins/...`` for a LanceDB store a host gave), each
-replaced atomically (a temporary file, fsynced, renamed over the old one). A Lance table would do
+replaced atomically (a temporary file, fsynced, renamed over the old one; on object storage one PUT).
+They go through the index's home (:mod:`ragplugins.home`), so an index in an s3:// persist_dir keeps
+its state in the same bucket. A Lance table would do
 too, but a whole collection is always read and written at once, which is what a file is for.
 """
 
@@ -12,9 +14,12 @@ import json
 import sys
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragplugins.stores.base import CHUNK_INDEX_KEY, DocumentInfo, StoreAdapter
+
+if TYPE_CHECKING:
+    from ragplugins.home import IndexHome
 
 STATE_DIR = "sidecars"
 
@@ -83,45 +88,50 @@ class LanceDBAdapter(StoreAdapter):
         self.vector_store.refresh_fts()
 
     # -- plugin state --------------------------------------------------------
+    def state_home(self) -> IndexHome:
+        """Where the state lives: the index's home (a folder or an object-store prefix) for the index
+        ragplugins manages, else ``<uri>.ragplugins`` beside a host's LanceDB database."""
+        from ragplugins.home import LocalHome
+
+        if self.home is not None:
+            return self.home
+        if self.persist_dir is not None:
+            return LocalHome(self.persist_dir)
+        return LocalHome(f"{Path(str(self.vector_store.uri)).resolve()}.ragplugins")
+
     @property
     def state_dir(self) -> Path:
-        if self.persist_dir is not None:
-            return Path(self.persist_dir) / STATE_DIR
-        return Path(f"{Path(str(self.vector_store.uri)).resolve()}.ragplugins") / STATE_DIR
+        """The local folder of the state (for an index on object storage, see :meth:`state_label`)."""
+        return Path(self.state_home().location(STATE_DIR))
 
-    def _path(self, plugin: str, name: str) -> Path:
-        return self.state_dir / plugin / f"{name}.{self.vector_store.table_name}.json"
+    def _name(self, plugin: str, name: str) -> str:
+        return f"{STATE_DIR}/{plugin}/{name}.{self.vector_store.table_name}.json"
 
     def state_label(self) -> str:
-        return f"'{self.state_dir}' (table '{self.vector_store.table_name}')"
+        return f"'{self.state_home().location(STATE_DIR)}' (table '{self.vector_store.table_name}')"
 
     def read_state(self, plugin: str, name: str) -> str | None:
-        try:
-            return self._path(plugin, name).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
+        return self.state_home().read_text(self._name(plugin, name))
 
     def state_signature(self, plugin: str, name: str) -> Hashable:
-        try:
-            st = self._path(plugin, name).stat()
-        except FileNotFoundError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        return self.state_home().signature(self._name(plugin, name))
 
     def write_state(self, plugin: str, name: str, envelope: dict) -> None:
-        from ragplugins.writes import atomic_write_text
-
-        path = self._path(plugin, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(envelope, separators=(",", ":"), ensure_ascii=False))
+        self.state_home().write_text(self._name(plugin, name),
+                                     json.dumps(envelope, separators=(",", ":"), ensure_ascii=False))
 
 
-def recorded_index_uid(persist_dir: Path) -> str | None:
-    """The index uid the plugin state under ``persist_dir`` was written for (to keep it when the
+def recorded_index_uid(home: IndexHome | Path) -> str | None:
+    """The index uid the plugin state in ``home`` (a persist_dir) was written for (to keep it when the
     manifest that records it is rebuilt), or None."""
-    for path in sorted((Path(persist_dir) / STATE_DIR).glob("*/*.json")):
+    from ragplugins.home import IndexHome, LocalHome
+
+    home = home if isinstance(home, IndexHome) else LocalHome(home)
+    for name in home.files(STATE_DIR):
+        if name.count("/") != 2 or not name.endswith(".json"):  # sidecars/<plugin>/<name>.<table>.json
+            continue
         try:
-            index_id = json.loads(path.read_text(encoding="utf-8")).get("index_id")
+            index_id = json.loads(home.read_text(name) or "{}").get("index_id")
         except Exception:  # noqa: BLE001 - unreadable state is its plugin's check's business
             continue
         if index_id:
