@@ -1,0 +1,176 @@
+"""Concurrency on one index, with crossref, overview and retry on (docs/architecture.md, "Concurrency").
+
+- One writer and several reader processes at once: each reader sees every document at one revision
+  in each result (never chunks of two), never an error, never an older revision after a newer one;
+  and a reader loaded before the writes sees the last revision everywhere (rows, the BM25 leg, the
+  retry vocabulary, the overviews) without a restart.
+- Two writer processes at once: with a long lock timeout both land; with a short one the loser gets
+  one clear line naming the persist_dir. Either way every document the winner wrote is there, and the
+  manifest, the plugin state and the table agree.
+- Within one process: threads and asyncio tasks querying one loaded app get the lists and the
+  plugin decisions of sequential queries, and no query's trace or filter reaches another.
+
+The index lives where the ``index_home`` fixture says (local disk here; a shared home such as an
+S3 bucket can parametrize it). Writers and readers are real processes; the embedder is the hashing
+one of the crash tests (the store, not the embedder, is under test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import sys
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+import concurrency_worker as worker  # noqa: E402
+
+from ragplugins.writes import JOURNAL  # noqa: E402
+
+READERS = 3
+FIRST, LAST = 2, 4  # the writer writes revisions 2..4 over revision 1
+
+
+@pytest.fixture
+def index_home(tmp_path) -> str:
+    """The persist_dir of a new, empty index (one per test)."""
+    return str(tmp_path / "index")
+
+
+def _ctx():
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["concurrency_worker"])
+    return ctx
+
+
+def _run_all(ctx, jobs: dict[str, tuple]) -> dict[str, dict]:
+    """Run each job (tag -> (function name, *args)) in a process of its own; their results by tag."""
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=worker.child, args=(queue, tag, *job)) for tag, job in jobs.items()]
+    for p in procs:
+        p.start()
+    results = dict(queue.get(timeout=600) for _ in procs)
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    return results
+
+
+def _index(home: str, corpus: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rp = worker.open_app(home)
+        return rp, rp.index_paths([str(corpus)])[1]
+
+
+# -- one writer, several readers --------------------------------------------------------------
+def test_readers_see_each_document_old_or_new_and_refresh_while_a_writer_writes(index_home, tmp_path):
+    corpus = tmp_path / "corpus"
+    worker.write_revision(corpus, 1)
+    _index(index_home, corpus)
+    ctx = _ctx()
+    barrier, done = ctx.Barrier(READERS + 1), ctx.Event()
+    jobs = {"writer": ("writer", index_home, str(corpus), FIRST, LAST, barrier, done)}
+    jobs.update({f"reader{i}": ("reader", index_home, LAST, barrier, done) for i in range(READERS)})
+    results = _run_all(ctx, jobs)
+
+    written = results.pop("writer")
+    assert written["ok"], written.get("error")
+    assert [r["updated"] for r in written["reports"]] == [len(worker.DOCUMENTS)] * (LAST - FIRST + 1)
+    expected = sorted([*worker.DOCUMENTS, f"extra_{LAST}.md"])
+    for tag, got in results.items():
+        assert got["ok"], f"{tag}: {got.get('error')}"
+        assert got["problems"] == [], f"{tag}: {got['problems'][:5]}"
+        assert got["warnings"] == [], f"{tag}: {got['warnings'][:5]}"
+        assert got["queries_during"] > 0
+        # Loaded before the writes, it sees the last revision everywhere, without a restart:
+        assert got["indexed"] == expected
+        assert set(got["final_documents"]) <= set(expected) and f"extra_{LAST}.md" in got["final_documents"]
+        assert got["sparse_revisions"] == [LAST] and f"extra_{LAST}.md" in got["sparse_documents"]
+        assert got["overview_problem"] is None and got["overviews"] == got["hashes"]
+        assert got["vocabulary_before"] == ["rev1"] and got["vocabulary_after"] == [f"rev{LAST}"]
+
+
+# -- two writers ------------------------------------------------------------------------------
+def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "first", tmp_path / "second"
+    worker.write_revision(first, 1)
+    second.mkdir()
+    for name in ("one", "two", "three"):
+        (second / f"second_{name}.md").write_text(
+            f"# Second {name.title()}\n\nThe second writer's {name} document rev1, citing the Alpha Handbook.\n",
+            encoding="utf-8")
+    return first, second
+
+
+def _assert_consistent(home: str, corpora: list[Path]) -> dict[str, str]:
+    """The table holds every document of ``corpora`` once, and the manifest, the overviews and the
+    crossref profiles agree with it; no write is left unfinished."""
+    rp = worker.open_app(home)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # completing a left-over write would warn
+        index = rp.index()
+    ctx = rp.context(index)
+    documents = ctx.list_documents()
+    names = sorted(Path(d).name for d in documents)
+    assert names == sorted(p.name for c in corpora for p in c.iterdir())
+    node_ids = [n.node_id for n in ctx.all_nodes()]
+    assert len(node_ids) == len(set(node_ids)) == sum(len(info.node_ids) for info in documents.values())
+    manifest = json.loads((Path(home) / "manifest.json").read_text())
+    assert sorted(d for ids in manifest["sources"].values() for d in ids) == sorted(documents)
+    assert not (Path(home) / JOURNAL).exists()
+    from ragplugins_crossref.transform import DOC_KEY
+    from ragplugins_overview import sidecar
+
+    overviews, problem = sidecar.usable(ctx)
+    assert problem is None
+    assert dict(zip(overviews.doc_ids, overviews.hashes)) == {d: i.doc_hash for d, i in documents.items()}
+    assert all(info.metadata.get(DOC_KEY) for info in documents.values())
+    result = rp.search("second writer's two document")
+    assert "second_two.md" in [Path(n.node.ref_doc_id).name for n in result.final]
+    return {d: i.doc_hash for d, i in documents.items()}
+
+
+def test_two_writers_with_a_long_lock_timeout_both_land(index_home, tmp_path):
+    first, second = _two_corpora(tmp_path)
+    seed = tmp_path / "seed"
+    (seed / "sub").mkdir(parents=True)
+    (seed / "sub" / "seed.md").write_text("# Seed\n\nThe seed document rev1.\n", encoding="utf-8")
+    _index(index_home, seed)
+    ctx = _ctx()
+    barrier = ctx.Barrier(2)
+    results = _run_all(ctx, {
+        "first": ("racing_writer", index_home, str(first), 300.0, barrier),
+        "second": ("racing_writer", index_home, str(second), 300.0, barrier),
+    })
+    assert all(r["ok"] for r in results.values()), results
+    _assert_consistent(index_home, [first, second, seed / "sub"])
+
+
+def test_two_writers_with_a_short_lock_timeout_the_loser_gets_a_clear_error(index_home, tmp_path):
+    first, second = _two_corpora(tmp_path)
+    seed = tmp_path / "seed"
+    (seed / "sub").mkdir(parents=True)
+    (seed / "sub" / "seed.md").write_text("# Seed\n\nThe seed document rev1.\n", encoding="utf-8")
+    _index(index_home, seed)
+    ctx = _ctx()
+    barrier, holding, release = ctx.Barrier(2), ctx.Event(), ctx.Event()
+    results = _run_all(ctx, {
+        "winner": ("holding_writer", index_home, str(second), barrier, holding, release),
+        "loser": ("waiting_loser", index_home, str(first), 0.5, barrier, holding, release),
+    })
+    assert results["winner"]["ok"], results["winner"]
+    loser = results["loser"]
+    assert not loser["ok"] and loser["type"] == "IndexBusyError", loser
+    assert f"another ragplugins process is writing the index in '{index_home}'" in loser["error"]
+    assert "\n" not in loser["error"]
+    # Nothing lost: every document the winner wrote, and the seed; nothing of the loser's.
+    _assert_consistent(index_home, [second, seed / "sub"])
