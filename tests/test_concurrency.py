@@ -23,11 +23,13 @@ import multiprocessing
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
@@ -39,10 +41,17 @@ READERS = 3
 FIRST, LAST = 2, 4  # the writer writes revisions 2..4 over revision 1
 
 
+@pytest.fixture(scope="module")
+def new_home(tmp_path_factory) -> Callable[[], str]:
+    """Makes the persist_dir of a new, empty index: on local disk here (a shared home, such as a
+    bucket on an S3 server, can parametrize this fixture)."""
+    return lambda: str(tmp_path_factory.mktemp("home") / "index")
+
+
 @pytest.fixture
-def index_home(tmp_path) -> str:
+def index_home(new_home) -> str:
     """The persist_dir of a new, empty index (one per test)."""
-    return str(tmp_path / "index")
+    return new_home()
 
 
 def _ctx():
@@ -208,3 +217,150 @@ def test_one_query_reads_one_version_while_another_process_writes(index_home, tm
     assert (before, during, after) == ({1}, {1}, {2})
     assert ctx.cached("test.documents", lambda c: sorted(c.list_documents())) == sorted(
         [*worker.DOCUMENTS, "extra_2.md"])
+
+
+# -- one process: threads and asyncio tasks --------------------------------------------------
+def excluding(doc_id: str) -> MetadataFilters:
+    return MetadataFilters(filters=[MetadataFilter(key="doc_id", value=doc_id, operator=FilterOperator.NE)])
+
+
+# Every query without a filter, and with a filter that excludes one document or another: a filter
+# that reached another query would change its list.
+CASES = [(q, f) for q in worker.QUERIES for f in (None, "alpha.md", "beta.md")]
+
+
+@pytest.fixture(scope="module")
+def served(new_home, tmp_path_factory) -> Any:
+    corpus = tmp_path_factory.mktemp("served") / "corpus"
+    worker.write_revision(corpus, 1)
+    home = new_home()
+    _index(home, corpus)
+    rp = worker.open_app(home)
+    rp.index()
+    return rp
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without the durations a trace records (``timings_ms``, a plugin's ``scoring_ms``)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not k.endswith("_ms")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _outcome(trace: Any, nodes: list[Any]) -> dict[str, Any]:
+    """What must not depend on what else runs: the lists, and everything the trace says but timings."""
+    got = _untimed(trace.to_dict() if hasattr(trace, "to_dict") else dict(trace))
+    return {"nodes": [n.node.node_id for n in nodes], "documents": [n.node.ref_doc_id for n in nodes], **got}
+
+
+def _search(rp: Any, case: tuple[str, str | None]) -> dict[str, Any]:
+    query, excluded = case
+    result = rp.search(query, filters=None if excluded is None else excluding(excluded))
+    return _outcome(result.trace, result.final)
+
+
+def _check_against(sequential: list[dict], got: list[dict]) -> None:
+    for (query, excluded), want, have in zip(CASES * (len(got) // len(CASES)), sequential * (len(got) // len(CASES)),
+                                             got):
+        assert have["query"] == query
+        assert excluded not in have["documents"]
+        assert have == want, f"{query!r} (excluding {excluded}) differs from its sequential run"
+
+
+def test_threads_querying_one_app_get_the_sequential_lists_and_traces(served):
+    sequential = [_search(served, case) for case in CASES]
+    assert any(d["changed"] for s in sequential for d in s["decisions"]), "no plugin acted: nothing to compare"
+    assert any("alpha.md" in s["documents"] for s in sequential)
+    assert sequential == [_search(served, case) for case in CASES]  # deterministic to begin with
+    rounds = 4
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda case: _search(served, case), CASES * rounds))
+    _check_against(sequential, got)
+
+
+def test_asyncio_tasks_querying_one_app_get_the_sequential_lists_and_traces(served):
+    from ragplugins import trace
+
+    index = served.index()
+    retrievers = {f: served.retriever(index, filters=None if f is None else excluding(f)) for _, f in CASES}
+    engines = {f: served.query_engine(index, filters=None if f is None else excluding(f)) for _, f in CASES}
+
+    def retrieve(case):
+        nodes = retrievers[case[1]].retrieve(case[0])
+        return _outcome(trace.last(), nodes)
+
+    def query(case):
+        response = engines[case[1]].query(case[0])
+        return _outcome(response.metadata["ragplugins"], response.source_nodes)
+
+    async def aretrieve(case):
+        nodes = await retrievers[case[1]].aretrieve(case[0])
+        return _outcome(trace.last(), nodes)
+
+    async def aquery(case):
+        response = await engines[case[1]].aquery(case[0])
+        return _outcome(response.metadata["ragplugins"], response.source_nodes)
+
+    async def all_at_once(fn, rounds):
+        return await asyncio.gather(*(fn(case) for case in CASES * rounds))
+
+    for sync, concurrent in ((retrieve, aretrieve), (query, aquery)):
+        sequential = [sync(case) for case in CASES]
+        assert sequential == [asyncio.run(concurrent(case)) for case in CASES]  # the async path, one at a time
+        _check_against(sequential, asyncio.run(all_at_once(concurrent, 3)))
+
+
+# -- the lazily built values, under threads ---------------------------------------------------
+class _Store:
+    """Stands for a vector store: the cache keys by identity and forgets it with the store."""
+
+
+def test_one_thread_builds_an_index_derived_value_while_the_others_wait():
+    import threading
+    from types import SimpleNamespace
+
+    from ragplugins.index_cache import IndexCache
+
+    cache, store = IndexCache(), _Store()
+    adapter = SimpleNamespace(vector_store=store, version=lambda: 7)
+    calls: list[int] = []
+    second = threading.Event()
+
+    def build() -> object:
+        calls.append(1)
+        if len(calls) > 1:
+            second.set()
+        else:  # the first build waits for a second one to start (it never should)
+            second.wait(timeout=1)
+        return object()
+
+    start = threading.Barrier(8)
+
+    def get(_: int) -> object:
+        start.wait(timeout=30)
+        return cache.get(adapter, "test.value", build)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        values = list(pool.map(get, range(8)))
+    assert len(calls) == 1 and len({id(v) for v in values}) == 1
+
+
+def test_the_context_embeds_texts_safely_under_threads(monkeypatch):
+    """embed_texts starts its cache over when it is full, while other threads read it."""
+    from ragplugins import context as context_module
+    from ragplugins.config import parse_config
+
+    monkeypatch.setattr(context_module, "TEXT_CACHE_LIMIT", 3)
+    embedder = worker.HashEmbedding()
+    ctx = context_module.RagContext(config=parse_config({}), embed_model=embedder)
+    texts = [f"text number {i}" for i in range(12)]
+    want = {t: embedder.get_text_embedding(t) for t in texts}
+
+    def embed(i: int) -> bool:
+        batch = [texts[(i + j) % len(texts)] for j in range(3)]
+        return ctx.embed_texts(batch) == {t: want[t] for t in batch}
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(embed, range(4000)))
