@@ -22,6 +22,7 @@ import json
 import multiprocessing
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -237,6 +238,15 @@ def served(new_home, tmp_path_factory) -> Any:
     _index(home, corpus)
     rp = worker.open_app(home)
     rp.index()
+    rp.home = home
+    return rp
+
+
+def _fresh(served: Any) -> Any:
+    """Another app on the same index, loaded and not yet queried: every lazily built value is built
+    by the concurrent queries themselves."""
+    rp = worker.open_app(served.home)
+    rp.index()
     return rp
 
 
@@ -274,18 +284,31 @@ def test_threads_querying_one_app_get_the_sequential_lists_and_traces(served):
     assert any(d["changed"] for s in sequential for d in s["decisions"]), "no plugin acted: nothing to compare"
     assert any("alpha.md" in s["documents"] for s in sequential)
     assert sequential == [_search(served, case) for case in CASES]  # deterministic to begin with
-    rounds = 4
+    fresh, cases = _fresh(served), CASES * 4
+    start = threading.Barrier(8)
+
+    def run(i: int) -> dict[str, Any]:
+        if i < 8:  # the first eight queries start together, on caches nothing has built yet
+            start.wait(timeout=60)
+        return _search(fresh, cases[i])
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        got = list(pool.map(lambda case: _search(served, case), CASES * rounds))
+        got = list(pool.map(run, range(len(cases))))
     _check_against(sequential, got)
 
 
 def test_asyncio_tasks_querying_one_app_get_the_sequential_lists_and_traces(served):
+    """LlamaIndex's async path (``aretrieve`` on rp.retriever, ``aquery`` on rp.query_engine), many
+    tasks at once on an app nothing has queried yet, against the same calls made one by one."""
     from ragplugins import trace
 
-    index = served.index()
-    retrievers = {f: served.retriever(index, filters=None if f is None else excluding(f)) for _, f in CASES}
-    engines = {f: served.query_engine(index, filters=None if f is None else excluding(f)) for _, f in CASES}
+    def components(app: Any) -> tuple[dict, dict]:
+        index = app.index()
+        given = {f: None if f is None else excluding(f) for _, f in CASES}
+        return ({f: app.retriever(index, filters=given[f]) for f in given},
+                {f: app.query_engine(index, filters=given[f]) for f in given})
+
+    (retrievers, engines), (fresh_retrievers, fresh_engines) = components(served), components(_fresh(served))
 
     def retrieve(case):
         nodes = retrievers[case[1]].retrieve(case[0])
@@ -296,11 +319,11 @@ def test_asyncio_tasks_querying_one_app_get_the_sequential_lists_and_traces(serv
         return _outcome(response.metadata["ragplugins"], response.source_nodes)
 
     async def aretrieve(case):
-        nodes = await retrievers[case[1]].aretrieve(case[0])
+        nodes = await fresh_retrievers[case[1]].aretrieve(case[0])
         return _outcome(trace.last(), nodes)
 
     async def aquery(case):
-        response = await engines[case[1]].aquery(case[0])
+        response = await fresh_engines[case[1]].aquery(case[0])
         return _outcome(response.metadata["ragplugins"], response.source_nodes)
 
     async def all_at_once(fn, rounds):
@@ -308,8 +331,8 @@ def test_asyncio_tasks_querying_one_app_get_the_sequential_lists_and_traces(serv
 
     for sync, concurrent in ((retrieve, aretrieve), (query, aquery)):
         sequential = [sync(case) for case in CASES]
-        assert sequential == [asyncio.run(concurrent(case)) for case in CASES]  # the async path, one at a time
         _check_against(sequential, asyncio.run(all_at_once(concurrent, 3)))
+        assert sequential == [asyncio.run(concurrent(case)) for case in CASES]  # and one at a time
 
 
 # -- the lazily built values, under threads ---------------------------------------------------
@@ -318,7 +341,6 @@ class _Store:
 
 
 def test_one_thread_builds_an_index_derived_value_while_the_others_wait():
-    import threading
     from types import SimpleNamespace
 
     from ragplugins.index_cache import IndexCache
