@@ -386,3 +386,61 @@ def test_the_context_embeds_texts_safely_under_threads(monkeypatch):
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert all(pool.map(embed, range(4000)))
+
+
+def test_a_plugin_engine_failure_is_told_apart_from_the_engine_below_across_asyncio_tasks(served, plugin_module):
+    """Two tasks on one thread through a plugin's query-engine wrapper (policy 'warn'): in one the
+    plugin fails (its answer falls back to the engine below, with a warning), in the other the engine
+    below fails (its error is raised, not blamed on the plugin). Neither sees the other's outcome."""
+    from llama_index.core.base.base_query_engine import BaseQueryEngine
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+
+    from ragplugins import Contribution
+    from ragplugins.testing import make_rag
+
+    class Fussy(BaseQueryEngine):
+        """A plugin's wrapper that asks the engine below, lets other tasks run, then fails on some questions."""
+
+        def __init__(self, below: Any):
+            super().__init__(callback_manager=None)
+            self.below = below
+
+        def _get_prompt_modules(self) -> dict:
+            return {}
+
+        def _query(self, query_bundle: Any) -> Any:
+            raise NotImplementedError
+
+        async def _aquery(self, query_bundle: Any) -> Any:
+            response = await self.below.aquery(query_bundle)
+            await asyncio.sleep(0)  # the other task runs here
+            if "plugin" in query_bundle.query_str:
+                raise RuntimeError("the plugin's own bug")
+            return response
+
+    class EngineFails(BaseNodePostprocessor):
+        @classmethod
+        def class_name(cls) -> str:
+            return "tests.EngineFails"
+
+        def _postprocess_nodes(self, nodes: list, query_bundle: Any = None) -> list:
+            if query_bundle is not None and "engine" in query_bundle.query_str:
+                raise ValueError("the host's own postprocessor failed")
+            return nodes
+
+    fussy = plugin_module("fussy", ragplugins_query_engine_wrappers=lambda: [
+        Contribution(lambda below: Fussy(below), stage="verify")])
+    rp = make_rag([fussy], {"on_plugin_error": "warn"}, embed_model=worker.HashEmbedding(),
+                  persist_dir=Path(served.home))
+    engine = rp.query_engine(rp.index(), filters=None, node_postprocessors=[EngineFails()])
+
+    async def both() -> list[Any]:
+        return await asyncio.gather(engine.aquery("what does the plugin say about boiler pressure?"),
+                                    engine.aquery("what does the engine say about invoices?"),
+                                    return_exceptions=True)
+
+    with pytest.warns(UserWarning, match="plugin 'fussy'"):
+        plugin_failed, engine_failed = asyncio.run(both())
+    assert isinstance(engine_failed, ValueError) and "host's own postprocessor" in str(engine_failed)
+    assert not isinstance(plugin_failed, BaseException), plugin_failed
+    assert plugin_failed.source_nodes  # the answer of the engine below
