@@ -444,3 +444,41 @@ def test_a_plugin_engine_failure_is_told_apart_from_the_engine_below_across_asyn
     assert isinstance(engine_failed, ValueError) and "host's own postprocessor" in str(engine_failed)
     assert not isinstance(plugin_failed, BaseException), plugin_failed
     assert plugin_failed.source_nodes  # the answer of the engine below
+
+
+def test_a_writer_thread_and_reader_threads_in_one_process(index_home, tmp_path):
+    """The same guarantees inside one process: one app, a thread writing revisions 2 and 3 while
+    four threads query it; no error, no document at two revisions in one result, the last revision
+    seen once the writer is done."""
+    corpus = tmp_path / "corpus"
+    worker.write_revision(corpus, 1)
+    rp, _ = _index(index_home, corpus)
+    done = threading.Event()
+    ready = threading.Barrier(5)
+
+    def write() -> None:
+        try:
+            ready.wait(timeout=60)
+            for rev in (2, 3):
+                worker.write_revision(corpus, rev)
+                rp.index_paths([str(corpus)])
+        finally:
+            done.set()
+
+    def read(i: int) -> tuple[int, list[str]]:
+        ready.wait(timeout=60)
+        problems, n = [], 0
+        while not done.is_set():
+            problems += worker.check_result(rp.search(worker.QUERIES[(i + n) % len(worker.QUERIES)]))
+            n += 1
+        return n, problems
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with ThreadPoolExecutor(max_workers=5) as pool:
+            writing = pool.submit(write)
+            readers = list(pool.map(read, range(4)))
+            writing.result()
+    assert all(n > 0 and problems == [] for n, problems in readers), readers
+    last = rp.search(worker.QUERIES[0])
+    assert worker.check_result(last) == [] and set().union(*worker.revisions(last.final).values()) == {3}
