@@ -39,7 +39,7 @@ import concurrency_worker as worker  # noqa: E402
 from ragplugins.writes import JOURNAL  # noqa: E402
 
 READERS = 3
-FIRST, LAST = 2, 4  # the writer writes revisions 2..4 over revision 1
+FIRST, LAST = 2, 3  # the writer writes revisions 2 and 3 over revision 1
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +82,7 @@ def _index(home: str, corpus: Path) -> Any:
 
 
 # -- one writer, several readers --------------------------------------------------------------
+@pytest.mark.slow  # processes of their own
 def test_readers_see_each_document_old_or_new_and_refresh_while_a_writer_writes(index_home, tmp_path):
     corpus = tmp_path / "corpus"
     worker.write_revision(corpus, 1)
@@ -151,6 +152,7 @@ def _assert_consistent(home: str, corpora: list[Path]) -> dict[str, str]:
     return {d: i.doc_hash for d, i in documents.items()}
 
 
+@pytest.mark.slow  # processes of their own
 def test_two_writers_with_a_long_lock_timeout_both_land(index_home, tmp_path):
     first, second = _two_corpora(tmp_path)
     seed = tmp_path / "seed"
@@ -167,6 +169,7 @@ def test_two_writers_with_a_long_lock_timeout_both_land(index_home, tmp_path):
     _assert_consistent(index_home, [first, second, seed / "sub"])
 
 
+@pytest.mark.slow  # processes of their own
 def test_two_writers_with_a_short_lock_timeout_the_loser_gets_a_clear_error(index_home, tmp_path):
     first, second = _two_corpora(tmp_path)
     seed = tmp_path / "seed"
