@@ -140,8 +140,16 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             return self._latest()
         if id(self) not in inputs.pinned:
             latest = self._latest()
-            inputs.pinned[id(self)] = None if latest is None else self._at_version(latest.version)
+            if latest is None:
+                return None  # no table yet: nothing to pin
+            inputs.pinned[id(self)] = self._at_version(latest.version)
         return inputs.pinned[id(self)]
+
+    def _unpin(self) -> None:
+        """After a write through this store: the query open here, if any, reads what was just written."""
+        inputs = query_inputs.current()
+        if inputs is not None:
+            inputs.pinned.pop(id(self), None)
 
     def _at_version(self, version: int) -> Any:
         """A read-only handle on ``version``, shared by the queries that read it (the last few are kept)."""
@@ -228,6 +236,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if not nodes:
             if doc_clause and self._rows is not None:
                 self._rows.delete(doc_clause)
+                self._unpin()
             return
         if self._rows is None:
             schema = self._new_schema(len(nodes[0].get_embedding()), metas)
@@ -247,6 +256,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             merge = merge.when_not_matched_by_source_delete(doc_clause)
         merge.execute(pa.Table.from_pylist(rows, schema=self._rows.schema))
         self._fts_ready = False
+        self._unpin()
 
     def migrate_schema(self, metas: Sequence[dict] = ()) -> list[str]:
         """Give the table a column for every declared key (and every key in ``metas``) it lacks, reading
@@ -276,12 +286,14 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         self._rows = self.client.create_table(self._name, pa.Table.from_pylist(rows, schema=schema),  # type: ignore[attr-defined]
                                                     schema=schema, mode="overwrite")
         self._fts_ready = False
+        self._unpin()
         logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._name, sorted(added))
         return sorted(added)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         if self._rows is not None:
             self._rows.delete(f"{self.doc_id_key} = {_sql_literal(ref_doc_id)}")
+            self._unpin()
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                      **delete_kwargs: Any) -> None:
@@ -294,6 +306,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             clauses.append(self.where_clause(filters))
         if clauses:
             self._rows.delete(" AND ".join(f"({c})" for c in clauses))
+            self._unpin()
 
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
         """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
@@ -313,6 +326,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if rows:
             data = pa.Table.from_pylist(rows, schema=self._rows.schema)
             self._rows.merge_insert("id").when_matched_update_all().execute(data)
+            self._unpin()
         return len(rows)
 
     # -- reads -------------------------------------------------------------
@@ -446,6 +460,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         self._rows = self.client.create_table(self._name, data.take(keep), schema=data.schema,  # type: ignore[attr-defined]
                                                     mode="overwrite")
         self._fts_ready = False
+        self._unpin()
         return data.num_rows - len(keep)
 
     def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:

@@ -221,6 +221,12 @@ def test_one_query_reads_one_version_while_another_process_writes(index_home, tm
     assert (before, during, after) == ({1}, {1}, {2})
     assert ctx.cached("test.documents", lambda c: sorted(c.list_documents())) == sorted(
         [*worker.DOCUMENTS, "extra_2.md"])
+    # A process reads its own writes, also inside a query that read before them.
+    with query_scope(query, filters=None):
+        assert revisions_seen() == {2}
+        worker.write_revision(corpus, 3)
+        reader.index_paths([str(corpus)])
+        assert revisions_seen() == {3}
 
 
 # -- one process: threads and asyncio tasks --------------------------------------------------
