@@ -227,20 +227,22 @@ class Assembly(AppPart):
         if base is None:
             filters = None if isinstance(filters, NotGiven) else filters
             key = ("retriever", id(index), filters.model_dump_json() if filters else None, top_k)
-            if key not in self._assembled:
-                self._assembled[key] = self.retriever(index, filters=filters, top_k=top_k)
-            retriever = self._assembled[key]
+            # Read once into a local: a write in another thread may clear what was assembled meanwhile.
+            retriever = self._assembled.get(key)
+            if retriever is None:
+                retriever = self._assembled[key] = self.retriever(index, filters=filters, top_k=top_k)
         else:
             retriever = self.retriever(index, base=base, filters=filters, top_k=top_k)
         pp_key = ("postprocessors", id(index))
-        if pp_key not in self._assembled:
-            self._assembled[pp_key] = self.postprocessors(index)
+        postprocessors = self._assembled.get(pp_key)
+        if postprocessors is None:
+            postprocessors = self._assembled[pp_key] = self.postprocessors(index)
         with query_inputs.scope(top_k=top_k), trace.scope(query) as tr:
             first = retriever.retrieve(query)
             final = list(first)
             bundle = QueryBundle(query_str=query)
             with trace.timed("postprocess"):
-                for pp in self._assembled[pp_key]:
+                for pp in postprocessors:
                     final = pp.postprocess_nodes(final, query_bundle=bundle)
             tr.set_final(final)
         return SearchResult(first_stage=first, final=final, trace=tr)

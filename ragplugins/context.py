@@ -68,12 +68,16 @@ class RagContext:
     def embed_texts(self, texts: Sequence[str]) -> dict[str, list[float]]:
         """Document-side embeddings of ``texts``, batched and cached on this context: query-time
         plugins score the same stored passages (reference sentences, overviews) query after query."""
-        missing = sorted({t for t in texts if t not in self._text_vectors})
+        # Safe under threads: starting over replaces the dict (never empties the one another call reads).
+        known = self._text_vectors
+        found = {t: known[t] for t in texts if t in known}
+        missing = sorted(set(texts) - found.keys())
         if missing:
-            if len(self._text_vectors) + len(missing) > TEXT_CACHE_LIMIT:
-                self._text_vectors.clear()
-            self._text_vectors.update(zip(missing, self.embed_model.get_text_embedding_batch(missing)))
-        return {t: self._text_vectors[t] for t in texts}
+            found.update(zip(missing, self.embed_model.get_text_embedding_batch(missing)))
+            if len(known) + len(missing) > TEXT_CACHE_LIMIT:
+                self._text_vectors = known = {}
+            known.update((t, found[t]) for t in missing)
+        return {t: found[t] for t in texts}
 
     # -- the store -----------------------------------------------------
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+import contextvars
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
@@ -241,38 +241,47 @@ class BaseRecorder(BaseRetriever):
 
 
 class RecordingQueryEngine(BaseQueryEngine):
-    """The engine a plugin's query-engine wrapper is given: the one below it, keeping (per thread) what
+    """The engine a plugin's query-engine wrapper is given: the one below it, keeping (per query) what
     it answered and whether it failed, so a failure can be told apart from the plugin's own."""
 
     def __init__(self, inner: BaseQueryEngine):
         super().__init__(callback_manager=getattr(inner, "callback_manager", None))
         self.inner = inner
-        self._state = threading.local()
+        # Per query in threads and asyncio tasks alike (the tasks of one event loop share a thread-local).
+        # A dict set by reset(): a wrapper that runs the engine below in a task of its own (a copy of the
+        # context) still writes into the one its query reads.
+        self._state: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(f"ragplugins_below_{id(self)}")
 
     def _get_prompt_modules(self) -> dict:
         return {"inner": self.inner}
 
     def reset(self) -> None:
-        self._state.response, self._state.failed = None, False
+        self._state.set({"response": None, "failed": False})
 
     def outcome(self) -> tuple[Any, bool]:
-        return getattr(self._state, "response", None), getattr(self._state, "failed", False)
+        state = self._state.get({})
+        return state.get("response"), state.get("failed", False)
+
+    def _note(self, **outcome: Any) -> None:
+        self._state.get({}).update(outcome)
 
     def _query(self, query_bundle: QueryBundle) -> Any:
         try:
-            self._state.response = self.inner.query(query_bundle)
+            response = self.inner.query(query_bundle)
         except Exception:
-            self._state.failed = True
+            self._note(failed=True)
             raise
-        return self._state.response
+        self._note(response=response)
+        return response
 
     async def _aquery(self, query_bundle: QueryBundle) -> Any:
         try:
-            self._state.response = await self.inner.aquery(query_bundle)
+            response = await self.inner.aquery(query_bundle)
         except Exception:
-            self._state.failed = True
+            self._note(failed=True)
             raise
-        return self._state.response
+        self._note(response=response)
+        return response
 
 
 class GuardedQueryEngine(BaseQueryEngine):

@@ -28,6 +28,8 @@ class IndexCache:
         # Keyed by id(): stores are unhashable pydantic models; entries die with the store.
         self._generation: dict[int, int] = {}
         self._built: dict[int, dict[str, tuple[Any, Any]]] = {}
+        # One lock per value being built: the first thread to miss builds it, the others wait for it.
+        self._building: dict[tuple, threading.Lock] = {}
 
     def _watch(self, store: Any) -> int:
         key = id(store)
@@ -49,19 +51,28 @@ class IndexCache:
 
     def get(self, adapter: Any, name: str, build: Callable[[], T]) -> T:
         """The value called ``name`` for the current contents of ``adapter``'s store (a StoreAdapter);
-        ``build()`` makes it when missing or stale. Two threads may build the same value at once; the
-        later one is kept."""
+        ``build()`` makes it when missing or stale. Threads that miss the same value at once build it
+        once: the first builds, the others wait for its result (so ``build`` must not ask for ``name``)."""
         version = adapter.version()
         with self._lock:
             key = self._watch(adapter.vector_store)
             stamp = (self._generation[key], version)
             cached = self._built.get(key, {}).get(name)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        value = build()
-        with self._lock:
-            self._built.setdefault(key, {})[name] = (stamp, value)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            building = self._building.setdefault((key, name, stamp), threading.Lock())
+        with building:
+            with self._lock:
+                cached = self._built.get(key, {}).get(name)
+                if cached is not None and cached[0] == stamp:
+                    return cached[1]
+            try:
+                value = build()
+                with self._lock:
+                    self._built.setdefault(key, {})[name] = (stamp, value)
+            finally:
+                with self._lock:
+                    self._building.pop((key, name, stamp), None)
         return value
-
 
 cache = IndexCache()

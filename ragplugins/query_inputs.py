@@ -1,7 +1,8 @@
 """What one query was asked with: the host's metadata filters, whether the core knows them, the
 first stage's k, and which nodes the host's base retriever returned.
 
-The trace says what a query did (output); this says what it may do (input). RagRetriever,
+The trace says what a query did (output); this says what it may do (input) and which version of
+the index it reads. RagRetriever,
 RagQueryEngine, RagPlugins.search and the guarded postprocessors open it, or join the one already
 open, so every component of one query reads the same inputs through the context.
 
@@ -98,6 +99,9 @@ class QueryInputs:
     base_node_ids: set[str] = field(default_factory=set)
     searches_refused: int = 0
     removed: list[dict[str, str]] = field(default_factory=list)
+    # What a store pinned for this query (id(store) -> its snapshot), so every read of one query sees
+    # one version of the index (ragplugins.store.RagLanceDBVectorStore._reading).
+    pinned: dict[int, Any] = field(default_factory=dict)
 
     @property
     def filters_known(self) -> bool:

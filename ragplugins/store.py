@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -96,6 +97,9 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
     _rows: Any = PrivateAttr(default=None)
     _name: str = PrivateAttr(default="")
     _fts_ready: bool = PrivateAttr(default=False)
+    # Read-only handles on past table versions, for the queries that read them (_reading).
+    _versions: dict = PrivateAttr(default_factory=dict)
+    _versions_lock: Any = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, uri: str, table_name: str = "vectors", *, declared_metadata: dict[str, type] | None = None,
                  **kwargs: Any):
@@ -114,6 +118,51 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """The Lance table (None before the first write)."""
         return self._rows
 
+    # -- which version a read sees -----------------------------------------
+    def _latest(self) -> Any:
+        """The table at its latest version, whoever wrote it (this process, another one, another
+        machine): a LanceDB handle keeps reading the version it opened until told to look again."""
+        if self._rows is None:
+            try:
+                self._rows = self.client.open_table(self._name)  # type: ignore[attr-defined]  # upstream types client as None
+            except (ValueError, FileNotFoundError, TableNotFoundError):
+                return None
+        else:
+            self._rows.checkout_latest()
+        return self._rows
+
+    def _reading(self) -> Any:
+        """The table as the query being answered reads it: the version its first read found, for every
+        later read of that query (a write landing meanwhile cannot give one answer a document's old
+        chunks beside its new ones); outside a query, the latest version."""
+        inputs = query_inputs.current()
+        if inputs is None:
+            return self._latest()
+        if id(self) not in inputs.pinned:
+            latest = self._latest()
+            if latest is None:
+                return None  # no table yet: nothing to pin
+            inputs.pinned[id(self)] = self._at_version(latest.version)
+        return inputs.pinned[id(self)]
+
+    def _unpin(self) -> None:
+        """After a write through this store: the query open here, if any, reads what was just written."""
+        inputs = query_inputs.current()
+        if inputs is not None:
+            inputs.pinned.pop(id(self), None)
+
+    def _at_version(self, version: int) -> Any:
+        """A read-only handle on ``version``, shared by the queries that read it (the last few are kept)."""
+        with self._versions_lock:
+            table = self._versions.get(version)
+            if table is None:
+                table = self.client.open_table(self._name)  # type: ignore[attr-defined]
+                table.checkout(version)
+                self._versions[version] = table
+                while len(self._versions) > 4:
+                    del self._versions[next(iter(self._versions))]
+            return table
+
     @property
     def table_name(self) -> str:
         return self._name
@@ -129,9 +178,10 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def metadata_fields(self) -> dict[str, pa.DataType]:
         """The filterable metadata keys of the table and their Arrow types ({} before the first write)."""
-        if self._rows is None:
+        table = self._reading()
+        if table is None:
             return {}
-        struct = self._rows.schema.field("metadata").type
+        struct = table.schema.field("metadata").type
         return {struct.field(i).name: struct.field(i).type for i in range(struct.num_fields)}
 
     def _new_schema(self, dim: int, metas: list[dict]) -> pa.Schema:
@@ -182,9 +232,11 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         metas = [node_to_metadata_dict(n, remove_text=False, flat_metadata=self.flat_metadata) for n in nodes]
         doc_clause = (f"{self.doc_id_key} IN ({', '.join(_sql_literal(d) for d in replace_doc_ids)})"
                       if replace_doc_ids else None)
+        self._latest()  # written on top of what every other writer wrote
         if not nodes:
             if doc_clause and self._rows is not None:
                 self._rows.delete(doc_clause)
+                self._unpin()
             return
         if self._rows is None:
             schema = self._new_schema(len(nodes[0].get_embedding()), metas)
@@ -204,6 +256,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             merge = merge.when_not_matched_by_source_delete(doc_clause)
         merge.execute(pa.Table.from_pylist(rows, schema=self._rows.schema))
         self._fts_ready = False
+        self._unpin()
 
     def migrate_schema(self, metas: Sequence[dict] = ()) -> list[str]:
         """Give the table a column for every declared key (and every key in ``metas``) it lacks, reading
@@ -233,12 +286,14 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         self._rows = self.client.create_table(self._name, pa.Table.from_pylist(rows, schema=schema),  # type: ignore[attr-defined]
                                                     schema=schema, mode="overwrite")
         self._fts_ready = False
+        self._unpin()
         logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._name, sorted(added))
         return sorted(added)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         if self._rows is not None:
             self._rows.delete(f"{self.doc_id_key} = {_sql_literal(ref_doc_id)}")
+            self._unpin()
 
     def delete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                      **delete_kwargs: Any) -> None:
@@ -251,10 +306,11 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             clauses.append(self.where_clause(filters))
         if clauses:
             self._rows.delete(" AND ".join(f"({c})" for c in clauses))
+            self._unpin()
 
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
         """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
-        if self._rows is None or not updates:
+        if self._latest() is None or not updates:
             return 0
         self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
         ids = list(updates)
@@ -270,6 +326,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if rows:
             data = pa.Table.from_pylist(rows, schema=self._rows.schema)
             self._rows.merge_insert("id").when_matched_update_all().execute(data)
+            self._unpin()
         return len(rows)
 
     # -- reads -------------------------------------------------------------
@@ -320,12 +377,13 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         # A host's VectorIndexRetriever over this store filters here: the core reads its filters off.
         query_inputs.store_queried(self, query, kwargs)
         empty = VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
-        if self._rows is None or query.query_embedding is None:
+        table = self._reading()
+        if table is None or query.query_embedding is None:
             return empty
         if kwargs.get("query_type", self.query_type) != "vector":
             raise ValueError(f"{type(self).__name__} answers vector queries only (query_type 'vector'); ragplugins "
                              "runs its own keyword search beside it")
-        search = self._rows.search(query.query_embedding, vector_column_name=self.vector_column_name) \
+        search = table.search(query.query_embedding, vector_column_name=self.vector_column_name) \
             .limit(query.similarity_top_k * self.overfetch_factor).nprobes(self.nprobes)  # type: ignore[operator]  # upstream: Optional, default 1
         where = self.where_clause(query.filters) if query.filters is not None else kwargs.get("where")
         if where is not None:
@@ -340,7 +398,8 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                   **kwargs: Any) -> list[BaseNode]:
-        if self._rows is None:
+        table = self._reading()
+        if table is None:
             return []
         clauses = []
         if node_ids is not None:
@@ -349,7 +408,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             clauses.append(f"id IN ({', '.join(_sql_literal(i) for i in node_ids)})")
         if filters is not None:
             clauses.append(self.where_clause(filters))
-        search = self._rows.search()
+        search = table.search()
         if clauses:
             search = search.where(" AND ".join(clauses))
         nodes = []
@@ -361,7 +420,8 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def table_version(self) -> int:
         """Bumped by every write to the table, whoever made it (ragplugins.index_cache reads it)."""
-        return self._rows.version if self._rows is not None else 0
+        table = self._reading()
+        return table.version if table is not None else 0
 
     def refresh_fts(self) -> None:
         """Rebuild the full-text index after writes (it persists on disk)."""
@@ -400,6 +460,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         self._rows = self.client.create_table(self._name, data.take(keep), schema=data.schema,  # type: ignore[attr-defined]
                                                     mode="overwrite")
         self._fts_ready = False
+        self._unpin()
         return data.num_rows - len(keep)
 
     def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:
@@ -438,9 +499,10 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def document_rows(self, columns: dict[str, str]) -> list[dict]:
         """Project every row to ``{alias: column}``, e.g. ``{"doc": "doc_id"}``."""
-        if self._rows is None:
+        table = self._reading()
+        if table is None:
             return []
-        return self._rows.search().select(columns).limit(None).to_arrow().to_pylist()
+        return table.search().select(columns).limit(None).to_arrow().to_pylist()
 
 
 def _reads_store(method):
