@@ -28,7 +28,8 @@ Levers:
 - windows: MiniLM reads 256 word pieces of a ~550-piece chunk. Each chunk's later windows (the text
   from where the embedder stopped, with the same metadata header) are embedded (cached by text in
   bench/.cache/embeddings.sqlite: slow the first time), and the dense leg scores a chunk by its
-  first window (today), the mean of its windows, or its best window.
+  first window (today), the mean of its windows, its best window, its first window plus the mean
+  of the others (the lead weighted as much as the rest), or the mean of its first and best windows.
 """
 
 from __future__ import annotations
@@ -163,7 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             owner = np.concatenate([[i] * len(w) for i, w in enumerate(per_chunk)])
             every = unit(np.concatenate([np.stack(w) for w in per_chunk]))
             mean = unit(np.stack([unit(np.stack(w)).mean(0) for w in per_chunk]))
-            windows = (owner, every, mean)
+            # The chunk's lead (its first window) weighted as much as the rest of it together.
+            lead = unit(np.stack([unit(w[0]) + (unit(unit(np.stack(w[1:])).mean(0)) if len(w) > 1 else unit(w[0]))
+                                  for w in per_chunk]))
+            windows = (owner, every, mean, lead)
         scored: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
             # Called within this iteration only, so the row it reads is the current one.
@@ -201,10 +205,12 @@ def main(argv: list[str] | None = None) -> int:
                                       "BM25 x 1.5": (1.0, 1.5), "dense x 1.5": (1.5, 1.0)}.items():
                     scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
             else:
-                owner, every, mean = windows
+                owner, every, mean, lead = windows
                 best = np.full(len(nodes), -1.0)
                 np.maximum.at(best, owner, every @ q)
-                for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best)):
+                for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best),
+                               ("windows: lead + mean of the rest", lead @ q),
+                               ("windows: (first + best window) / 2", (dense + best) / 2)):
                     scored[f"{arm}, dense alone"].append(score([int(i) for i in np.argsort(-d, kind="stable")]))
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
