@@ -9,18 +9,27 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever fusion --corpus mixed docs acq acq+docs git postgres python
     python bench/research_firststage.py --lever weights --corpus ...
     python bench/research_firststage.py --lever windows --corpus mixed docs acq acq+docs git
+    python bench/research_firststage.py --lever diagnose --corpus mixed docs acq acq+docs git postgres python
 
 Levers:
 - fusion: distribution sum (the default), max, reciprocal rank, "complete" (a chunk missing from a
   leg's top 50 gets its real score in that leg instead of 0), each also with at most 2 or 3 chunks
-  of one document in the top 10 (does one document crowd the answer out?).
+  of one document in the top 10 (does one document crowd the answer out?); each leg ranking 30 or 20
+  instead of 50 (the peer's QueryFusionRetriever fuses its legs' top 20); and no chunk ranked below
+  2x or 3x its best leg rank (what interleaving the two legs would guarantee a leg's best hits).
+- diagnose: no variant; per dev question, the peer (LlamaIndex's own pipeline, 512/50 and 1024/200,
+  as bench_firststage.py builds it) against ours: R@10, the rank of the first relevant chunk in each
+  leg and fused, the distinct documents and mean characters per chunk in each top 10, and, for the
+  questions the peer has in its top 10 and we do not, at which word piece of each pipeline's
+  relevant chunk the expected string starts (MiniLM reads the first 256).
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
 - windows: MiniLM reads 256 word pieces of a ~550-piece chunk. Each chunk's later windows (the text
   from where the embedder stopped, with the same metadata header) are embedded (cached by text in
   bench/.cache/embeddings.sqlite: slow the first time), and the dense leg scores a chunk by its
-  first window (today), the mean of its windows, or its best window.
+  first window (today), the mean of its windows, its best window, its first window plus the mean
+  of the others (the lead weighted as much as the rest), or the mean of its first and best windows.
 """
 
 from __future__ import annotations
@@ -48,9 +57,9 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-9)
 
 
-def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum") -> list[int]:
-    """Chunk positions, best first: each leg's top DEPTH (BM25: score > 0) fused like ragplugins.search.fuse."""
-    orders = [[int(i) for i in np.argsort(-scores, kind="stable")[:DEPTH] if n == 0 or scores[i] > 0]
+def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum", depth: int = DEPTH) -> list[int]:
+    """Chunk positions, best first: each leg's top ``depth`` (BM25: score > 0) fused like ragplugins.search.fuse."""
+    orders = [[int(i) for i in np.argsort(-scores, kind="stable")[:depth] if n == 0 or scores[i] > 0]
               for n, (scores, _) in enumerate(legs)]
     dense_rank = {i: r for r, i in enumerate(orders[0])}
     candidates = set().union(*orders)
@@ -80,6 +89,31 @@ def doc_cap(order: list[int], docs: list[str], cap: int, k: int = 10) -> list[in
     return head + rest
 
 
+def leg_orders(legs: list[np.ndarray], depth: int = DEPTH) -> list[list[int]]:
+    return [[int(i) for i in np.argsort(-scores, kind="stable")[:depth] if n == 0 or scores[i] > 0]
+            for n, scores in enumerate(legs)]
+
+
+def rank_bound(order: list[int], legs: list[list[int]], factor: int) -> list[int]:
+    """``order`` with no chunk placed below ``factor`` x its best rank in a leg's top K (earliest deadline
+    first; otherwise the fused order)."""
+    deadline: dict[int, int] = {}
+    for leg in legs:
+        for r, i in enumerate(leg[:K], 1):
+            deadline[i] = min(deadline.get(i, 10**9), factor * r)
+    out: list[int] = []
+    placed: set[int] = set()
+    rest = iter(order)
+    while len(out) < K:
+        due = [i for i in deadline if i not in placed and deadline[i] <= len(out) + 1]
+        pick = min(due, key=lambda i: deadline[i]) if due else next((i for i in rest if i not in placed), None)
+        if pick is None:
+            break
+        placed.add(pick)
+        out.append(pick)
+    return out
+
+
 def standout(scores: np.ndarray) -> float:
     top = np.sort(scores)[::-1][:DEPTH]
     return float((top[0] - top.mean()) / top.std()) if len(top) > 1 and top.std() > 0 else 0.0
@@ -100,7 +134,7 @@ def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
-    p.add_argument("--lever", choices=["fusion", "weights", "windows"], required=True)
+    p.add_argument("--lever", choices=["fusion", "weights", "windows", "diagnose"], required=True)
     p.add_argument("--split", default="dev")
     args = p.parse_args(argv)
 
@@ -109,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     inner = load_embed_model()
     embed = CachedEmbedding(inner, CACHE / "embeddings.sqlite")
     table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    if args.lever == "diagnose":
+        for name in args.corpus:
+            diagnose(name, embed, inner._model.tokenizer, args.split)
+        return 0
     for name in args.corpus:
         paths, gold = corpus(name)
         rows = [r for r in gold if split_of(r) == args.split]
@@ -126,7 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             owner = np.concatenate([[i] * len(w) for i, w in enumerate(per_chunk)])
             every = unit(np.concatenate([np.stack(w) for w in per_chunk]))
             mean = unit(np.stack([unit(np.stack(w)).mean(0) for w in per_chunk]))
-            windows = (owner, every, mean)
+            # The chunk's lead (its first window) weighted as much as the rest of it together.
+            lead = unit(np.stack([unit(w[0]) + (unit(unit(np.stack(w[1:])).mean(0)) if len(w) > 1 else unit(w[0]))
+                                  for w in per_chunk]))
+            windows = (owner, every, mean, lead)
         scored: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
             # Called within this iteration only, so the row it reads is the current one.
@@ -147,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
                     for cap in (2, 3):
                         scored[f"{how}, <= {cap} per document in the top 10"].append(
                             score(doc_cap(fuse([(dense, 1.0), (bm, 1.0)], how), docs, cap)))
+                for how in ("sum", "rrf"):
+                    for depth in (30, 20):
+                        scored[f"{how}, each leg ranking {depth}"].append(
+                            score(fuse([(dense, 1.0), (bm, 1.0)], how, depth)))
+                for factor in (2, 3):
+                    scored[f"sum, no chunk below {factor} x its best leg rank"].append(
+                        score(rank_bound(fuse([(dense, 1.0), (bm, 1.0)]), leg_orders([dense, bm]), factor)))
             elif args.lever == "weights":
                 tokens = bm25.tokenize(row.query)
                 known = sum(t in bm25.vocab for t in tokens) / max(1, len(tokens))
@@ -157,10 +205,12 @@ def main(argv: list[str] | None = None) -> int:
                                       "BM25 x 1.5": (1.0, 1.5), "dense x 1.5": (1.5, 1.0)}.items():
                     scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
             else:
-                owner, every, mean = windows
+                owner, every, mean, lead = windows
                 best = np.full(len(nodes), -1.0)
                 np.maximum.at(best, owner, every @ q)
-                for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best)):
+                for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best),
+                               ("windows: lead + mean of the rest", lead @ q),
+                               ("windows: (first + best window) / 2", (dense + best) / 2)):
                     scored[f"{arm}, dense alone"].append(score([int(i) for i in np.argsort(-d, kind="stable")]))
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
@@ -173,6 +223,94 @@ def main(argv: list[str] | None = None) -> int:
     for arm, per in table.items():
         print(f"| {arm} | " + " | ".join(f"{per[n][0]:.3f} / {per[n][1]:.3f}" for n in args.corpus) + " |")
     return 0
+
+
+def gold_word_piece(tokenizer, nodes, row) -> str:
+    """Where the expected string starts in the first relevant chunk, in the embedder's word pieces
+    (of the text it embeds, metadata header included): 'at / of'."""
+    from llama_index.core.schema import MetadataMode
+
+    for node in nodes:
+        if metrics.is_relevant(node.get_content(), row.expected):
+            text = metrics.norm(node.get_content(MetadataMode.EMBED))
+            at = min(text.find(metrics.norm(e)) for e in row.expected if metrics.norm(e) in text)
+            count = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+            return f"{len(tokenizer(text[:at], add_special_tokens=False)['input_ids'])} / {count}"
+    return "-"
+
+
+def diagnose(name: str, embed, tokenizer, split: str) -> None:
+    """Ours against the peer per question (see the module docstring)."""
+    from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    paths, gold = corpus(name)
+    rows = [r for r in gold if split_of(r) == split]
+    nodes = ragplugins_nodes(name, paths, embed, {})
+    texts = [n.get_content() for n in nodes]
+    docs = [str(n.ref_doc_id) for n in nodes]
+    vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))
+    bm25 = sparse.SparseIndex(nodes)
+    documents = [d for path in paths for d in SimpleDirectoryReader(input_dir=str(path), recursive=True).load_data()]
+    # The peer's 1024/200 default was never embedded for the two large corpora (MiniLM time).
+    sizes = ((512, 50),) if name in ("python", "postgres") else ((512, 50), (1024, 200))
+    peers = {}
+    for size, overlap in sizes:
+        peer_nodes = SentenceSplitter(chunk_size=size, chunk_overlap=overlap)(documents)
+        peers[f"peer {size}/{overlap}"] = (peer_nodes, VectorStoreIndex(peer_nodes, embed_model=embed).as_retriever(
+            similarity_top_k=100), BM25Retriever.from_defaults(nodes=peer_nodes, similarity_top_k=100))
+
+    def first(found: list[str], row) -> int | None:
+        return metrics.first_relevant_rank(found, row.expected)
+
+    report: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        q = unit(np.asarray(embed.get_query_embedding(row.query), dtype=np.float32))
+        dense = vectors @ q
+        bm = np.zeros(len(nodes))
+        for i, s in bm25.search(row.query, len(nodes)):
+            bm[i] = s
+        order = fuse([(dense, 1.0), (bm, 1.0)])[:K]
+        d_leg, s_leg = leg_orders([dense, bm], 100)
+        report["ours"].append({
+            "fused": first([texts[i] for i in order], row), "dense": first([texts[i] for i in d_leg], row),
+            "sparse": first([texts[i] for i in s_leg], row),
+            "r10": metrics.recall_at([texts[i] for i in order], row.expected, row.match, 10),
+            "docs": len({docs[i] for i in order[:10]}), "chars": float(np.mean([len(texts[i]) for i in order[:10]]))})
+        for arm, (peer_nodes, dense_retriever, bm25_retriever) in peers.items():
+            dense_hits = [n.node for n in dense_retriever.retrieve(row.query)]
+            sparse_hits = [n.node for n in bm25_retriever.retrieve(row.query)]
+            # QueryFusionRetriever's reciprocal_rerank over each leg's top K (k = 60, 0-based ranks).
+            fused: dict[str, float] = defaultdict(float)
+            by_id = {}
+            for hits in (dense_hits[:K], sparse_hits[:K]):
+                for r, node in enumerate(hits):
+                    fused[node.node_id] += 1.0 / (r + 60)
+                    by_id.setdefault(node.node_id, node)
+            top = [by_id[i] for i in sorted(fused, key=lambda i: -fused[i])[:K]]
+            report[arm].append({
+                "fused": first([n.get_content() for n in top], row),
+                "dense": first([n.get_content() for n in dense_hits], row),
+                "sparse": first([n.get_content() for n in sparse_hits], row),
+                "r10": metrics.recall_at([n.get_content() for n in top], row.expected, row.match, 10),
+                "docs": len({n.ref_doc_id for n in top[:10]}),
+                "chars": float(np.mean([len(n.get_content()) for n in top[:10]])), "nodes": peer_nodes})
+    print(f"\n{name}, {split} split: R@10, distinct documents and characters per chunk in the top 10 (means)\n")
+    print("| pipeline | R@10 | documents in top 10 | characters per chunk in top 10 |")
+    print("|---|---|---|---|")
+    for arm, per in report.items():
+        print(f"| {arm} | {np.mean([p['r10'] for p in per]):.3f} | {np.mean([p['docs'] for p in per]):.2f} | "
+              f"{np.mean([p['chars'] for p in per]):.0f} |")
+    print("\nPeer has it in its top 10, we do not (ranks: fused / dense / BM25; gold's word piece in the chunk):\n")
+    for n, row in enumerate(rows):
+        ours = report["ours"][n]
+        for arm in peers:
+            peer = report[arm][n]
+            if peer["r10"] > ours["r10"]:
+                print(f"- {row.id} ({row.dimensions.get('kind', '-')}): ours {ours['fused']} / {ours['dense']} / "
+                      f"{ours['sparse']}, gold at {gold_word_piece(tokenizer, nodes, row)}; {arm} {peer['fused']} / "
+                      f"{peer['dense']} / {peer['sparse']}, gold at {gold_word_piece(tokenizer, peer['nodes'], row)}")
 
 
 if __name__ == "__main__":
