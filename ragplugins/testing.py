@@ -128,7 +128,7 @@ def fake_answering_llm() -> FakeLLM:
 
 
 def make_rag(plugins: Iterable[Any] = (), config: dict | None = None, *, embed_model: Any = None,
-             llm: Any = None, vector_store: Any = None, persist_dir: Path | None = None) -> RagPlugins:
+             llm: Any = None, vector_store: Any = None, persist_dir: str | Path | None = None) -> RagPlugins:
     """A RagPlugins over exactly ``plugins`` (no entry points). Every given plugin is enabled
     unless ``config['enable']`` says otherwise."""
     registry = PluginRegistry()

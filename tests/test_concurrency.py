@@ -10,8 +10,8 @@
 - Within one process: threads and asyncio tasks querying one loaded app get the lists and the
   plugin decisions of sequential queries, and no query's trace or filter reaches another.
 
-The index lives where the ``index_home`` fixture says (local disk here; a shared home such as an
-S3 bucket can parametrize it). Writers and readers are real processes; the embedder is the hashing
+The in-process tests run on local disk and on a local S3 server; the multi-process ones on local disk.
+Writers and readers are real processes; the embedder is the hashing
 one of the crash tests (the store, not the embedder, is under test).
 """
 
@@ -42,17 +42,35 @@ READERS = 3
 FIRST, LAST = 2, 3  # the writer writes revisions 2 and 3 over revision 1
 
 
-@pytest.fixture(scope="module")
-def new_home(tmp_path_factory) -> Callable[[], str]:
-    """Makes the persist_dir of a new, empty index: on local disk here (a shared home, such as a
-    bucket on an S3 server, can parametrize this fixture)."""
-    return lambda: str(tmp_path_factory.mktemp("home") / "index")
+@pytest.fixture(scope="module", params=["local", "s3"])
+def new_home(request, tmp_path_factory) -> Callable[[], str]:
+    """Makes the persist_dir of a new, empty index: on local disk, and in a bucket of the local S3
+    server (the in-process tests run on both)."""
+    if request.param == "local":
+        yield lambda: str(tmp_path_factory.mktemp("home") / "index")
+        return
+    from s3_server import new_bucket, s3_environment
+
+    endpoint = request.getfixturevalue("s3_endpoint")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        s3_environment(monkeypatch, endpoint, "concurrency-secret")
+        client = new_bucket(endpoint, "concurrency-secret")
+        counter = iter(range(10**6))
+        yield lambda: f"s3://{client.bucket}/index{next(counter)}"
 
 
 @pytest.fixture
 def index_home(new_home) -> str:
     """The persist_dir of a new, empty index (one per test)."""
     return new_home()
+
+
+@pytest.fixture
+def process_home(tmp_path) -> str:
+    """The persist_dir the multi-process tests share: local disk (their children are forked from a
+    server started once, without the test's environment; the same across processes on S3 is
+    tests/test_object_storage.py's second-process and two-writer tests)."""
+    return str(tmp_path / "index")
 
 
 def _ctx():
@@ -83,14 +101,14 @@ def _index(home: str, corpus: Path) -> Any:
 
 # -- one writer, several readers --------------------------------------------------------------
 @pytest.mark.slow  # processes of their own
-def test_readers_see_each_document_old_or_new_and_refresh_while_a_writer_writes(index_home, tmp_path):
+def test_readers_see_each_document_old_or_new_and_refresh_while_a_writer_writes(process_home, tmp_path):
     corpus = tmp_path / "corpus"
     worker.write_revision(corpus, 1)
-    _index(index_home, corpus)
+    _index(process_home, corpus)
     ctx = _ctx()
     barrier, done = ctx.Barrier(READERS + 1), ctx.Event()
-    jobs = {"writer": ("writer", index_home, str(corpus), FIRST, LAST, barrier, done)}
-    jobs.update({f"reader{i}": ("reader", index_home, LAST, barrier, done) for i in range(READERS)})
+    jobs = {"writer": ("writer", process_home, str(corpus), FIRST, LAST, barrier, done)}
+    jobs.update({f"reader{i}": ("reader", process_home, LAST, barrier, done) for i in range(READERS)})
     results = _run_all(ctx, jobs)
 
     written = results.pop("writer")
@@ -153,42 +171,42 @@ def _assert_consistent(home: str, corpora: list[Path]) -> dict[str, str]:
 
 
 @pytest.mark.slow  # processes of their own
-def test_two_writers_with_a_long_lock_timeout_both_land(index_home, tmp_path):
+def test_two_writers_with_a_long_lock_timeout_both_land(process_home, tmp_path):
     first, second = _two_corpora(tmp_path)
     seed = tmp_path / "seed"
     (seed / "sub").mkdir(parents=True)
     (seed / "sub" / "seed.md").write_text("# Seed\n\nThe seed document rev1.\n", encoding="utf-8")
-    _index(index_home, seed)
+    _index(process_home, seed)
     ctx = _ctx()
     barrier = ctx.Barrier(2)
     results = _run_all(ctx, {
-        "first": ("racing_writer", index_home, str(first), 300.0, barrier),
-        "second": ("racing_writer", index_home, str(second), 300.0, barrier),
+        "first": ("racing_writer", process_home, str(first), 300.0, barrier),
+        "second": ("racing_writer", process_home, str(second), 300.0, barrier),
     })
     assert all(r["ok"] for r in results.values()), results
-    _assert_consistent(index_home, [first, second, seed / "sub"])
+    _assert_consistent(process_home, [first, second, seed / "sub"])
 
 
 @pytest.mark.slow  # processes of their own
-def test_two_writers_with_a_short_lock_timeout_the_loser_gets_a_clear_error(index_home, tmp_path):
+def test_two_writers_with_a_short_lock_timeout_the_loser_gets_a_clear_error(process_home, tmp_path):
     first, second = _two_corpora(tmp_path)
     seed = tmp_path / "seed"
     (seed / "sub").mkdir(parents=True)
     (seed / "sub" / "seed.md").write_text("# Seed\n\nThe seed document rev1.\n", encoding="utf-8")
-    _index(index_home, seed)
+    _index(process_home, seed)
     ctx = _ctx()
     barrier, holding, release = ctx.Barrier(2), ctx.Event(), ctx.Event()
     results = _run_all(ctx, {
-        "winner": ("holding_writer", index_home, str(second), barrier, holding, release),
-        "loser": ("waiting_loser", index_home, str(first), 0.5, barrier, holding, release),
+        "winner": ("holding_writer", process_home, str(second), barrier, holding, release),
+        "loser": ("waiting_loser", process_home, str(first), 0.5, barrier, holding, release),
     })
     assert results["winner"]["ok"], results["winner"]
     loser = results["loser"]
     assert not loser["ok"] and loser["type"] == "IndexBusyError", loser
-    assert f"another ragplugins process is writing the index in '{index_home}'" in loser["error"]
+    assert f"another ragplugins process is writing the index in '{process_home}'" in loser["error"]
     assert "\n" not in loser["error"]
     # Nothing lost: every document the winner wrote, and the seed; nothing of the loser's.
-    _assert_consistent(index_home, [second, seed / "sub"])
+    _assert_consistent(process_home, [second, seed / "sub"])
 
 
 def test_one_query_reads_one_version_while_another_process_writes(index_home, tmp_path):
@@ -247,14 +265,14 @@ def served(new_home, tmp_path_factory) -> Any:
     _index(home, corpus)
     rp = worker.open_app(home)
     rp.index()
-    rp.home = home
+    rp.served_from = home  # the persist_dir, for _fresh
     return rp
 
 
 def _fresh(served: Any) -> Any:
     """Another app on the same index, loaded and not yet queried: every lazily built value is built
     by the concurrent queries themselves."""
-    rp = worker.open_app(served.home)
+    rp = worker.open_app(served.served_from)
     rp.index()
     return rp
 
@@ -440,7 +458,7 @@ def test_a_plugin_engine_failure_is_told_apart_from_the_engine_below_across_asyn
     fussy = plugin_module("fussy", ragplugins_query_engine_wrappers=lambda: [
         Contribution(lambda below: Fussy(below), stage="verify")])
     rp = make_rag([fussy], {"on_plugin_error": "warn"}, embed_model=worker.HashEmbedding(),
-                  persist_dir=Path(served.home))
+                  persist_dir=served.served_from)
     engine = rp.query_engine(rp.index(), filters=None, node_postprocessors=[EngineFails()])
 
     async def both() -> list[Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,8 @@ import pytest
 boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
 
+from s3_server import KEY_ID, free_port, new_bucket, s3_environment  # noqa: E402
+
 from ragplugins.app import load  # noqa: E402
 from ragplugins.errors import IndexBusyError, StoreError  # noqa: E402
 from ragplugins.home import ObjectStoreHome, home_for  # noqa: E402
@@ -29,40 +30,15 @@ TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 # Distinctive, so finding it anywhere (an object, a log line, a message) is unambiguous.
 SECRET = "rp-Secret-" + uuid.uuid4().hex
-KEY_ID = "AKIARAGPLUGINSTEST01"
 PLUGINS = ["crossref", "overview", "retry"]
 QUERIES = ["What is the annual fee?", "How do I descale the espresso machine?", "termination notice period"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint():
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture
 def s3(s3_endpoint, monkeypatch):
     """The environment a host sets for object storage, and a fresh bucket; yields a boto3 client."""
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY_ID)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
-                          aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET)
-    client.bucket = f"rp-{uuid.uuid4().hex[:12]}"
-    client.create_bucket(Bucket=client.bucket)
-    return client
+    s3_environment(monkeypatch, s3_endpoint, SECRET)
+    return new_bucket(s3_endpoint, SECRET)
 
 
 def _objects(client, prefix: str = "") -> dict[str, bytes]:
@@ -226,7 +202,7 @@ def test_secrets_are_never_written_logged_or_shown(s3, tmp_path, bundled_embed_m
     assert SECRET not in repr(rp.config) + repr(rp.home) + repr(rp.index().vector_store) + str(rp.home)
     assert SECRET not in repr(rp.context().store.__dict__)
     # A failing open: the message names the location, never the key.
-    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
     with pytest.raises(StoreError) as failed:
         _open(f"s3://{s3.bucket}/idx", bundled_embed_model).index()
     assert SECRET not in str(failed.value) and SECRET not in repr(failed.value.__cause__)
@@ -284,7 +260,7 @@ def test_bad_locations_fail_with_one_line_and_leave_the_index_as_it_was(s3, tmp_
     before = _objects(s3)
 
     # An unreachable endpoint.
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("AWS_ENDPOINT_URL", dead)
     with pytest.raises(StoreError) as err:
         _open(uri, bundled_embed_model).index_paths([corpus])
