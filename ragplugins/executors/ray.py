@@ -233,29 +233,55 @@ def _host_embedder(app: RagPlugins) -> Any:
     embed = app._embed_model if given else None
     if embed is None:
         return None
-    from ray import cloudpickle
-
-    try:
-        cloudpickle.dumps(embed)
-    except Exception as exc:  # noqa: BLE001 - whatever stops pickling stops shipping
+    problem = _shipping_problem(embed)
+    if problem:
         raise RagPluginsError(f"the embedder {type(embed).__name__} given to ragplugins cannot be sent to Ray workers "
-                              f"({type(exc).__name__}: {str(exc)[:120]}); name it in the config's embed_model so "
-                              "each worker loads it, or index with executor='serial'") from None
+                              f"({problem}); name it in the config's embed_model so each worker loads it, or index "
+                              "with executor='serial'")
     return embed
 
 
 def _shippable_llm(app: RagPlugins) -> Any:
     if app.llm is None:
         return None
-    from ray import cloudpickle
-
-    try:
-        cloudpickle.dumps(app.llm)
-    except Exception:  # noqa: BLE001
-        warnings.warn(f"ragplugins: the LLM {type(app.llm).__name__} cannot be sent to Ray workers; their "
-                      "index-time plugin hooks see no LLM (ctx.llm is None)", stacklevel=4)
+    problem = _shipping_problem(app.llm)
+    if problem:
+        warnings.warn(f"ragplugins: the LLM {type(app.llm).__name__} cannot be sent to Ray workers ({problem}); "
+                      "their index-time plugin hooks see no LLM (ctx.llm is None)", stacklevel=4)
         return None
     return app.llm
+
+
+class _DroppedAttributes(logging.Handler):
+    """LlamaIndex components pickle by dropping the attributes that do not pickle (with a warning on the root
+    logger): a copy without them is not the host's model, so it is refused rather than shipped."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.dropped: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("Removing unpickleable"):
+            self.dropped.append(message.rsplit(" ", 1)[-1])
+
+
+def _shipping_problem(model: Any) -> str | None:
+    """Why ``model`` cannot be sent to a worker as it is (None when it can)."""
+    from ray import cloudpickle
+
+    root = logging.getLogger()
+    handler = _DroppedAttributes()
+    root.addHandler(handler)
+    try:
+        cloudpickle.dumps(model)
+    except Exception as exc:  # noqa: BLE001 - whatever stops pickling stops shipping
+        return f"{type(exc).__name__}: {str(exc)[:120]}"
+    finally:
+        root.removeHandler(handler)
+    if handler.dropped:
+        return f"its attribute(s) {', '.join(handler.dropped)} cannot be pickled"
+    return None
 
 
 def connect(ray: Any, workers: int | None) -> int:
