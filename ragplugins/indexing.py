@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from llama_index.core import Document, StorageContext, VectorStoreIndex
 from llama_index.core.ingestion import IngestionPipeline
@@ -33,7 +33,7 @@ from ragplugins.windows import WindowedEmbedding
 from ragplugins.writes import CrashPoint, Journal, WriterLock, atomic_write_text, crash_point
 
 if TYPE_CHECKING:
-    pass
+    from ragplugins.app import RagPlugins
 
 MANIFEST = "manifest.json"
 _VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
@@ -243,8 +243,8 @@ class Indexing(AppPart):
         if check_executor(executor, workers) != "serial":
             from ragplugins.executors.ray import index_on_ray
 
-            return index_on_ray(self, documents=documents, workers=workers, show_progress=show_progress,
-                                delete_missing=delete_missing, reindex=reindex)[0]
+            return index_on_ray(cast("RagPlugins", self), documents=documents, workers=workers,
+                                show_progress=show_progress, delete_missing=delete_missing, reindex=reindex)[0]
         return self._upsert(documents, show_progress=show_progress, delete_missing=delete_missing,
                             reindex=reindex)[0]
 
@@ -266,8 +266,8 @@ class Indexing(AppPart):
         if parallel:
             from ragplugins.executors.ray import index_on_ray
 
-            return index_on_ray(self, files=list_files(paths, skip), workers=workers, show_progress=show_progress,
-                                reindex=reindex, prune=prune)
+            return index_on_ray(cast("RagPlugins", self), files=list_files(paths, skip), workers=workers,
+                                show_progress=show_progress, reindex=reindex, prune=prune)
         read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
         crash_point("read")
         index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex,

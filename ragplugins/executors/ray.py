@@ -378,7 +378,8 @@ class RayIndexRun:
                 self._take(result)
             self._flush()
             return
-        plugins = sorted({s.plugin for s in self.steps[first:end] if getattr(s, "scope", "chunk") != "chunk"})
+        plugins = sorted({getattr(s, "plugin", "") for s in self.steps[first:end]
+                          if getattr(s, "scope", "chunk") != "chunk"})
         warnings.warn(f"ragplugins: {', '.join(plugins)} declare(s) no scope='chunk' for an index-time "
                       "transformation, so on Ray it runs in this process over every chunk of the run at once; "
                       "a plugin whose step can run on any batch of whole documents says "
@@ -421,7 +422,7 @@ class RayIndexRun:
         count = connect(self.ray, self.workers)
         app = self.app
         pm = app.registry.pm
-        plugins = [(pm.get_name(r.plugin), r.plugin, r.distribution, r.entry_point)
+        plugins = [(pm.get_name(r.plugin) or r.name, r.plugin, r.distribution, r.entry_point)
                    for r in app.registry.loaded().values()]
         spec = WorkerSpec(config=app.config, plugins=plugins, embed_model=self.host_embedder,
                           llm=_shippable_llm(app), embedder_id=embedder_identity(app.embed_model),
