@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import time
 import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -312,6 +313,7 @@ class RayIndexRun:
         self.written_docs: set[str] = set()
         self.updated: set[str] = set()
         self.buffer: list[BaseNode] = []
+        self.startup_s = 0.0
 
     # -- the run ------------------------------------------------------------
     def run(self, documents: Sequence[Document] | None, files: list[tuple[Path, str, str]] | None,
@@ -429,7 +431,15 @@ class RayIndexRun:
                           steps=step_names(self.steps), max_file_mb=app.config.core.max_file_mb)
         actor = self.ray.remote(num_cpus=1, max_restarts=0)(IndexWorker)
         spec_ref = self.ray.put(spec)
+        started = time.perf_counter()
         self.actors = [actor.remote(spec_ref) for _ in range(count)]
+        try:
+            self.ray.get([a.__ray_ready__.remote() for a in self.actors])
+        except Exception as exc:  # noqa: BLE001 - e.g. a plugin that cannot be imported on the worker node
+            raise RagPluginsError(f"the Ray workers could not start ({type(exc).__name__}: "
+                                  f"{str(exc).strip().splitlines()[-1][:200]})") from None
+        self.startup_s = time.perf_counter() - started
+        logger.info("ragplugins: %d Ray workers ready in %.1f s", count, self.startup_s)
 
     def _stop(self) -> None:
         for actor in self.actors:
