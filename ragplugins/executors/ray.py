@@ -300,7 +300,12 @@ def connect(ray: Any, workers: int | None) -> int:
             where = f"the Ray cluster at RAY_ADDRESS='{address}'" if address else "a local Ray"
             raise RagPluginsError(f"cannot start {where} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
                                   "check the address, or unset RAY_ADDRESS for a local one") from None
-    return workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if workers is not None and workers > cpus:
+        # Each worker takes one CPU: the ones beyond the cluster's would wait for a CPU forever.
+        raise RagPluginsError(f"workers = {workers}, but the Ray cluster has {cpus} CPUs; ask for at most {cpus} "
+                              "workers, or add nodes to the cluster")
+    return workers or max(1, cpus)
 
 
 class RayIndexRun:
