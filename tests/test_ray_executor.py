@@ -204,6 +204,7 @@ def references(snap: dict) -> dict[str, list]:
     return {nid: json.loads(meta).get("crossref_refs") for nid, (_, _, meta, _) in snap["chunks"].items()}
 
 
+@pytest.mark.slow
 def test_same_index_as_one_process_first_build_and_update(local_ray, small_tasks, tmp_path):
     corpus = write(tmp_path / "corpus", {**DEAL, **TINY_CORPUS})
     serial, parallel = app(tmp_path / "serial"), app(tmp_path / "ray")
@@ -232,6 +233,7 @@ def test_same_index_as_one_process_first_build_and_update(local_ray, small_tasks
     assert not (tmp_path / "ray" / JOURNAL).exists()
 
 
+@pytest.mark.slow
 def test_build_index_documents_on_one_worker(local_ray, small_tasks, tmp_path):
     docs = lambda: [Document(text=t, id_=n, metadata={"file_name": n}) for n, t in DEAL.items()]  # noqa: E731
     serial, parallel = app(tmp_path / "serial"), app(tmp_path / "ray")
@@ -240,6 +242,7 @@ def test_build_index_documents_on_one_worker(local_ray, small_tasks, tmp_path):
     assert snapshot(parallel) == snapshot(serial)
 
 
+@pytest.mark.slow
 def test_undeclared_plugin_runs_here_over_the_whole_run(local_ray, small_tasks, tmp_path):
     corpus = write(tmp_path / "corpus", DEAL)
     serial = app(tmp_path / "serial", [RankPlugin()], enable=(*PLUGINS, "rank"))
@@ -269,6 +272,7 @@ def versions(rp, before: dict) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill", [False, True], ids=["plugin-raises", "worker-dies"])
 def test_a_failure_in_a_worker_is_named_and_leaves_the_index_whole(local_ray, small_tasks, tmp_path, kill):
     old = dict(DEAL)
@@ -314,6 +318,7 @@ def test_more_workers_than_the_cluster_has_cpus_is_said(local_ray, tmp_path):
     assert not (tmp_path / "idx" / JOURNAL).exists()
 
 
+@pytest.mark.slow
 def test_cli_index_executor_ray(local_ray, tmp_path):
     from ragplugins.cli import cli
 
