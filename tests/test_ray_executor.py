@@ -310,6 +310,7 @@ def test_a_failure_in_a_worker_is_named_and_leaves_the_index_whole(local_ray, sm
     assert snapshot(again) == snapshot(fresh)
 
 
+@pytest.mark.slow
 def test_more_workers_than_the_cluster_has_cpus_is_said(local_ray, tmp_path):
     rp = app(tmp_path / "idx")
     with pytest.raises(RagPluginsError, match="workers = 3, but the Ray cluster has 2 CPUs"):
