@@ -234,11 +234,22 @@ def test_same_index_as_one_process_first_build_and_update(local_ray, small_tasks
 
 
 @pytest.mark.slow
-def test_build_index_documents_on_one_worker(local_ray, small_tasks, tmp_path):
+def test_build_index_documents_on_one_worker(local_ray, small_tasks, tmp_path, monkeypatch):
     docs = lambda: [Document(text=t, id_=n, metadata={"file_name": n}) for n, t in DEAL.items()]  # noqa: E731
     serial, parallel = app(tmp_path / "serial"), app(tmp_path / "ray")
     serial.build_index(docs())
     parallel.build_index(docs(), executor="ray", workers=1)
+    assert snapshot(parallel) == snapshot(serial)
+    # Documents in memory are hashed here: when none is new or changed, no worker starts.
+    def no_workers(run):
+        raise AssertionError("workers started for unchanged documents")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ray_executor.RayIndexRun, "_start", no_workers)
+        parallel.build_index(docs(), executor="ray", workers=1)
+    more = [*docs(), Document(text="# Audit Note\n\nThe audit checked Exhibit B.", id_="06_audit.md")]
+    serial.build_index(more)
+    parallel.build_index(more, executor="ray", workers=1)
     assert snapshot(parallel) == snapshot(serial)
 
 

@@ -101,6 +101,8 @@ class Task:
     # The content hash of each of the task's documents already indexed (absent: new).
     indexed: dict[str, str | None] = field(default_factory=dict)
     reindex: bool = False
+    # False: the documents were hashed and found new or changed by the indexing process (build_index).
+    classify: bool = True
 
 
 @dataclass
@@ -195,7 +197,9 @@ class IndexWorker:
                 if task.files is not None:
                     read = read_files([(Path(p), d, root) for p, d, root in task.files], self.spec.max_file_mb)
                     documents, result.skipped = read.documents, read.skipped
-                if documents is not None:
+                if documents is not None and not task.classify:
+                    inputs = {"documents": documents}
+                elif documents is not None:
                     todo = []
                     for doc in documents:
                         change = classify(doc, task.indexed, task.reindex)
@@ -323,7 +327,7 @@ class RayIndexRun:
     # -- the run ------------------------------------------------------------
     def run(self, documents: Sequence[Document] | None, files: list[tuple[Path, str, str]] | None,
             delete_missing: bool, prune: bool) -> tuple[VectorStoreIndex, IndexReport]:
-        from ragplugins.indexing import IndexReport, stable_ids
+        from ragplugins.indexing import IndexReport, classify, stable_ids
 
         app = self.app
         self.index = index = app.index()
@@ -333,10 +337,20 @@ class RayIndexRun:
         self.report = report = IndexReport()
         self.steps = app.transformations(index)
         sources: dict[str, list[str]] | None = None
+        todo: list[Document] | None = None
         if documents is not None:
             documents = list(documents)
             stable_ids(documents)
             given = {d.id_ for d in documents}
+            # In memory already: hashed here, so only new and changed documents travel (none: no worker starts).
+            todo = []
+            for doc in documents:
+                change = classify(doc, self.indexed, self.reindex)
+                getattr(report, change).append(doc.id_)
+                if change == "updated":
+                    self.updated.add(doc.id_)
+                if change != "unchanged":
+                    todo.append(doc)
         else:
             sources = {}
             for _, doc_id, root in files or []:
@@ -344,8 +358,9 @@ class RayIndexRun:
             given = {d for ids in sources.values() for d in ids}
         manifest_update = app._removals(existing, given, delete_missing, sources, prune, report)
         try:
-            self._start()
-            self._transform_and_write(documents, files)
+            if files or todo:
+                self._start()
+                self._transform_and_write(todo, files)
             if files and not report.added and not report.updated and not report.unchanged:
                 raise InputError("no file could be indexed: "
                                  + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
@@ -405,7 +420,7 @@ class RayIndexRun:
                         stop: int) -> Iterator[Task]:
         def task(ids: Iterable[str], **given: Any) -> Task:
             return Task(0, stop, indexed={d: self.indexed[d] for d in ids if d in self.indexed},
-                        reindex=self.reindex, **given)
+                        reindex=self.reindex, classify=files is not None, **given)
 
         if files is not None:
             for i in range(0, len(files), TASK_FILES):
