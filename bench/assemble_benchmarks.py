@@ -14,6 +14,7 @@ ORDER = [
     "startup",
     "install",
     "scaling",
+    "ingest",
     "reliability",
     "crossref",
     "overview",

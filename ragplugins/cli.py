@@ -243,16 +243,28 @@ def config_docs() -> None:
 @click.option("--reindex", is_flag=True,
               help="Re-index unchanged files too (after enabling a plugin that works at index time).")
 @click.option("--no-prune", is_flag=True, help="Keep indexed documents whose files were removed from PATHS.")
+@click.option("--executor", type=click.Choice(["serial", "ray"]), default="serial", show_default=True,
+              help="ray: read, split, transform and embed on Ray workers (pip install 'ragplugins[ray]').")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Ray workers to start (default: one per CPU of the Ray cluster).")
+@click.option("--address", default=None, metavar="ADDRESS",
+              help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started for this run).")
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prune: bool) -> None:
+def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prune: bool, executor: str,
+              workers: int | None, address: str | None) -> None:
     """Index files and directories: new and changed files are (re)indexed, unchanged ones skipped, and
     documents whose files were removed from PATHS are removed (unless --no-prune)."""
     from ragplugins.progress import IndexProgress
 
+    if executor == "serial" and (workers is not None or address is not None):
+        raise click.UsageError("--workers and --address need --executor ray")
+    if address is not None:
+        os.environ["RAY_ADDRESS"] = address  # what ray.init() reads; this process's own environment
     rp = load_app(ctx)
     with console.status("indexing: reading and splitting files...") as status, \
             IndexProgress(on_change=lambda p: status.update(f"indexing: {p.line()}")) as progress:
-        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune)
+        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
+                                   executor=executor, workers=workers)
     if progress.total:
         click.echo(f"indexed: {progress.line().rsplit(', ', 1)[0]}", err=True)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "

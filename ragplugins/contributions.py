@@ -21,6 +21,12 @@ STAGES: dict[str, tuple[str, ...]] = {
 
 METADATA_TYPES = (str, int, float, bool)
 
+# Where an index-time transformation may run (Contribution.scope): "chunk" on any batch of whole documents,
+# in parallel, in another process (ragplugins.executors); "corpus" once, in the indexing process, over
+# everything the run indexes at once. Undeclared means "corpus": a third-party step is never split up
+# unless its author said it may be.
+SCOPES = ("chunk", "corpus")
+
 
 def component_problem(hook: str, component: Any) -> str | None:
     """Why ``component`` cannot serve as a contribution to ``hook`` (None when it can)."""
@@ -75,3 +81,7 @@ class Contribution:
     order: int = 0
     # Filled in by the core with the contributing plugin's name.
     plugin: str = ""
+    # Index-time transformations only (SCOPES): "chunk" when the component may run on any batch of whole
+    # documents in another process, what it needs from other documents being completed by the plugin's
+    # ragplugins_after_index; "corpus" (the default) when it must see everything the run indexes at once.
+    scope: str = "corpus"

@@ -83,6 +83,7 @@ class GuardedTransformation(TransformComponent):
     inner: SerializeAsAny[TransformComponent]
     plugin: str
     policy: str = "raise"
+    scope: str = Field("corpus", description="Where it may run: 'chunk' (any batch, in parallel) or 'corpus'.")
 
     @classmethod
     def class_name(cls) -> str:

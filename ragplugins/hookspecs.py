@@ -38,12 +38,17 @@ def ragplugins_check_config(config, pluginmanager):
 
 @hookspec
 def ragplugins_transformations(config, ctx):
-    """Contribute index-time TransformComponents (stages: pre_split, post_split)."""
+    """Contribute index-time TransformComponents (stages: pre_split, post_split). Each Contribution says
+    where it may run (``scope``): "chunk" when it works on any batch of whole documents, so indexing on
+    Ray (ragplugins.executors) runs it in the workers; "corpus" (the default) when it must see every
+    document of the run at once, so it runs once, in the indexing process."""
 
 
 @hookspec
 def ragplugins_after_index(config, ctx, nodes, deleted_doc_ids):
-    """React after a batch was written to the store (sidecars, late reference resolution)."""
+    """React after a batch was written to the store (sidecars, late reference resolution). Runs once per
+    write, in the indexing process; after a run on Ray, which writes many batches, ``nodes`` is empty and,
+    as on ``check --repair``, the plugin brings its state in line with the index as it is."""
 
 
 @hookspec

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from llama_index.core import Document, StorageContext, VectorStoreIndex
 from llama_index.core.ingestion import IngestionPipeline
@@ -24,15 +24,16 @@ from ragplugins.app_part import AppPart
 from ragplugins.context import DOC_HASH_KEY
 from ragplugins.embeddings import embedder_identity
 from ragplugins.errors import EmbedderMismatchError, InputError, PluginError, RagPluginsError, StoreError
+from ragplugins.executors import check_executor
 from ragplugins.guards import ChunkBookkeeping, GuardedTransformation
 from ragplugins.nodes import hide_metadata
-from ragplugins.readers import read_documents
+from ragplugins.readers import list_files, read_documents
 from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
 from ragplugins.windows import WindowedEmbedding
 from ragplugins.writes import CrashPoint, Journal, crash_point
 
 if TYPE_CHECKING:
-    pass
+    from ragplugins.app import RagPlugins
 
 MANIFEST = "manifest.json"
 _VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
@@ -58,6 +59,16 @@ def document_hash(doc: Document) -> str:
     meta = {k: v for k, v in doc.metadata.items() if k not in _VOLATILE and k != DOC_HASH_KEY}
     payload = json.dumps({"id": doc.id_, "text": doc.text, "meta": meta}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def classify(doc: Document, indexed: dict[str, str | None], reindex: bool) -> str:
+    """Stamp ``doc`` with its content hash and say what indexing does with it: 'added', 'updated' or
+    'unchanged' (``indexed``: the content hash of every document already in the index)."""
+    doc.metadata[DOC_HASH_KEY] = document_hash(doc)
+    hide_metadata(doc, [DOC_HASH_KEY])
+    if doc.id_ not in indexed:
+        return "added"
+    return "unchanged" if indexed[doc.id_] == doc.metadata[DOC_HASH_KEY] and not reindex else "updated"
 
 
 @dataclass
@@ -217,9 +228,9 @@ class Indexing(AppPart):
         ctx = self.context(index)
         contribs = self._contributions("ragplugins_transformations", ctx)
         policy = self.config.core.on_plugin_error
-        pre = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
+        pre = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy, scope=c.scope)
                for c in contribs if c.stage == "pre_split"]
-        post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy)
+        post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy, scope=c.scope)
                 for c in contribs if c.stage == "post_split"]
         parsers: list[TransformComponent] = []
         if self.config.core.splitter in ("auto", "markdown"):
@@ -230,17 +241,27 @@ class Indexing(AppPart):
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,
-                    delete_missing: bool = False, reindex: bool = False) -> VectorStoreIndex:
+                    delete_missing: bool = False, reindex: bool = False, executor: str = "serial",
+                    workers: int | None = None) -> VectorStoreIndex:
         """Add new documents, re-index changed ones, skip unchanged ones (by content hash);
-        ``reindex``: re-index the given ones even when unchanged (after enabling an index-time plugin)."""
+        ``reindex``: re-index the given ones even when unchanged (after enabling an index-time plugin).
+        ``executor='ray'``: split, transform and embed on ``workers`` Ray workers (ragplugins.executors)."""
+        if check_executor(executor, workers) != "serial":
+            from ragplugins.executors.ray import index_on_ray
+
+            return index_on_ray(cast("RagPlugins", self), documents=documents, workers=workers,
+                                show_progress=show_progress, delete_missing=delete_missing, reindex=reindex)[0]
         return self._upsert(documents, show_progress=show_progress, delete_missing=delete_missing,
                             reindex=reindex)[0]
 
     def index_paths(self, paths: Iterable[str | Path], show_progress: bool = False,
-                    reindex: bool = False, prune: bool = True) -> tuple[VectorStoreIndex, IndexReport]:
+                    reindex: bool = False, prune: bool = True, executor: str = "serial",
+                    workers: int | None = None) -> tuple[VectorStoreIndex, IndexReport]:
         """Index what lies under ``paths``; ``prune``: documents indexed from there before whose files are
-        gone are removed (``report.deleted``), else kept (``report.kept_missing``)."""
+        gone are removed (``report.deleted``), else kept (``report.kept_missing``). ``executor='ray'``:
+        read, split, transform and embed on ``workers`` Ray workers (ragplugins.executors)."""
         paths = list(paths)
+        parallel = check_executor(executor, workers) != "serial"
         skip = [self.persist_dir] if self.persist_dir is not None else []
         if self.persist_dir is not None:
             home = self.persist_dir.resolve()
@@ -248,6 +269,11 @@ class Indexing(AppPart):
                 if Path(raw).resolve().is_relative_to(home):
                     raise InputError(f"'{raw}' lies inside persist_dir '{self.persist_dir}', where the index "
                                      "itself is kept; keep documents and index apart (set persist_dir elsewhere)")
+        if parallel:
+            from ragplugins.executors.ray import index_on_ray
+
+            return index_on_ray(cast("RagPlugins", self), files=list_files(paths, skip), workers=workers,
+                                show_progress=show_progress, reindex=reindex, prune=prune)
         read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
         crash_point("read")
         index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex,
@@ -314,18 +340,37 @@ class Indexing(AppPart):
         report = IndexReport()
         stable_ids(documents)
         existing = ctx.list_documents()
+        indexed = {d: info.doc_hash for d, info in existing.items()}
         todo = []
         for doc in documents:
-            doc.metadata[DOC_HASH_KEY] = document_hash(doc)
-            hide_metadata(doc, [DOC_HASH_KEY])
-            old = existing.get(doc.id_)
-            if old is not None and old.doc_hash == doc.metadata[DOC_HASH_KEY] and not reindex:
-                report.unchanged.append(doc.id_)
-                continue
-            (report.updated if old is not None else report.added).append(doc.id_)
-            todo.append(doc)
+            change = classify(doc, indexed, reindex)
+            getattr(report, change).append(doc.id_)
+            if change != "unchanged":
+                todo.append(doc)
         self._warn_about_stale_documents(existing, report)
-        given = {d.id_ for d in documents}
+        manifest_update = self._removals(existing, {d.id_ for d in documents}, delete_missing, sources, prune, report)
+        nodes: list[BaseNode] = []
+        if todo:
+            # Transform and embed first: a failure (or a crash) here leaves the index as it was.
+            steps = self.transformations(index)
+            if os.environ.get("RAGPLUGINS_CRASH_AT"):
+                steps = self._with_crash_points(steps)
+            pipeline = IngestionPipeline(transformations=steps, disable_cache=True)
+            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
+            crash_point("embed")
+        report.chunks_written = len(nodes)
+        self._record_index_plugins(report, manifest_update)
+        if nodes or report.deleted:
+            self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
+                         manifest_update=manifest_update, op="index")
+        elif manifest_update:
+            self._manifest(**manifest_update)
+        return index, report
+
+    def _removals(self, existing: dict, given: set[str], delete_missing: bool,
+                  sources: dict[str, list[str]] | None, prune: bool, report: IndexReport) -> dict[str, Any]:
+        """Which indexed documents this run removes (``report.deleted``, ``kept_missing``, ``unowned``), and the
+        manifest's record of the folders indexed (returned as the manifest update)."""
         manifest_update: dict[str, Any] = {}
         if delete_missing:
             report.deleted = sorted(set(existing) - given)
@@ -342,25 +387,12 @@ class Indexing(AppPart):
             manifest_update["sources"] = recorded
             owned = {d for ids in recorded.values() for d in ids}
             report.unowned = sorted(set(existing) - owned - set(report.deleted))
-        nodes: list[BaseNode] = []
-        if todo:
-            # Transform and embed first: a failure (or a crash) here leaves the index as it was.
-            steps = self.transformations(index)
-            if os.environ.get("RAGPLUGINS_CRASH_AT"):
-                steps = self._with_crash_points(steps)
-            pipeline = IngestionPipeline(transformations=steps, disable_cache=True)
-            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
-            crash_point("embed")
-        report.chunks_written = len(nodes)
+        return manifest_update
+
+    def _record_index_plugins(self, report: IndexReport, manifest_update: dict[str, Any]) -> None:
         if not report.unchanged or "index_plugins" not in self._manifest():
-            # Only once no document of the batch was skipped: until then the warning above stays true.
+            # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
             manifest_update["index_plugins"] = self._index_time_plugins()
-        if nodes or report.deleted:
-            self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
-                         manifest_update=manifest_update, op="index")
-        elif manifest_update:
-            self._manifest(**manifest_update)
-        return index, report
 
     def _removed_files(self, sources: dict[str, list[str]], indexed: set[str]) -> dict[str, list[str]]:
         """Per folder indexed before: the indexed documents recorded for it whose files are gone."""

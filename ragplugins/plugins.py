@@ -21,7 +21,15 @@ from typing import Any
 import pluggy
 
 from ragplugins import hookspecs
-from ragplugins.contributions import METADATA_TYPES, STAGES, Contribution, MetadataKey, PluginInfo, component_problem
+from ragplugins.contributions import (
+    METADATA_TYPES,
+    SCOPES,
+    STAGES,
+    Contribution,
+    MetadataKey,
+    PluginInfo,
+    component_problem,
+)
 from ragplugins.errors import PluginError
 
 ENTRY_POINT_GROUP = "ragplugins"
@@ -281,5 +289,8 @@ class PluginRegistry:
                 problem = component_problem(hook, item.component)
                 if problem:
                     raise PluginError(record.name, hook, TypeError(problem))
-                out.append(Contribution(item.component, item.stage, item.order, record.name))
+                if item.scope not in SCOPES:
+                    raise PluginError(record.name, hook, ValueError(
+                        f"unknown scope '{item.scope}'; allowed: {', '.join(SCOPES)}"))
+                out.append(Contribution(item.component, item.stage, item.order, record.name, item.scope))
         return out

@@ -37,6 +37,9 @@ class IndexProgress(BaseEventHandler):
             self.started = self.started or time.perf_counter()
         elif isinstance(event, EmbeddingEndEvent) and self.total:
             self.done = min(self.total, self.done + len(event.chunks))
+        elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "embedded"):
+            # Chunks embedded elsewhere (Ray workers: ragplugins.executors), announced as they arrive.
+            self.done = min(self.total, self.done + int(event.data["chunks"]))
         else:
             return
         if self.on_change is not None:

@@ -45,7 +45,7 @@ class ReadReport:
         warnings.warn(f"ragplugins: skipped '{path}': {why}", stacklevel=3)
 
 
-def _files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str, str]]:
+def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str, str]]:
     """(file, id, root) triples; ids are relative to the directory given, or the file name. Hidden files
     and folders, and ``skip_dirs`` (the index's own directory), are not walked into. Dangling symlinks are
     kept: read_documents lists them as skipped."""
@@ -152,8 +152,17 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
                    skip_dirs: Iterable[Path] = ()) -> ReadReport:
     """Read every supported file under ``paths``. Unsupported, binary, empty and too large
     files are skipped with a warning that names them; missing paths raise."""
+    files = list_files(paths, skip_dirs)
+    report = read_files(files, max_file_mb)
+    if files and not report.documents:
+        raise InputError("no file could be indexed: " + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
+    return report
+
+
+def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0) -> ReadReport:
+    """Read the (file, id, root) triples of :func:`list_files` (a part of them: an indexing worker reads its
+    share), skipping with a warning what cannot be indexed."""
     report = ReadReport()
-    files = _files(paths, skip_dirs)
     for path, doc_id, root in files:
         report.found.setdefault(root, []).append(doc_id)
         suffix = path.suffix.lower()
@@ -196,6 +205,4 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
         document = Document(text=text, id_=doc_id, metadata=meta)
         hide_metadata(document, _EXCLUDED)
         report.documents.append(document)
-    if files and not report.documents:
-        raise InputError("no file could be indexed: " + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
     return report

@@ -50,7 +50,8 @@ def extractor(config: CrossrefConfig, ctx) -> CrossrefExtractor:
 def ragplugins_transformations(config: CrossrefConfig, ctx: api.RagContext):
     if not config.extract:
         return []
-    return [api.Contribution(extractor(config, ctx), stage="post_split")]
+    # Parallel-safe: references to documents outside the batch resolve in ragplugins_after_index (backfill).
+    return [api.Contribution(extractor(config, ctx), stage="post_split", scope="chunk")]
 
 
 @api.hookimpl
