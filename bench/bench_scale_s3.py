@@ -81,12 +81,31 @@ def _s3() -> Any:
     return boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
 
 
-def stored_bytes(location: str) -> int:
+def _part(key: str) -> str:
+    """Which part of an index a stored file belongs to."""
+    if "/_indices/" in key:
+        return "lance indices (full-text)"
+    if "/data/" in key:
+        return "lance rows (all versions)"
+    if "/_versions/" in key or "/_transactions/" in key or "/_deletions/" in key:
+        return "lance versions and deletions"
+    if "sidecars/" in key:
+        return "plugin state"
+    return "other (manifest, journal)"
+
+
+def stored_bytes(location: str) -> dict[str, int]:
+    """Bytes stored under ``location`` by part of the index (see _part)."""
     if location.startswith("s3://"):
         prefix = location.removeprefix(f"s3://{BUCKET}/").rstrip("/") + "/"
         pages = _s3().get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
-        return sum(obj["Size"] for page in pages for obj in page.get("Contents", []))
-    return sum(f.stat().st_size for f in Path(location).rglob("*") if f.is_file())
+        files = [(obj["Key"], obj["Size"]) for page in pages for obj in page.get("Contents", [])]
+    else:
+        files = [(f.as_posix(), f.stat().st_size) for f in Path(location).rglob("*") if f.is_file()]
+    parts: dict[str, int] = defaultdict(int)
+    for key, size in files:
+        parts[_part(key)] += size
+    return dict(parts)
 
 
 def remove(location: str) -> None:
@@ -211,7 +230,8 @@ def build_child(location: str, enable: list[str], chunks: int, executor: str, wo
         index_s = time.perf_counter() - start
         table = rp.context(rp.index()).store.vector_store.table
         written = table.count_rows() if table is not None else 0
-        out.put({"index_s": index_s, "chunks": written, "documents": len(rp.context(rp.index()).list_documents()),
+        out.put({"index_s": index_s, "chunks": written, "lance_versions": table.version if table is not None else 0,
+                 "documents": len(rp.context(rp.index()).list_documents()),
                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                  "stages": stages.report()})
     except SystemExit as exc:
@@ -304,8 +324,10 @@ def main() -> None:
                 row = {"size": size, "arm": arm, "store": args.store, "executor": args.executor,
                        "workers": args.workers, "batch_docs": args.batch_docs, "load1_before": os.getloadavg()[0],
                        **built, "chunks_per_s": built["chunks"] / built["index_s"],
-                       "bytes": stored_bytes(location)}
+                       "bytes_by_part": stored_bytes(location)}
+                row["bytes"] = sum(row["bytes_by_part"].values())
                 row["bytes_per_chunk"] = row["bytes"] / max(1, row["chunks"])
+                row["lance_versions"] = built.get("lance_versions")
                 for procs in [int(x) for x in args.query_procs.split(",")]:
                     row[f"query_{procs}p"] = run_queries(ctx, location, enable, procs, args.rounds)
                 row["load1_after"] = os.getloadavg()[0]
