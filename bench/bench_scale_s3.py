@@ -22,6 +22,7 @@ import argparse
 import inspect
 import itertools
 import json
+import logging
 import multiprocessing as mp
 import os
 import resource
@@ -62,6 +63,7 @@ def start_s3() -> Any:
     """moto's S3 server on a free port of 127.0.0.1, with the AWS_* variables that point clients at it."""
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -76,7 +78,7 @@ def start_s3() -> Any:
 
 
 def _s3() -> Any:
-    import boto3
+    import boto3  # type: ignore[import-untyped]
 
     return boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
 
@@ -120,12 +122,13 @@ def remove(location: str) -> None:
         shutil.rmtree(location, ignore_errors=True)
 
 
-def open_app(location: str, enable: list[str]) -> Any:
+def open_app(location: str, enable: list[str], retrieval: str = "hybrid") -> Any:
     from bench_scaling import HashingEmbedding
 
     from ragplugins import load
 
-    rp = load({"enable": enable, "persist_dir": location, "chunk_size": 128, "chunk_overlap": 16},
+    rp = load({"enable": enable, "persist_dir": location, "chunk_size": 128, "chunk_overlap": 16,
+               "retrieval": retrieval},
               embed_model=HashingEmbedding(model_name="hashing-384"))
     if location.startswith("s3://") and isinstance(rp.persist_dir, Path):
         raise Unsupported("this checkout has no object-storage persist_dir (persist_dir = \"s3://bucket/prefix\", "
@@ -240,10 +243,10 @@ def build_child(location: str, enable: list[str], chunks: int, executor: str, wo
         out.put({"error": f"{type(exc).__name__}: {exc}"})
 
 
-def query_child(location: str, enable: list[str], rounds: int, start_gate: Any, out: Any) -> None:
+def query_child(location: str, enable: list[str], retrieval: str, rounds: int, start_gate: Any, out: Any) -> None:
     try:
         t = time.perf_counter()
-        rp = open_app(location, enable)
+        rp = open_app(location, enable, retrieval)
         rp.index()
         open_s = time.perf_counter() - t
         t = time.perf_counter()
@@ -268,9 +271,11 @@ def _pct(values: list[float], q: float) -> float:
     return sorted(values)[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def run_queries(ctx: Any, location: str, enable: list[str], procs: int, rounds: int) -> dict[str, Any]:
+def run_queries(ctx: Any, location: str, enable: list[str], retrieval: str, procs: int,
+                rounds: int) -> dict[str, Any]:
     out, gate = ctx.Queue(), ctx.Barrier(procs)
-    children = [ctx.Process(target=query_child, args=(location, enable, rounds, gate, out)) for _ in range(procs)]
+    children = [ctx.Process(target=query_child, args=(location, enable, retrieval, rounds, gate, out))
+                for _ in range(procs)]
     for c in children:
         c.start()
     results = [out.get() for _ in children]
@@ -296,6 +301,8 @@ def main() -> None:
     p.add_argument("--batch-docs", type=int, default=10000, help="Documents per build_index call (0: all at once).")
     p.add_argument("--query-procs", default="1,4")
     p.add_argument("--rounds", type=int, default=3, help="Passes over the 20 queries per query process.")
+    p.add_argument("--retrieval", choices=["hybrid", "dense"], default="hybrid",
+                   help="The query processes' first stage; hybrid builds the BM25 leg in memory on the first query.")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     server = start_s3() if args.store == "s3" else None
@@ -310,7 +317,7 @@ def main() -> None:
         for size in [int(s) for s in args.sizes.split(",")]:
             for arm in args.arms.split(","):
                 enable = plugins if arm == "on" else []
-                location = f"s3://{BUCKET}/{size}-{arm}" if server else str(local_root / f"{size}-{arm}")
+                location = f"s3://{BUCKET}/{size}-{arm}" if server else str(Path(str(local_root)) / f"{size}-{arm}")
                 q = ctx.Queue()
                 child = ctx.Process(target=build_child, args=(location, enable, size, args.executor, args.workers,
                                                               args.batch_docs, q))
@@ -322,14 +329,15 @@ def main() -> None:
                 if "error" in built:
                     raise RuntimeError(f"building {size} chunks, plugins {arm}: {built['error']}")
                 row = {"size": size, "arm": arm, "store": args.store, "executor": args.executor,
-                       "workers": args.workers, "batch_docs": args.batch_docs, "load1_before": os.getloadavg()[0],
+                       "retrieval": args.retrieval, "workers": args.workers, "batch_docs": args.batch_docs,
+                       "load1_before": os.getloadavg()[0],
                        **built, "chunks_per_s": built["chunks"] / built["index_s"],
                        "bytes_by_part": stored_bytes(location)}
                 row["bytes"] = sum(row["bytes_by_part"].values())
                 row["bytes_per_chunk"] = row["bytes"] / max(1, row["chunks"])
                 row["lance_versions"] = built.get("lance_versions")
-                for procs in [int(x) for x in args.query_procs.split(",")]:
-                    row[f"query_{procs}p"] = run_queries(ctx, location, enable, procs, args.rounds)
+                for n in [int(x) for x in args.query_procs.split(",")]:
+                    row[f"query_{n}p"] = run_queries(ctx, location, enable, args.retrieval, n, args.rounds)
                 row["load1_after"] = os.getloadavg()[0]
                 remove(location)
                 rows.append(row)
