@@ -1,7 +1,8 @@
 """Index throughput, query latency and bytes stored at up to a million chunks, on local disk or a local S3 server.
 
     python bench/bench_scale_s3.py --sizes 10000,100000 --store s3 --executor serial
-    python bench/bench_scale_s3.py --sizes 1000000 --store s3 --executor ray --workers 2
+    python bench/bench_scale_s3.py --sizes 1000000 --store s3 --executor ray --workers 2 --batch-docs 0 \
+        --retrieval dense
 
 The synthetic corpus (bench/synth.py: contracts that cite each other) is generated as a stream of
 Documents and indexed in batches of ``--batch-docs`` documents (0: one call with all of them), with
@@ -11,9 +12,11 @@ builds the index (so its peak RSS is its own) and reports the time and peak memo
 then 1 and then 4 query processes each load the app on that index, run the fixed query list, and
 report their latencies. ``--store s3`` starts moto's S3 server on 127.0.0.1 and indexes into
 ``s3://<bucket>/<size>-<arm>``; bytes stored are the sum of the object sizes under that prefix (the
-directory size on local disk). Results: bench/results/scale/<store>-<executor><workers>.json and a
-Markdown table on stdout. A missing API (``executor=`` on build_index, an ``s3://`` persist_dir) is
-reported in one line, exit status 2.
+directory size on local disk); moto keeps the bucket in this process's memory, about 3.1 KB per chunk
+plus superseded versions. With ``--executor ray`` give ``--batch-docs 0`` (one run: the corpus-wide
+steps once); the build's peak RSS is the driver's only. Results:
+bench/results/scale/<store>-<executor><workers>.json and a Markdown table on stdout. A missing API
+(``executor=`` on build_index, an ``s3://`` persist_dir) is reported in one line, exit status 2.
 """
 
 from __future__ import annotations
