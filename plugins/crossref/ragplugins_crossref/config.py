@@ -70,6 +70,12 @@ class CrossrefConfig(BaseModel):
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
+    reading: Literal["passage", "sentence"] = Field(
+        "passage",
+        description="How a pointer is matched to the query: passage = the better of the sentence making the "
+                    "reference and its passage (the sentence with its neighbours in its paragraph, up to 240 "
+                    "characters either side), since a pointer sentence often says only where to look (\"See X "
+                    "for details.\"); sentence = the sentence alone (before issue 14).")
     window: int = Field(
         10, ge=1, le=1000,
         description="swap placement: the top positions the hop may change (the chunks your answer is read from).")
