@@ -341,12 +341,14 @@ class CrossrefHop(BaseNodePostprocessor):
             return nodes
         query_embedding = self._ctx.embed_query(query)
         measured = {n.node.node_id: api.query_cosine(n, query_embedding) for n in nodes}
-        if all(c is None for c in measured.values()):
-            # A host's own retriever returns neither vectors nor ragplugins' dense scores: embed the
-            # candidates as the index embedded them (cached on the context across queries).
-            texts = {n.node.node_id: n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes}
+        texts = {n.node.node_id: n.node.get_content(metadata_mode=MetadataMode.EMBED)
+                 for n in nodes if measured[n.node.node_id] is None}
+        if texts:
+            # A host's own retriever returns neither vectors nor ragplugins' dense scores, and the core's
+            # sparse leg alone measures none: embed those candidates as the index embedded them (cached
+            # on the context across queries). A swap weighs every chunk it may trade.
             vectors = self._ctx.embed_texts(list(texts.values()))
-            measured = {i: api.cosine(query_embedding, vectors[t]) for i, t in texts.items()}
+            measured.update({i: api.cosine(query_embedding, vectors[t]) for i, t in texts.items()})
         cosine_of = {i: c for i, c in measured.items() if c is not None}
         if not cosine_of:
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False,
@@ -492,9 +494,9 @@ class CrossrefHop(BaseNodePostprocessor):
             if not spare:
                 pointer["outcome"] = "no chunk to spare in the window"
                 return []
-            weakest = min(cosine_of.get(nodes[i].node.node_id, 0.0) for i in spare)
+            weakest = min(cosine_of.get(nodes[i].node.node_id, float("inf")) for i in spare)
         else:
-            weakest = cosine_of.get(nodes[-1].node.node_id, 0.0)
+            weakest = cosine_of.get(nodes[-1].node.node_id, float("inf"))
         pointer["displaces"] = round(weakest, 4)
         if pointer["context"] < self.gate * weakest:
             pointer["outcome"] = "under the gate"
@@ -552,7 +554,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 kept = self._kept(pointer, named)
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
                              if self._spare(out, i, kept)
-                             and self.gate * cosine_of.get(out[i].node.node_id, 0.0) <= pointer["context"]),
+                             and self.gate * cosine_of.get(out[i].node.node_id, float("inf")) <= pointer["context"]),
                             None)
                 if slot is None:
                     continue
