@@ -243,8 +243,9 @@ class CrossrefHop(BaseNodePostprocessor):
     max_hops: int = Field(1, description="References (pointers) to follow, at most.")
     chunks_per_hop: int = Field(2, description="Chunks pulled from each pointed-at document, at most.")
     trigger_depth: int = Field(3, description="References in this many top candidates count.")
-    gate: float = Field(0.85, description="The pointer's sentence must match the query at least gate x as well "
-                                         "as the best candidate does (dense cosine).")
+    gate: float = Field(1.0, description="swap: the pointer must match the query at least gate x as well as the "
+                                        "chunk it displaces does; other placements: as the best candidate does "
+                                        "(dense cosine).")
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap", description="Where hopped chunks go.")
     reading: Literal["passage", "sentence"] = Field(
