@@ -531,8 +531,8 @@ class CrossrefHop(BaseNodePostprocessor):
         hopped chunk, nor a chunk of the referring or the pointed-at document or of a document the
         question names) and that matches the query less than the pointer does (its cosine times
         ``gate`` at most the pointer's match): a chunk that looks more like an answer than the pointer
-        looks like the question is not traded. Nothing else moves, and every document keeps its best-ranked chunk where it was. The spared
-        chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
+        looks like the question is not traded. Nothing else moves, and every document keeps its
+        best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
         the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
         top k) has room: a new chunk goes after the whole list and nothing moves.
         (final list, hopped chunks in the window, candidates that left the list)."""
@@ -555,7 +555,8 @@ class CrossrefHop(BaseNodePostprocessor):
                 kept = self._kept(pointer, named)
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
                              if self._spare(out, i, kept)
-                             and self.gate * cosine_of.get(out[i].node.node_id, float("inf")) <= pointer["context"]),
+                             and self.gate * cosine_of.get(out[i].node.node_id, float("inf"))
+                             <= pointer["context"]),
                             None)
                 if slot is None:
                     continue

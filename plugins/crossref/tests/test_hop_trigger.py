@@ -43,7 +43,8 @@ def deal(deal_files, corpus_writer, tmp_path_factory, bundled_embed_model):
     chunks: dict[str, list] = {}
     for node in ctx.all_nodes():
         chunks.setdefault(node.ref_doc_id, []).append(node)
-    assert all(len(chunks[d]) == 1 for d in (NOTE, PRICING, LIABILITY, CANTEEN, OPS, ANNEX))   # the lists below are exact
+    # the lists below are exact
+    assert all(len(chunks[d]) == 1 for d in (NOTE, PRICING, LIABILITY, CANTEEN, OPS, ANNEX))
     return ctx, {d: c[0] for d, c in chunks.items()}
 
 
