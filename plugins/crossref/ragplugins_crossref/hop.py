@@ -532,7 +532,8 @@ class CrossrefHop(BaseNodePostprocessor):
         question names) and that matches the query less than the pointer does (its cosine times
         ``gate`` at most the pointer's match): a chunk that looks more like an answer than the pointer
         looks like the question is not traded. Nothing else moves, and every document keeps its
-        best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
+        best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that
+        was a candidate below the window, else leaves
         the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
         top k) has room: a new chunk goes after the whole list and nothing moves.
         (final list, hopped chunks in the window, candidates that left the list)."""
