@@ -56,9 +56,10 @@ class CrossrefConfig(BaseModel):
         1.0, ge=0.0, le=2.0,
         description="Trigger: the hop follows a reference only when the pointer (the better of its sentence and its "
                     "passage, see `reading`) matches the query at least gate x as well (dense cosine) as, with swap, "
-                    "the chunk it would displace (a list shorter than the window: its last chunk), else the best "
-                    "candidate. 1.0 = the pointer argues for its target at least as strongly as the traded chunk "
-                    "argues for itself; lower hops more often. (Until issue 14: 0.85 x the best candidate.)")
+                    "the chunk it would displace (in a list shorter than the window, which trades nothing, the "
+                    "weakest chunk), else the best candidate. 1.0 = the pointer argues for its target at least as "
+                    "strongly as the traded chunk argues for itself; lower hops more often. (Until issue 14: 0.85 x "
+                    "the best candidate.)")
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap",
         description="Where hopped chunks go: swap = into the top `window`, each in place of the lowest-ranked "

@@ -499,7 +499,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 return []
             weakest = min(cosine_of.get(nodes[i].node.node_id, float("inf")) for i in spare)
         else:
-            weakest = cosine_of.get(nodes[-1].node.node_id, float("inf"))
+            weakest = min(cosine_of.get(n.node.node_id, float("inf")) for n in nodes)
         pointer["displaces"] = round(weakest, 4)
         if pointer["context"] < self.gate * weakest:
             pointer["outcome"] = "under the gate"

@@ -86,14 +86,24 @@ def test_no_hop_when_the_pointed_at_evidence_is_already_a_candidate(deal):
 
 
 def test_no_hop_when_the_candidates_answer_better_than_any_reference_sentence(deal):
-    _, out, decision = run(deal, CANTEEN_Q, [NOTE, CANTEEN])
-    assert decision["fired"] is False and decision["considered"][0]["outcome"] == "under the gate"
-    # The list is shorter than the window: the chunk would land after the canteen notice, which answers
-    # the question better than any reference reads like it.
+    _, chunks = deal
+    # The only chunk the window could trade is the canteen notice's second chunk, which answers the
+    # question better than any of the board note's references reads like it.
+    candidates = [NodeWithScore(node=chunks[CANTEEN], score=1.0), NodeWithScore(node=chunks[NOTE], score=1.0),
+                  _second_chunk(deal, CANTEEN)]
+    out, decision = run_nodes(deal, CANTEEN_Q, candidates, window=3)
     pointer = decision["considered"][0]
+    assert decision["fired"] is False and pointer["outcome"] == "under the gate" and out == candidates
     assert pointer["context"] < pointer["displaces"]
-    _, out, decision = run(deal, CANTEEN_Q, [NOTE, CANTEEN], gate=0.0)
+    out, decision = run_nodes(deal, CANTEEN_Q, candidates, window=3, gate=0.0)
     assert decision["fired"] is True   # the gate, not a missing reference, is what held it back
+    # A list shorter than the window trades nothing: the pointer is weighed against the weakest chunk
+    # the list already holds, and the chunk goes at the end.
+    _, out, decision = run(deal, LIABILITY_Q, [NOTE, CANTEEN, PRICING])
+    pointer = decision["considered"][0]
+    assert pointer["target"] == LIABILITY and decision["fired"] is True
+    assert docs_of(out) == [NOTE, CANTEEN, PRICING, LIABILITY]
+    assert pointer["context"] >= pointer["displaces"]
 
 
 def test_a_question_that_names_a_document_follows_only_references_that_document_makes(deal):
