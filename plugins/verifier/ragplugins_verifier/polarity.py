@@ -92,8 +92,10 @@ _NOT_NEGATION = re.compile(r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|gre
                            r"|\bwhether\s+or\s+not\b|(?:,|\bor)\s+not\s+\w+ed\b(?=\s*(?:,|\bor\b|\w+s\b))", re.I)
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
+# Lists of a few hundred function words each; English takes the longer of bm25s's two lists (its short one has
+# 33 words, so "You pay 120 EUR per year." would count one Italian word, "per", and no English one).
 _STOPWORDS = {
-    "en": set(_stop.STOPWORDS_EN), "de": set(_stop.STOPWORDS_GERMAN), "fr": set(_stop.STOPWORDS_FRENCH),
+    "en": set(_stop.STOPWORDS_EN_PLUS), "de": set(_stop.STOPWORDS_GERMAN), "fr": set(_stop.STOPWORDS_FRENCH),
     "es": set(_stop.STOPWORDS_SPANISH), "it": set(_stop.STOPWORDS_ITALIAN), "pt": set(_stop.STOPWORDS_PORTUGUESE),
     "nl": set(_stop.STOPWORDS_DUTCH), "sv": set(_stop.STOPWORDS_SWEDISH), "da": set(_stop.STOPWORDS_DANISH),
     "no": set(_stop.STOPWORDS_NORWEGIAN), "tr": set(_stop.STOPWORDS_TURKISH),
@@ -137,6 +139,25 @@ def negation_words(text: str, lang: str = "en") -> set[str]:
 
 def negated(text: str, lang: str = "en") -> bool:
     return bool(negation_words(text, lang))
+
+
+# Verbs and adjectives that carry a negation in their meaning: "excludes" = "does not include", "is missing" =
+# "is not there". Two of them, or one under a negation, cancel out ("does not exclude" = "includes"). Nouns are
+# left out: "an absence of 10 days" is leave, not a negation.
+INHERENT_NEGATIVES = {
+    "exclude", "excludes", "excluded", "excluding", "lack", "lacks", "lacked", "lacking", "omit", "omits",
+    "omitted", "omitting", "fail", "fails", "failed", "failing", "prevent", "prevents", "prevented",
+    "preventing", "unable", "missing", "disable", "disables", "disabled", "forbid",
+    "forbids", "forbidden", "prohibit", "prohibits", "prohibited", "refuse", "refuses", "refused", "reject",
+    "rejects", "rejected", "deny", "denies", "denied", "ignore", "ignores", "ignored", "unsupported",
+}
+
+
+def negative(text: str) -> bool:
+    """Whether an English clause says something negative: a negation word or a word whose meaning holds one
+    (:data:`INHERENT_NEGATIVES`), an even number of them cancelling out."""
+    inherent = sum(1 for w in tokens(_NOT_NEGATION.sub(" ", text)) if w in INHERENT_NEGATIVES)
+    return negated(text) != bool(inherent % 2)
 
 
 def opposites(claim_words: set[str], evidence_words: set[str]) -> list[tuple[str, str]]:
