@@ -18,6 +18,10 @@ pages); its split rule is in the file's header.
     python bench/bench_verifier.py --set v3 --split dev                      # tune on dev
     python bench/bench_verifier.py --set v3 --split test                     # once, at the end
 
+``v4`` (bench/goldsets/verifier_cases_v4.jsonl, issue 18's third round) is stored the same way over three more corpora
+(``V4_ROOTS``: sqlite3-doc's HTML pages, bash-doc's reference manual, the gzipped GNU Info manuals of coreutils,
+units, grep, gzip and wget). ``--check-only`` cuts a set's passages and prints its counts without verifying anything.
+
 ``v1`` points into the benchmark corpora ($RAGPLUGINS_BENCH, default ../shared/bench): a PDF page or a
 Markdown section per evidence item; nothing from the corpora is copied. Each case has a ``split``: ``dev``
 cases were looked at while the fidelity backend was developed, ``heldout`` ones were not scored until
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import json
 import os
 import re
@@ -50,9 +55,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "bench" / "goldsets" / "verifier_cases.jsonl"
 CASES_V2 = ROOT / "bench" / "goldsets" / "verifier_cases_v2.jsonl"
 CASES_V3 = ROOT / "bench" / "goldsets" / "verifier_cases_v3.jsonl"
+CASES_V4 = ROOT / "bench" / "goldsets" / "verifier_cases_v4.jsonl"
 # v3's corpora are read where Debian installs them (nodejs-doc, valgrind, python3.11-doc, postgresql-doc-15).
 V3_ROOTS = {"nodejs": "/usr/share/doc/nodejs/api", "valgrind": "/usr/share/doc/valgrind/html",
             "pydocs": "/usr/share/doc/python3.11/html/_sources", "pgclient": "/usr/share/doc/postgresql-doc-15/html"}
+# v4's corpora, also read where Debian installs them (sqlite3-doc, bash-doc, the GNU info manuals of coreutils,
+# units, grep, gzip, sed, wget: gzipped Info text).
+V4_ROOTS = {"sqlite": "/usr/share/doc/sqlite3", "bash": "/usr/share/doc/bash-doc", "info": "/usr/share/info"}
 OUT = ROOT / "bench" / "results" / "verifier"
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -92,7 +101,10 @@ def corpus_text(root: str, corpus: str, file: str) -> str:
     path = Path(root) / corpus / file
     if not path.is_file():
         raise SystemExit(f"{path} is missing: run python bench/debian_corpora.py {corpus}")
-    raw = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".gz":
+        raw = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
+    else:
+        raw = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".html":
         parser = _HTMLText()
         parser.feed(raw)
@@ -200,10 +212,42 @@ def summarise(rows):
             "cpu_ms_p50": statistics.median(r["cpu_ms"] for r in rows)}
 
 
+def load_set(args):
+    from ragplugins_verifier.cases import read_cases
+
+    if args.set == "v1":
+        return read_cases(CASES, root=args.bench_dir)
+    if args.set == "v2":
+        return read_v2(CASES_V2, args.debian_dir)
+    if args.set == "v3":
+        return read_v2(CASES_V3, V3_ROOTS)
+    return read_v2(CASES_V4, V4_ROOTS)
+
+
+def check_only(args) -> None:
+    """The mechanics of a set without running any verifier: every evidence passage is cut, non-empty and holds
+    its anchor (v2-v4); prints the cases per kind, label and split."""
+    cases = load_set(args)
+    path = {"v2": CASES_V2, "v3": CASES_V3, "v4": CASES_V4}.get(args.set)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("//")] if path else []
+    for case, row in zip(cases, rows):
+        for evidence, item in zip(case.evidence, row["evidence"]):
+            if not evidence.text.strip() or item["anchor"] not in evidence.text:
+                raise SystemExit(f"{case.id}: the passage cut from {item['corpus']}/{item['file']} is empty or "
+                                 f"lacks its anchor {item['anchor']!r}")
+    counts = Counter((c.fields.get("kind"), "grounded" if c.label else "ungrounded", c.fields.get("split"))
+                     for c in cases)
+    for key in sorted(counts, key=str):
+        print(*key, counts[key], sep="\t")
+    print(f"{args.set}: {len(cases)} cases, {sum(len(c.evidence) for c in cases)} evidence passages cut, "
+          f"splits {dict(Counter(c.fields.get('split') for c in cases))}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--set", choices=["v1", "v2", "v3"], default="v2",
-                   help="v1: the 108 cases of issue 7; v2, v3: issue 18 (v3 over corpora v2's rules never saw).")
+    p.add_argument("--set", choices=["v1", "v2", "v3", "v4"], default="v2",
+                   help="v1: the 108 cases of issue 7; v2-v4: issue 18 (v3, v4 over corpora earlier rules never saw).")
     p.add_argument("--split", default="all", help="dev, test (v2) / heldout (v1), or all.")
     p.add_argument("--bench-dir", default=os.environ.get("RAGPLUGINS_BENCH", str(ROOT.parent / "shared" / "bench")),
                    help="v1: the benchmark corpora.")
@@ -212,22 +256,21 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for this run (default 1).")
     p.add_argument("--backends", default="fidelity")
     p.add_argument("--out", default=None, help="default bench/results/verifier/<set>-<split>")
+    p.add_argument("--check-only", action="store_true",
+                   help="cut every case's evidence and print the counts per kind, label and split; verify nothing.")
     args = p.parse_args()
+    if args.check_only:
+        check_only(args)
+        return
 
     import torch
 
     from ragplugins.embeddings import load_embed_model
     from ragplugins.testing import FakeLLM
     from ragplugins_verifier import FidelityVerifier, LLMVerifier, NLIVerifier
-    from ragplugins_verifier.cases import read_cases
 
     torch.set_num_threads(args.threads)
-    if args.set == "v1":
-        cases = read_cases(CASES, root=args.bench_dir)
-    elif args.set == "v2":
-        cases = read_v2(CASES_V2, args.debian_dir)
-    else:
-        cases = read_v2(CASES_V3, V3_ROOTS)
+    cases = load_set(args)
     if args.split != "all":
         cases = [c for c in cases if c.fields.get("split") == args.split]
     results = {"set": args.set, "split": args.split, "cases": len(cases),
