@@ -98,7 +98,7 @@ class _Unit:
     tokens: list[tuple[int, int, str]]       # (start, end, stem) of every word, unit text only
     stems: set[str]
     heading: set[str]
-    clauses: list[tuple[set[str], bool]]     # (content stems, negative) per clause, for polarity
+    clauses: list[tuple[set[str], bool, set[str]]]  # (content stems, negative, negation scope) per clause
     facts: list[Fact] = field(default_factory=list)
     breaks: list[int] = field(default_factory=list)  # item boundaries before each token
     surface: set[str] = field(default_factory=set)   # lowercased words as written, for opposites
@@ -146,7 +146,7 @@ def _parse(node_id: str, text: str) -> tuple[_Unit, ...]:
         out.append(_Unit(
             unit=u, tokens=toks, stems={t for _, _, t in toks if len(t) > 1},
             heading={stem(w) for _, _, w in words(u.heading) if is_content(w)} | term,
-            clauses=[(_polarity_stems(c), polarity.negative(_code_free(c))) for c in _EVIDENCE_CLAUSES.split(u.text)],
+            clauses=[_polarity_clause(c) for c in _EVIDENCE_CLAUSES.split(u.text)],
             facts=[f for f in extract(u.text, claims=False) if not _list_number(u.text, f)],
             breaks=_breaks(u.text, toks), surface=set(polarity.tokens(_code_free(u.text))), directive=directive))
     return tuple(out)
@@ -173,6 +173,16 @@ def _breaks(text: str, tokens: list[tuple[int, int, str]]) -> list[int]:
 def _code_free(text: str) -> str:
     """Inline code is not prose: `None` is a value, not a negation (so is a capitalised None mid-sentence)."""
     return re.sub(r"(?<=[^.!?\s])(\s+)None\b", r"\1", re.sub(r"`[^`]*`", " ", text))
+
+
+def _polarity_clause(text: str) -> tuple[set[str], bool, set[str]]:
+    """A clause's content stems, whether it is negative, and the stems its negation bears on."""
+    plain = _code_free(text)
+    return _polarity_stems(text), polarity.negative(plain), _scope_stems(plain)
+
+
+def _scope_stems(text: str) -> set[str]:
+    return {stem(w) for w in polarity.negation_scope(text) if is_content(w)}
 
 
 def _polarity_stems(text: str) -> set[str]:
@@ -387,8 +397,10 @@ class FidelityVerifier(Verifier):
             return [f"{fact.describe()} does not appear in the evidence"]
         context = claim.context(fact, index)
         words_here = {st for st, _ in context}
+        # "from 0 to 32767": the other end of a range the sentence states is its own value, not a rival.
+        partner = claim.range_partner(fact)
         rivals = [o for o in index.occurrences if o.fact.kind == fact.kind and _rival(fact, o.fact, words_here)
-                  and not any(_matches(fact, f.fact) for f in [o])]
+                  and not _matches(fact, o.fact) and not (partner and _matches(partner, o.fact))]
         if not rivals:
             return []
         best_found = max(found, key=lambda o: _attachment(context, index, o))
@@ -402,7 +414,7 @@ class FidelityVerifier(Verifier):
 
     def _polarity_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         reasons = []
-        evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
+        evidence = [(stems, neg, u, scope) for u in index.units for stems, neg, scope in u.clauses if stems]
         clauses = claim.polarity_clauses()
         # A clause too short to place ("and below are tracked") is read with the whole sentence, last.
         whole = len(clauses) > 1 and not claim.from_question
@@ -452,7 +464,7 @@ class FidelityVerifier(Verifier):
             if is_body:
                 continue
             scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & es), i)
-                             for i, (es, _, _) in enumerate(evidence)), reverse=True)
+                             for i, (es, _, _, _) in enumerate(evidence)), reverse=True)
             top = scored[0][0]
             total = sum(index.idf.get(s, 0.0) for s in stems)
             # Only compare with evidence that says the same thing.
@@ -460,7 +472,12 @@ class FidelityVerifier(Verifier):
                 continue
             peers = [evidence[i] for score, i in scored if score >= 0.8 * top]
             negative = polarity.negative(_code_free(clause)) != claim.denies
-            if all(neg != negative for _, neg, _ in peers):
+            # A negation bears on the words after it: "more concurrency as readers do not block writers" does not
+            # deny "more concurrency". Negations disagree only where the negated side's scope is what the other
+            # side talks about.
+            scope = stems if claim.denies else _scope_stems(_code_free(clause))
+            if all(neg != negative and ((es & scope) if negative else (stems & escope))
+                   for es, neg, _, escope in peers):
                 unit = peers[0][2].unit.text
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
@@ -610,6 +627,16 @@ class _Claim:
             return 0, len(unit.unit.text)
         return hits[0][0], hits[-1][1]
 
+    def range_partner(self, fact: Fact) -> Fact | None:
+        """The other end of a range the fact belongs to ("from 2 to 64", "between 0 and 5", "20-30")."""
+        numbers = [f for f in self.facts if f.kind == fact.kind]
+        for a, b in zip(numbers, numbers[1:]):
+            if fact in (a, b) and _RANGE_JOIN.fullmatch(self.text[a.end:b.start]) and \
+                    (self.text[a.end:b.start].strip() in ("-", "–", "to", "through")
+                     or _RANGE_OPEN.search(self.text[:a.start])):
+                return b if fact is a else a
+        return None
+
     def stems(self) -> set[str]:
         """The content words and the words of the facts, stemmed: what a supporting unit should say."""
         return {st for _, st in self.content} | {stem(w) for f in self.facts for _, _, w in words(f.text)}
@@ -664,6 +691,9 @@ class _Claim:
             return [self.text[self.offset:]]  # a "No" denies the question as a whole
         return [p for p in _POLARITY_SPLIT.split(self.text[self.offset:]) if p and p.strip()]
 
+
+_RANGE_JOIN = re.compile(r"\s*(?:-|–|to|and|through)\s*", re.I)
+_RANGE_OPEN = re.compile(r"\b(?:from|between)\s*$", re.I)
 
 # Words that frame a whole statement rather than fill a role in it ("X returns Y" = "Return Y of X",
 # "HTTP uses port 80 by default" = "The default port for HTTP is 80").
@@ -775,10 +805,16 @@ def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | N
     y before and x after. Words near the pivot weigh more; a word on both sides of either pivot, or the
     word right before both pivots ("backed by"), says nothing about roles."""
     def sides(tokens, i):
-        before = [t for t, c in reversed(tokens[max(0, i - 3 * window):i]) if c][:window]
-        after = [t for t, c in tokens[i + 1:i + 1 + 3 * window] if c][:window]
+        before = [t for t, c in itertools.takewhile(lambda tc: tc[0] != _CLAUSE_END,
+                                                    reversed(tokens[max(0, i - 3 * window):i])) if c][:window]
+        after = [t for t, c in itertools.takewhile(lambda tc: tc[0] != _CLAUSE_END,
+                                                   tokens[i + 1:i + 1 + 3 * window]) if c][:window]
         return before, after
-    claim_tokens, unit_tokens = _role_tokens(claim), _role_tokens(unit)
+
+    def clause_tokens(text, splitter):
+        # The two sides of a relation word are in its clause: "from 0 to 32767, and assigning to it ..."
+        return [t for part in splitter.split(text) if part for t in _role_tokens(part) + [(_CLAUSE_END, False)]]
+    claim_tokens, unit_tokens = clause_tokens(claim, _INDEPENDENT), clause_tokens(unit, _INDEPENDENT)
     for i, (pivot, _) in enumerate(claim_tokens):
         if pivot not in _PIVOTS:
             continue
@@ -799,6 +835,11 @@ def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | N
         if best and best[2] and best[3] and best[0] > best[1]:
             return pivot, best[2][0], best[3][0]
     return None
+
+
+_CLAUSE_END = "\x00"
+# Where one clause that could stand alone ends and another begins ("X, backed by Y" is one).
+_INDEPENDENT = re.compile(r"\s*(?:;|:(?=\s)|,\s*(?:and|but|while|whereas|then|or|so)\b)\s*", re.I)
 
 
 def _runs(seq: list[str]) -> list[str]:
@@ -822,7 +863,7 @@ def _lcs(a: list[str], b: list[str]) -> int:
 def _foreign_polarity(claim: _Claim, unit: _Unit) -> list[str]:
     """A German, French or Spanish sentence against the English unit the embedder matched: negation must agree."""
     negated = _negated(claim.text[claim.offset:], claim.lang) != claim.denies
-    if negated != _negated(unit.unit.text):
+    if negated != polarity.negative(_code_free(unit.unit.text)):  # "no están activadas" = "disabled"
         return [f"negation differs from the evidence ({claim.lang}): \"{_clip(claim.text)}\" vs "
                 f"\"{_clip(unit.unit.text)}\""]
     return []
@@ -881,7 +922,7 @@ def _matches(claimed: Fact, found: Fact) -> bool:
     approximate claim ("about 94 °C" for 93.5 °C)."""
     if claimed.kind != "number" or found.kind != "number":
         return claimed.kind == found.kind and _same_value(claimed, found) and _compatible_units(claimed, found)
-    step = quantities.last_digit_step(claimed.text)
+    step = quantities.last_digit_step(claimed.text, claimed.value)
     if claimed.unit and found.unit and claimed.unit != found.unit and \
             quantities.convertible(claimed.unit, found.unit):
         values = quantities.in_unit(claimed.value, claimed.unit, found.unit)

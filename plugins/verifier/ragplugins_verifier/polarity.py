@@ -153,6 +153,17 @@ INHERENT_NEGATIVES = {
 }
 
 
+def negation_scope(text: str) -> list[str]:
+    """The words an English negation bears on: those after the first negation word (or word carrying one) of
+    the clause. "WAL gives more concurrency as readers do not block writers" negates "block writers", not
+    "concurrency"."""
+    words = tokens(_NOT_NEGATION.sub(" ", text))
+    for i, w in enumerate(words):
+        if w in NEGATIONS["en"] or w in INHERENT_NEGATIVES or w.endswith("n't"):
+            return words[i + 1:]
+    return []
+
+
 def negative(text: str) -> bool:
     """Whether an English clause says something negative: a negation word or a word whose meaning holds one
     (:data:`INHERENT_NEGATIVES`), an even number of them cancelling out."""
