@@ -395,6 +395,14 @@ class FidelityVerifier(Verifier):
                 units = sorted({o.fact.text for o in same})
                 return [f"{fact.describe()} appears in the evidence only with another unit ({', '.join(units)})"]
             return [f"{fact.describe()} does not appear in the evidence"]
+        # "at most 50,000" where the evidence says "50,000 or more": the bound points the other way.
+        claimed_bound = polarity.bound(claim.text, fact.start, fact.end)
+        if claimed_bound:
+            bounds = [polarity.bound(index.units[o.unit].unit.text, o.fact.start, o.fact.end) for o in found]
+            if all(b and b != claimed_bound for b in bounds):
+                return [f"{fact.describe()} is claimed as a{'n upper' if claimed_bound == 'upper' else ' lower'} "
+                        f"bound where the evidence gives it as a{'n upper' if bounds[0] == 'upper' else ' lower'} "
+                        f"one: \"{_clip(index.units[found[0].unit].unit.text)}\""]
         context = claim.context(fact, index)
         words_here = {st for st, _ in context}
         # "from 0 to 32767": the other end of a range the sentence states is its own value, not a rival.

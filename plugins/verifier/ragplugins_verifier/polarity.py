@@ -211,3 +211,23 @@ def restriction(claim_words: set[str], evidence_words: set[str]) -> str | None:
     """A restricting word ('only') the evidence does not use."""
     extra = (claim_words & RESTRICTIVE) - evidence_words
     return sorted(extra)[0] if extra else None
+
+
+# Bounds on a value: "at least 8" and "8 or more" are lower bounds, "at most 8" and "up to 8" upper ones.
+_UNNEGATED = r"(?<!no )(?<!not )"  # "not more than 3" is an upper bound, "more than 3" a lower one
+_LOWER_BEFORE = re.compile(r"(?:\bat\s+least|\bno[t]?\s+(?:less|fewer)\s+than|" + _UNNEGATED + r"\bmore\s+than|"
+                           r"\bgreater\s+than|\bover|\babove|\bminimum(?:\s+of)?|\bmin\.?|>=?|≥)\s*$", re.I)
+_UPPER_BEFORE = re.compile(r"(?:\bat\s+most|\bno[t]?\s+more\s+than|\bup\s+to|" + _UNNEGATED + r"\b(?:less|fewer)"
+                           r"\s+than|"
+                           r"\bunder|\bbelow|\bmaximum(?:\s+of)?|\bmax\.?|<=?|≤)\s*$", re.I)
+_LOWER_AFTER = re.compile(r"^\s*(?:or\s+(?:more|greater|higher|above|later|longer)|and\s+(?:more|above|up))\b", re.I)
+_UPPER_AFTER = re.compile(r"^\s*(?:or\s+(?:less|fewer|lower|below|earlier|shorter)|and\s+(?:less|below|under))\b",
+                          re.I)
+
+
+def bound(text: str, start: int, end: int) -> str | None:
+    """'lower' or 'upper' when the words around the value at ``text[start:end]`` bound it, else None."""
+    before, after = text[max(0, start - 30):start], text[end:end + 20]
+    lower = bool(_LOWER_BEFORE.search(before) or _LOWER_AFTER.match(after))
+    upper = bool(_UPPER_BEFORE.search(before) or _UPPER_AFTER.match(after))
+    return None if lower == upper else ("lower" if lower else "upper")

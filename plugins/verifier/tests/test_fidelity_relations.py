@@ -151,3 +151,22 @@ def test_ranges_clauses_negation_scope_and_scaled_hedges(check, answer):
 def test_the_same_mechanisms_still_reject(check, answer, reason):
     v = check(answer, evidence=[COUNTER])
     assert not v.grounded and reason in " | ".join(r for s in v.sentences for r in s.reasons)
+
+
+BOUNDS = "The relay handles 40,000 or more messages per second. A frame holds at most 512 bytes."
+
+
+@pytest.mark.parametrize("answer, grounded", [
+    ("The relay handles at least 40,000 messages per second.", True),
+    ("The relay handles 40,000 messages per second.", True),
+    ("The relay handles at most 40,000 messages per second.", False),
+    ("The relay handles up to 40,000 messages per second.", False),
+    ("A frame holds no more than 512 bytes.", True),
+    ("A frame holds 512 bytes or more.", False),
+    ("A frame holds not less than 512 bytes.", False),
+])
+def test_a_bound_on_a_value_must_point_the_way_the_evidence_does(check, answer, grounded):
+    v = check(answer, evidence=[BOUNDS])
+    assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
+    if not grounded:
+        assert "bound" in " | ".join(r for s in v.sentences for r in s.reasons)
