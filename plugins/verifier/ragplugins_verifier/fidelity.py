@@ -5,7 +5,8 @@ question's statement, denied for "No"):
 
 1. **Facts** (numbers with units, dates, codes, named entities) must appear in the
    evidence. A number must match after unit conversion (pint; :mod:`.quantities`), within
-   the stated tolerance when the sentence hedges it ("about 94 °C").
+   the stated tolerance when the sentence hedges it ("about 94 °C"); a bound on it ("at most") must point the
+   way the evidence's bound does.
 2. **Attachment**: a number or date must be attached to the same subject in the
    evidence. Each claimed value is compared with the other values of the same kind
    in the evidence: when another value sits clearly closer to the words the sentence
@@ -18,8 +19,8 @@ question's statement, denied for "No"):
    means the roles were swapped ("the primary applies WAL received from the standby"); so
    do the two sides of a relation word trading places ("copies dest to src").
 4. **Polarity**: a clause and the evidence it matches best must agree on negation (en, de,
-   fr, es), on opposites, prefixes, bounds and quantifiers, and "only" must not narrow it
-   (:mod:`.polarity`).
+   fr, es; a verb may carry it, and it bears on the words after it), on opposites, prefixes,
+   bounds and quantifiers, and "only" must not narrow it (:mod:`.polarity`).
 5. **Novelty**: a clause whose content words are mostly absent from the evidence
    and the question adds something the evidence does not say (an extra step); a list
    member the evidence does not name replaces one it does.
@@ -27,7 +28,8 @@ question's statement, denied for "No"):
    (:mod:`.directives`); echoing them, or answering with a bare verdict word, fails.
 7. **Support**: the cosine between the sentence and its best evidence unit under the
    bundled embedder (all-MiniLM-L6-v2); the sentence's score. A sentence the exact checks
-   rejected is not embedded. The reported span is the
+   rejected is not embedded, nor is an English sentence most of whose words one unit holds (its score is
+   then that share: the embedder is for paraphrases). The reported span is the
    stretch of that unit holding the words the sentence shares with it.
 
 A sentence in a language other than English, German, French or Spanish is not
