@@ -526,6 +526,10 @@ class FidelityVerifier(Verifier):
             x, y = cast(tuple[str, str], swaps[0])
             return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
                     f"round: \"{_clip(units[0].unit.text)}\""]
+        contrasted = [_contrast_swapped(body, u.unit.text) for u in units]
+        if all(contrasted):
+            return [f"roles are swapped around a contrast: the sentence sets aside '{contrasted[0]}', which the "
+                    f"evidence affirms, and affirms what it sets aside: \"{_clip(units[0].unit.text)}\""]
         crossed = [_crossed(body, u.unit.text) for u in units]
         if all(crossed):
             pivot, x, y = cast(tuple[str, str, str], crossed[0])
@@ -845,6 +849,34 @@ def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | N
         if best and best[2] and best[3] and best[0] > best[1]:
             return pivot, best[2][0], best[3][0]
     return None
+
+
+# "X rather than Y", "X, not Y", "X instead of Y": X affirmed, Y set aside (up to the end of the clause).
+_CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of|and\s+not|but\s+not)\b|,\s*not\b(?!\s+(?:only|just)\b)",
+                       re.I)
+
+
+def _contrast(text: str) -> tuple[set[str], set[str]] | None:
+    """(affirmed, set-aside) content stems of a sentence built on a contrast, else None."""
+    m = _CONTRAST.search(text)
+    if m is None:
+        return None
+    end = re.search(r"[;.,:](?:\s|$)", text[m.end():])
+    aside = text[m.end():m.end() + end.start() if end else len(text)]
+    return _polarity_stems(text[:m.start()]), _polarity_stems(aside)
+
+
+def _contrast_swapped(claim: str, unit: str) -> str | None:
+    """The words a sentence sets aside though the evidence affirms them, when the evidence sets aside what the
+    sentence affirms: "the ID of the subshell rather than of the invoking shell" against "the ID of the invoking
+    shell, not the subshell"."""
+    said, told = _contrast(claim), _contrast(unit)
+    if not said or not told:
+        return None
+    (claim_yes, claim_no), (unit_yes, unit_no) = said, told
+    moved_out = (claim_no - unit_no) & (unit_yes - claim_yes)
+    moved_in = (unit_no - claim_no) & claim_yes
+    return sorted(moved_out)[0] if moved_out and moved_in and not claim_no & unit_no else None
 
 
 _CLAUSE_END = "\x00"

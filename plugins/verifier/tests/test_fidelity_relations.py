@@ -170,3 +170,18 @@ def test_a_bound_on_a_value_must_point_the_way_the_evidence_does(check, answer, 
     assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
     if not grounded:
         assert "bound" in " | ".join(r for s in v.sentences for r in s.reasons)
+
+
+CONTRAST = "Inside a sandbox, $ID expands to the session number of the parent console, not the sandbox."
+
+
+@pytest.mark.parametrize("answer, grounded", [
+    ("Inside a sandbox, $ID gives the session number of the parent console rather than that of the sandbox.", True),
+    ("Inside a sandbox, $ID gives the session number of the sandbox rather than that of the parent console.", False),
+    ("Inside a sandbox, $ID gives the session number of the sandbox instead of the parent console.", False),
+])
+def test_what_a_contrast_sets_aside_must_not_trade_places(check, answer, grounded):
+    v = check(answer, evidence=[CONTRAST])
+    assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
+    if not grounded:
+        assert "contrast" in " | ".join(r for s in v.sentences for r in s.reasons)
