@@ -290,6 +290,9 @@ def main() -> None:
         entry = {"rows": rows, "all": summarise(rows)}
         short = [r for r in rows if r["sentences"] <= 5]
         entry["up_to_5_sentences"] = summarise(short) if short else None
+        # Accepted answers are the ones that may reach the embedder: their latency is the one to watch.
+        accepted = [r for r in rows if r["grounded"]]
+        entry["accepted"] = summarise(accepted) if accepted else None
         entry["by_kind"] = {k: summarise([r for r in rows if r["kind"] == k])
                             for k in sorted({r["kind"] for r in rows}, key=str)}
         results["backends"][name] = entry
@@ -322,6 +325,8 @@ def markdown(results) -> str:
         rows = [("**all**", entry["all"])] + list(entry["by_kind"].items())
         if entry.get("up_to_5_sentences"):
             rows.append(("answers of <= 5 sentences", entry["up_to_5_sentences"]))
+        if entry.get("accepted"):
+            rows.append(("answers accepted (latency)", entry["accepted"]))
         for kind, s in rows:
             lines.append(f"| {name} | {kind} | {s['n']} | {s['accuracy']:.3f} | {_f(s['tpr'])} | {_f(s['tnr'])} | "
                          f"{s['tp']}/{s['fn']}/{s['tn']}/{s['fp']} | {s['wall_ms_p50']:.1f} / {s['wall_ms_p90']:.1f} | "
