@@ -39,7 +39,7 @@ given as ratios measured side by side. Each plugin's full tables and history: `p
 | overview and retry: no per-query regression (issue 14) | **met**: zero R@10 and nDCG@10 regressions on every corpus, dev and test |
 | crossref hop higher on pointer questions (issue 14) | **met on postgres** (test pointer R@10 0.625 -> 0.875); **not met** on git and python test (unchanged); no question lower on either split |
 | crossref extraction precision >= 0.95, recall >= 0.8 (issue 14) | **met** on the dev and test splits of git, postgres, python |
-| verifier accuracy and TNR >= 0.92, every kind >= 0.8 (issue 18) | **not met** on v3 test: accuracy 0.819, TNR 0.919; three kinds under 0.8 |
+| verifier accuracy and TNR >= 0.92, every kind >= 0.8 (issue 18) | **not met** on the fresh v4 test: accuracy 0.716, TNR 0.842; eight of nine kinds under 0.8 |
 
 Sections: [unseen documents](#unseen-documents-the-first-stage-against-llamaindex-and-every-plugin-issue-14),
 [core](#core-the-first-stage-against-llamaindexs-own-pipeline-issue-14), [speed](#speed-and-cost-issues-2-and-3),

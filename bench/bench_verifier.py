@@ -100,6 +100,9 @@ def corpus_text(root: str, corpus: str, file: str) -> str:
     """A corpus file's text with all whitespace collapsed (HTML pages: their visible text)."""
     path = Path(root) / corpus / file
     if not path.is_file():
+        if root.startswith("/usr/share"):  # v3 and v4 read what Debian's documentation packages install
+            raise SystemExit(f"{path} is missing: install the Debian package that ships it (v3: nodejs-doc "
+                             "valgrind python3.11-doc postgresql-doc-15; v4: sqlite3-doc bash-doc units)")
         raise SystemExit(f"{path} is missing: run python bench/debian_corpora.py {corpus}")
     if path.suffix == ".gz":
         raw = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
