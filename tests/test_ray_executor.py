@@ -175,7 +175,7 @@ def write(folder: Path, files: dict[str, str]) -> Path:
     return folder
 
 
-def app(persist: Path, plugins=(), enable=PLUGINS):
+def app(persist: Path | str, plugins=(), enable=PLUGINS):
     """The installed plugins and ``plugins``, ``enable``d, over the index in ``persist``."""
     registry = PluginRegistry.discover()
     for plugin in plugins:
@@ -388,3 +388,21 @@ def test_a_scope_other_than_chunk_or_corpus_is_the_plugins_error(tmp_path):
     with pytest.raises(PluginError, match="plugin 'sloppy' failed in ragplugins_transformations: ValueError: "
                                           "unknown scope 'parallel'; allowed: chunk, corpus"):
         rp.transformations()
+
+
+@pytest.mark.slow
+def test_a_run_on_ray_into_object_storage_is_the_serial_index(local_ray, small_tasks, tmp_path, s3_endpoint,
+                                                               monkeypatch):
+    """persist_dir in a bucket of the local S3 server: the workers only read, split and embed; the one
+    writer puts the index there, and an app opened afterwards on the bucket sees the serial index."""
+    from s3_server import new_bucket, s3_environment
+
+    s3_environment(monkeypatch, s3_endpoint, "ray-secret")
+    bucket = new_bucket(s3_endpoint, "ray-secret").bucket
+    corpus = write(tmp_path / "corpus", {**DEAL, **TINY_CORPUS})
+    serial, parallel = app(tmp_path / "serial"), app(f"s3://{bucket}/team/index")
+    serial.index_paths([corpus])
+    parallel.index_paths([corpus], executor="ray", workers=2)
+    want = snapshot(serial)
+    assert snapshot(parallel) == want
+    assert snapshot(app(f"s3://{bucket}/team/index")) == want

@@ -53,12 +53,13 @@ class CrossrefConfig(BaseModel):
                     "matches; otherwise its best matches.")
     trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.")
     gate: float = Field(
-        0.85, ge=0.0, le=2.0,
-        description="Trigger: the hop follows a reference only when the sentence making it matches the query at "
-                    "least gate x as well (dense cosine) as the best candidate does. 1.0 = the pointer describes "
-                    "the question better than any retrieved chunk answers it; lower hops more often. 0.85: chosen "
-                    "on the Debian corpora's dev questions (the referring chunk also holds the question's first "
-                    "half, so it matches about as well as its own sentence).")
+        1.0, ge=0.0, le=2.0,
+        description="Trigger: the hop follows a reference only when the pointer (the better of its sentence and its "
+                    "passage, see `reading`) matches the query at least gate x as well (dense cosine) as, with swap, "
+                    "the chunk it would displace (in a list shorter than the window, which trades nothing, the "
+                    "weakest chunk), else the best candidate. 1.0 = the pointer argues for its target at least as "
+                    "strongly as the traded chunk argues for itself; lower hops more often. (Until issue 14: 0.85 x "
+                    "the best candidate.)")
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap",
         description="Where hopped chunks go: swap = into the top `window`, each in place of the lowest-ranked "
@@ -70,6 +71,12 @@ class CrossrefConfig(BaseModel):
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
                     "wrong hop can displace a relevant chunk); append = after the whole list.")
+    reading: Literal["passage", "sentence"] = Field(
+        "passage",
+        description="How a pointer is matched to the query: passage = the better of the sentence making the "
+                    "reference and its passage (the sentence with its neighbours in its paragraph, up to 240 "
+                    "characters either side), since a pointer sentence often says only where to look (\"See X "
+                    "for details.\"); sentence = the sentence alone (before issue 14).")
     window: int = Field(
         10, ge=1, le=1000,
         description="swap placement: the top positions the hop may change (the chunks your answer is read from).")

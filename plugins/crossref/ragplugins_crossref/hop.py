@@ -24,10 +24,12 @@ chunk matches the question better goes first.
 
 Then it fires only on insufficient evidence, two checks and no fallback:
 
-- the pointer's sentence must match the query at least ``gate`` (0.85) times as
-  well as the best candidate chunk does: the question describes the pointer
-  about as well as anything retrieved answers it (the referring chunk holds the
-  question's first half too, so 1.0 blocked the right pointer on dev);
+- the pointer, read by the better of its sentence and its passage (the sentence
+  with its neighbours in the paragraph: "See X for details." says only where to
+  look), must match the query at least ``gate`` (1.0) times as well as, with
+  ``swap``, the chunk it would displace (the pointer argues for its target at
+  least as strongly as the traded chunk argues for itself), else the best
+  candidate chunk (issue 14 replaced 0.85 x the best candidate, fitted on dev);
 - (placements other than ``swap``) the pointer's lead chunk (the section the
   reference names, else the pointed-at document's best match for the query, by
   the core's document-filtered dense search under the host's filters) must not
@@ -188,6 +190,28 @@ def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
     return out or [surface]
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def reference_passages(text: str, surface: str) -> list[str]:
+    """The passage around each mention of ``surface``: its paragraph (blank lines bound it), at most
+    _CONTEXT_CHARS characters either side of the mention. A pointer sentence often says only where to
+    look ("See X for details."); what it is about is said by the sentences around it."""
+    out: list[str] = []
+    for start, end in mention_spans(text, surface)[:_MAX_MENTIONS]:
+        left = max([m.end() for m in _PARAGRAPH_BREAK.finditer(text, 0, start)] + [start - _CONTEXT_CHARS, 0])
+        following = _PARAGRAPH_BREAK.search(text, end)
+        right = min(following.start() if following else len(text), end + _CONTEXT_CHARS)
+        if left > 0 and not text[left - 1].isspace():
+            left = text.find(" ", left, start) + 1 or left
+        if right < len(text) and not text[right].isspace():
+            right = text.rfind(" ", end, right) if text.rfind(" ", end, right) > end else right
+        passage = " ".join(text[left:right].split())
+        if passage and passage not in out:
+            out.append(passage)
+    return out
+
+
 def cited_clause(sentence: str, query: str) -> bool:
     """Whether the question cites, by its number, the list item a reference sentence comes from:
     "Section 4.1(b)" names item "(b)" under the lead-in "4.1 ... subject to:". A citation says
@@ -221,10 +245,15 @@ class CrossrefHop(BaseNodePostprocessor):
     max_hops: int = Field(1, description="References (pointers) to follow, at most.")
     chunks_per_hop: int = Field(2, description="Chunks pulled from each pointed-at document, at most.")
     trigger_depth: int = Field(3, description="References in this many top candidates count.")
-    gate: float = Field(0.85, description="The pointer's sentence must match the query at least gate x as well "
-                                         "as the best candidate does (dense cosine).")
+    gate: float = Field(1.0, description="swap: the pointer must match the query at least gate x as well as the "
+                                        "chunk it displaces does; other placements: as the best candidate does "
+                                        "(dense cosine).")
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap", description="Where hopped chunks go.")
+    reading: Literal["passage", "sentence"] = Field(
+        "passage", description="How a pointer is matched to the query: by the better of its sentence and "
+                               "its passage (the sentence with its neighbours in the paragraph), or by its "
+                               "sentence alone.")
     window: int = Field(10, description="swap placement: the top positions the hop may change.")
     aliases: dict[str, list[str]] = Field(default_factory=dict,
                                           description="Extra document names, by doc id or file name.")
@@ -267,7 +296,9 @@ class CrossrefHop(BaseNodePostprocessor):
                 sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks, others)
                 if not sentences:
                     continue
-                entry = pointers.setdefault(target, {"target": target, "mentions": []})
+                entry = pointers.setdefault(target, {"target": target, "mentions": [], "passages": []})
+                entry["passages"] += [(rank + 1, passage) for passage in
+                                      reference_passages(text, ref.get("text") or ref.get("ref") or "")]
                 for sentence in sentences:
                     entry["mentions"].append({
                         "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),
@@ -312,19 +343,27 @@ class CrossrefHop(BaseNodePostprocessor):
                                 + (" from the documents the question names" if named else ""))
             return nodes
         query_embedding = self._ctx.embed_query(query)
-        cosines = [c for c in (api.query_cosine(n, query_embedding) for n in nodes) if c is not None]
-        if not cosines:
-            # A host's own retriever returns neither vectors nor ragplugins' dense scores: embed the
-            # candidates as the index embedded them (cached on the context across queries).
-            texts = [n.node.get_content(metadata_mode=MetadataMode.EMBED) for n in nodes]
-            vectors = self._ctx.embed_texts(texts)
-            cosines = [c for c in (api.cosine(query_embedding, vectors[t]) for t in texts) if c is not None]
-        if not cosines:
+        measured = {n.node.node_id: api.query_cosine(n, query_embedding) for n in nodes}
+        texts = {n.node.node_id: n.node.get_content(metadata_mode=MetadataMode.EMBED)
+                 for n in nodes if measured[n.node.node_id] is None}
+        if texts:
+            # A host's own retriever returns neither vectors nor ragplugins' dense scores, and the core's
+            # sparse leg alone measures none: embed those candidates as the index embedded them (cached
+            # on the context across queries). A swap weighs every chunk it may trade.
+            vectors = self._ctx.embed_texts(list(texts.values()))
+            measured.update({i: api.cosine(query_embedding, vectors[t]) for i, t in texts.items()})
+        cosine_of = {i: c for i, c in measured.items() if c is not None}
+        if not cosine_of:
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False,
                                 considered=list(pointers.values()), chosen=[], chunks_added=0,
                                 reason="no dense scores on the candidates")
             return nodes
-        threshold = self.gate * max(cosines)
+        if self.placement == "swap":
+            # A swap trades the pointer's evidence for a chunk's own: the least any swap needs is to
+            # outweigh the weakest chunk in the window (each swap is checked against its own chunk).
+            threshold = self.gate * min(cosine_of.get(n.node.node_id, 0.0) for n in nodes[: self.window])
+        else:
+            threshold = self.gate * max(cosine_of.values())
         present = {n.node.node_id for n in nodes}
         depth = len(present) + self.max_hops * self.chunks_per_hop
         searched: dict[str, list[tuple[float, NodeWithScore]] | None] = {}
@@ -337,13 +376,15 @@ class CrossrefHop(BaseNodePostprocessor):
         ranked = self._rank(pointers, query_embedding, query)
         ranked = self._break_ties(ranked, threshold, search)
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
-        follow = self._follow_swap if self.placement == "swap" else self._follow
         for pointer in ranked[: self.max_hops]:
-            picks = follow(pointer, search, present, threshold, nodes, query_embedding)
+            if self.placement == "swap":
+                picks = self._follow_swap(pointer, search, present, nodes, query_embedding, cosine_of, named)
+            else:
+                picks = self._follow(pointer, search, present, threshold, nodes, query_embedding)
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
         if self.placement == "swap":
-            out, added, removed = self._swap(nodes, hops)
+            out, added, removed = self._swap(nodes, hops, cosine_of, named)
         else:
             out, added, removed = self._place(nodes, hops)
         best = hops[0][0] if hops else None
@@ -365,7 +406,8 @@ class CrossrefHop(BaseNodePostprocessor):
         reference sentences matches the query."""
         # Reference sentences recur across queries (hub chunks are retrieved again and again): the
         # context caches their embeddings.
-        vectors = self._ctx.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]])
+        vectors = self._ctx.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]]
+                                        + [text for p in pointers.values() for _, text in p["passages"]])
         for p in pointers.values():
             for m in p["mentions"]:
                 m["match"] = round(api.cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
@@ -375,9 +417,17 @@ class CrossrefHop(BaseNodePostprocessor):
             # section (it says which chunk is meant).
             best = min(p["mentions"], key=lambda m: (not m["cited"], -m["match"], m["from_rank"],
                                                      m["section_chunk"] is None))
-            p.update({k: v for k, v in best.items() if k != "match"}, context=best["match"],
+            # A pointer sentence often only says where to look ("See X for details."); the sentences
+            # around it say what for. The pointer is read both ways and counts by the better reading.
+            passage = max(((round(api.cosine(query_embedding, vectors[t]) or 0.0, 4), -rank, t)
+                           for rank, t in p.pop("passages")), default=(0.0, 0, ""))
+            context = max(best["match"], passage[0]) if self.reading == "passage" else best["match"]
+            p.update({k: v for k, v in best.items() if k != "match"}, context=context,
+                     sentence_match=best["match"], passage_match=passage[0], passage=passage[2],
                      mentions=len(p["mentions"]))
-        return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["context"], p["from_rank"]))
+        # Which pointer is the sentence's call (a passage holds several pointers and reads the same for
+        # each); whether to follow it is the passage's (``context``, see _follow_swap).
+        return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["sentence_match"], p["from_rank"]))
 
     def _break_ties(self, ranked: list[dict[str, Any]], threshold: float,
                     search: Any) -> list[dict[str, Any]]:
@@ -388,7 +438,7 @@ class CrossrefHop(BaseNodePostprocessor):
         rest = list(ranked)
         while rest and len(out) < self.max_hops:
             lead = rest[0]
-            tied = [p for p in rest if (p["cited"], p["context"]) == (lead["cited"], lead["context"])]
+            tied = [p for p in rest if (p["cited"], p["sentence_match"]) == (lead["cited"], lead["sentence_match"])]
             if len(tied) > 1 and lead["context"] >= threshold:
                 for p in tied:
                     search(p)
@@ -432,14 +482,26 @@ class CrossrefHop(BaseNodePostprocessor):
         return [(score, self._tag(nws, pointer, score)) for score, nws in picks]
 
     def _follow_swap(self, pointer: dict[str, Any], search: Any, present: set[str],
-                     threshold: float, nodes: list[NodeWithScore],
-                     query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
+                     nodes: list[NodeWithScore], query_embedding: list[float],
+                     cosine_of: dict[str, float], named: set[str]) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) of the pointed-at document to bring into the top ``window``, best first: the
         section the reference names, then the document's candidates ranked below the window in the
         first stage's order (its hybrid ranking, which found them, knows more than one cosine), then
-        its best dense matches that no candidate holds. None under the gate or when the search fails;
-        the target's chunks already in the window stay where they are."""
-        if pointer["context"] < threshold:
+        its best dense matches that no candidate holds. None under the gate (no chunk the window can
+        spare matches the query less than the pointer does, see _swap) or when the search fails; the
+        target's chunks already in the window stay where they are."""
+        if len(nodes) >= self.window:
+            referrer = next(i for i, n in enumerate(nodes) if n.node.node_id == pointer["from_chunk"])
+            spare = [i for i in range(referrer + 1, self.window)
+                     if self._spare(nodes, i, self._kept(pointer, named))]
+            if not spare:
+                pointer["outcome"] = "no chunk to spare in the window"
+                return []
+            weakest = min(cosine_of.get(nodes[i].node.node_id, float("inf")) for i in spare)
+        else:
+            weakest = min(cosine_of.get(n.node.node_id, float("inf")) for n in nodes)
+        pointer["displaces"] = round(weakest, 4)
+        if pointer["context"] < self.gate * weakest:
             pointer["outcome"] = "under the gate"
             return []
         scored = search(pointer)
@@ -463,13 +525,17 @@ class CrossrefHop(BaseNodePostprocessor):
         return [(score, self._tag(nws, pointer, score)) for score, nws in picks]
 
     def _swap(self, nodes: list[NodeWithScore],
-              hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]]
+              hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]],
+              cosine_of: dict[str, float], named: set[str],
               ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
         """Each hopped chunk takes the place of the weakest chunk the top ``window`` can spare below its
         referrer: the lowest-ranked one that repeats a document already represented above it (never a
-        hopped chunk, nor a chunk of the referring or the pointed-at document).
-        Nothing else moves, and every document keeps its best-ranked chunk where it was. The spared
-        chunk takes the hopped chunk's old rank when that was a candidate below the window, else leaves
+        hopped chunk, nor a chunk of the referring or the pointed-at document or of a document the
+        question names) and that matches the query less than the pointer does (its cosine times
+        ``gate`` at most the pointer's match): a chunk that looks more like an answer than the pointer
+        looks like the question is not traded. Nothing else moves, and every document keeps its
+        best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that
+        was a candidate below the window, else leaves
         the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
         top k) has room: a new chunk goes after the whole list and nothing moves.
         (final list, hopped chunks in the window, candidates that left the list)."""
@@ -489,8 +555,12 @@ class CrossrefHop(BaseNodePostprocessor):
                     added.append(nws)
                     placed += 1
                     continue
+                kept = self._kept(pointer, named)
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
-                             if self._spare(out, i, {pointer["target"], pointer["from_doc"]})), None)
+                             if self._spare(out, i, kept)
+                             and self.gate * cosine_of.get(out[i].node.node_id, float("inf"))
+                             <= pointer["context"]),
+                            None)
                 if slot is None:
                     continue
                 spared = out[slot]
@@ -504,6 +574,12 @@ class CrossrefHop(BaseNodePostprocessor):
             if picks and not placed:
                 pointer["outcome"] = "followed, no chunk to spare in the window"
         return out, added, removed
+
+    @staticmethod
+    def _kept(pointer: dict[str, Any], named: set[str]) -> set[str]:
+        """Documents whose chunks a swap never trades: the pointer's two ends and the documents the
+        question names (it is about them)."""
+        return {pointer["target"], pointer["from_doc"], *named}
 
     @staticmethod
     def _spare(out: list[NodeWithScore], i: int, kept: set[str]) -> bool:

@@ -40,7 +40,7 @@ def _fidelity(config: VerifierConfig, ctx: Any) -> Verifier:
     s = config.fidelity
     return FidelityVerifier(embed_model=ctx.embed_model, threshold=s.threshold, candidates=s.candidates,
                             attachment_margin=s.attachment_margin, novelty=s.novelty,
-                            foreign_support=s.foreign_support)
+                            lexical_support=s.lexical_support, foreign_support=s.foreign_support)
 
 
 def _nli(config: VerifierConfig, ctx: Any) -> Verifier:

@@ -23,6 +23,9 @@ class FidelitySettings(BaseModel):
                                                             "before the claimed value counts as swapped.")
     novelty: float = Field(0.5, gt=0, le=1, description="Share of a clause's content words absent from the "
                                                         "evidence above which the clause is unsupported.")
+    lexical_support: float = Field(0.6, gt=0, le=1, description="Share of an English sentence's content words "
+                                                                "(3 or more, weighted by rarity) one evidence unit "
+                                                                "must hold to be supported without the embedder.")
     foreign_support: float = Field(0.6, gt=0, le=1, description="Share of threshold a German, French or Spanish "
                                                                 "sentence must reach (the bundled embedder is "
                                                                 "English and scores across languages lower).")

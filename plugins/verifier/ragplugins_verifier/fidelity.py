@@ -5,7 +5,8 @@ question's statement, denied for "No"):
 
 1. **Facts** (numbers with units, dates, codes, named entities) must appear in the
    evidence. A number must match after unit conversion (pint; :mod:`.quantities`), within
-   the stated tolerance when the sentence hedges it ("about 94 °C").
+   the stated tolerance when the sentence hedges it ("about 94 °C"); a bound on it ("at most") must point the
+   way the evidence's bound does.
 2. **Attachment**: a number or date must be attached to the same subject in the
    evidence. Each claimed value is compared with the other values of the same kind
    in the evidence: when another value sits clearly closer to the words the sentence
@@ -18,8 +19,8 @@ question's statement, denied for "No"):
    means the roles were swapped ("the primary applies WAL received from the standby"); so
    do the two sides of a relation word trading places ("copies dest to src").
 4. **Polarity**: a clause and the evidence it matches best must agree on negation (en, de,
-   fr, es), on opposites, prefixes, bounds and quantifiers, and "only" must not narrow it
-   (:mod:`.polarity`).
+   fr, es; a verb may carry it, and it bears on the words after it), on opposites, prefixes,
+   bounds and quantifiers, and "only" must not narrow it (:mod:`.polarity`).
 5. **Novelty**: a clause whose content words are mostly absent from the evidence
    and the question adds something the evidence does not say (an extra step); a list
    member the evidence does not name replaces one it does.
@@ -27,7 +28,8 @@ question's statement, denied for "No"):
    (:mod:`.directives`); echoing them, or answering with a bare verdict word, fails.
 7. **Support**: the cosine between the sentence and its best evidence unit under the
    bundled embedder (all-MiniLM-L6-v2); the sentence's score. A sentence the exact checks
-   rejected is not embedded. The reported span is the
+   rejected is not embedded, nor is an English sentence most of whose words one unit holds (its score is
+   then that share: the embedder is for paraphrases). The reported span is the
    stretch of that unit holding the words the sentence shares with it.
 
 A sentence in a language other than English, German, French or Spanish is not
@@ -98,7 +100,7 @@ class _Unit:
     tokens: list[tuple[int, int, str]]       # (start, end, stem) of every word, unit text only
     stems: set[str]
     heading: set[str]
-    clauses: list[tuple[set[str], bool]]     # (content stems, negated) per clause, for polarity
+    clauses: list[tuple[set[str], bool, set[str]]]  # (content stems, negative, negation scope) per clause
     facts: list[Fact] = field(default_factory=list)
     breaks: list[int] = field(default_factory=list)  # item boundaries before each token
     surface: set[str] = field(default_factory=set)   # lowercased words as written, for opposites
@@ -146,7 +148,7 @@ def _parse(node_id: str, text: str) -> tuple[_Unit, ...]:
         out.append(_Unit(
             unit=u, tokens=toks, stems={t for _, _, t in toks if len(t) > 1},
             heading={stem(w) for _, _, w in words(u.heading) if is_content(w)} | term,
-            clauses=[(_polarity_stems(c), _negated(_code_free(c))) for c in _EVIDENCE_CLAUSES.split(u.text)],
+            clauses=[_polarity_clause(c) for c in _EVIDENCE_CLAUSES.split(u.text)],
             facts=[f for f in extract(u.text, claims=False) if not _list_number(u.text, f)],
             breaks=_breaks(u.text, toks), surface=set(polarity.tokens(_code_free(u.text))), directive=directive))
     return tuple(out)
@@ -173,6 +175,16 @@ def _breaks(text: str, tokens: list[tuple[int, int, str]]) -> list[int]:
 def _code_free(text: str) -> str:
     """Inline code is not prose: `None` is a value, not a negation (so is a capitalised None mid-sentence)."""
     return re.sub(r"(?<=[^.!?\s])(\s+)None\b", r"\1", re.sub(r"`[^`]*`", " ", text))
+
+
+def _polarity_clause(text: str) -> tuple[set[str], bool, set[str]]:
+    """A clause's content stems, whether it is negative, and the stems its negation bears on."""
+    plain = _code_free(text)
+    return _polarity_stems(text), polarity.negative(plain), _scope_stems(plain)
+
+
+def _scope_stems(text: str) -> set[str]:
+    return {stem(w) for w in polarity.negation_scope(text) if is_content(w)}
 
 
 def _polarity_stems(text: str) -> set[str]:
@@ -214,6 +226,10 @@ class FidelityVerifier(Verifier):
     novelty: float = Field(0.5, gt=0, le=1, description="Share of a clause's content words absent from the evidence "
                                                         "above which the clause is unsupported (clauses of 3+ "
                                                         "content words, 2+ of them new).")
+    lexical_support: float = Field(0.6, gt=0, le=1, description="Share of a sentence's content words (3 or more, "
+                                                                "weighted by rarity) that one evidence unit must "
+                                                                "hold for the sentence to be supported without "
+                                                                "the embedder; its score is then that share.")
     foreign_support: float = Field(0.6, gt=0, le=1, description="Share of the threshold a German, French or "
                                                                 "Spanish sentence must reach (the bundled embedder "
                                                                 "is English and scores across languages lower).")
@@ -279,6 +295,17 @@ class FidelityVerifier(Verifier):
                 )
                 results[i].evidence = unit.unit.text[start:end]
         checked = [(i, claim) for i, claim in checked if not results[i].reasons]
+        # Most of a sentence's words, weighted by rarity, in one evidence unit: supported without the embedder,
+        # which is for paraphrases (on the dev sets no such sentence scored under the threshold).
+        for i, claim in checked:
+            coverage, unit = claim.lexical_support(index)
+            if claim.lang == "en" and len(claim.stems()) >= 3 and coverage >= self.lexical_support:
+                start, end = claim.supporting_words(unit)
+                res = results[i]
+                res.node_id, res.span = unit.unit.node_id, (unit.unit.start + start, unit.unit.start + end)
+                res.evidence = unit.unit.text[start:end]
+                res.supported, res.score = True, round(coverage, 4)
+        checked = [(i, claim) for i, claim in checked if not results[i].supported]
         if not checked:
             return
         picks = [claim.candidates(index, self.candidates) for _, claim in checked]
@@ -370,10 +397,20 @@ class FidelityVerifier(Verifier):
                 units = sorted({o.fact.text for o in same})
                 return [f"{fact.describe()} appears in the evidence only with another unit ({', '.join(units)})"]
             return [f"{fact.describe()} does not appear in the evidence"]
+        # "at most 50,000" where the evidence says "50,000 or more": the bound points the other way.
+        claimed_bound = polarity.bound(claim.text, fact.start, fact.end)
+        if claimed_bound:
+            bounds = [polarity.bound(index.units[o.unit].unit.text, o.fact.start, o.fact.end) for o in found]
+            if all(b and b != claimed_bound for b in bounds):
+                return [f"{fact.describe()} is claimed as a{'n upper' if claimed_bound == 'upper' else ' lower'} "
+                        f"bound where the evidence gives it as a{'n upper' if bounds[0] == 'upper' else ' lower'} "
+                        f"one: \"{_clip(index.units[found[0].unit].unit.text)}\""]
         context = claim.context(fact, index)
         words_here = {st for st, _ in context}
+        # "from 0 to 32767": the other end of a range the sentence states is its own value, not a rival.
+        partner = claim.range_partner(fact)
         rivals = [o for o in index.occurrences if o.fact.kind == fact.kind and _rival(fact, o.fact, words_here)
-                  and not any(_matches(fact, f.fact) for f in [o])]
+                  and not _matches(fact, o.fact) and not (partner and _matches(partner, o.fact))]
         if not rivals:
             return []
         best_found = max(found, key=lambda o: _attachment(context, index, o))
@@ -387,7 +424,7 @@ class FidelityVerifier(Verifier):
 
     def _polarity_reasons(self, claim: _Claim, index: _EvidenceIndex) -> list[str]:
         reasons = []
-        evidence = [(stems, neg, u) for u in index.units for stems, neg in u.clauses if stems]
+        evidence = [(stems, neg, u, scope) for u in index.units for stems, neg, scope in u.clauses if stems]
         clauses = claim.polarity_clauses()
         # A clause too short to place ("and below are tracked") is read with the whole sentence, last.
         whole = len(clauses) > 1 and not claim.from_question
@@ -437,14 +474,20 @@ class FidelityVerifier(Verifier):
             if is_body:
                 continue
             scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & es), i)
-                             for i, (es, _, _) in enumerate(evidence)), reverse=True)
+                             for i, (es, _, _, _) in enumerate(evidence)), reverse=True)
             top = scored[0][0]
             total = sum(index.idf.get(s, 0.0) for s in stems)
             # Only compare with evidence that says the same thing.
             if top <= 0 or top < 0.5 * total:
                 continue
             peers = [evidence[i] for score, i in scored if score >= 0.8 * top]
-            if all(neg != negated for _, neg, _ in peers):
+            negative = polarity.negative(_code_free(clause)) != claim.denies
+            # A negation bears on the words after it: "more concurrency as readers do not block writers" does not
+            # deny "more concurrency". Negations disagree only where the negated side's scope is what the other
+            # side talks about.
+            scope = stems if claim.denies else _scope_stems(_code_free(clause))
+            if all(neg != negative and ((es & scope) if negative else (stems & escope))
+                   for es, neg, _, escope in peers):
                 unit = peers[0][2].unit.text
                 reasons.append(f"negation differs from the evidence: \"{_clip(clause)}\" vs \"{_clip(unit)}\"")
         return reasons
@@ -475,10 +518,18 @@ class FidelityVerifier(Verifier):
         passive = _PASSIVE.search(body) is not None
         swaps = [None if passive != (_PASSIVE.search(u.unit.text) is not None) else
                  _swapped(seq, _role_words(u.unit.text)) for u in units]
+        # "The grooves are vacuumed" against "Vacuum the grooves": a verb trading places with its object is the
+        # passive voice, not a role swap.
+        participles = _participles(body)
+        swaps = [None if swap and participles & set(swap) else swap for swap in swaps]
         if all(swaps):
             x, y = cast(tuple[str, str], swaps[0])
             return [f"roles are swapped: the evidence has '{y}' where the sentence has '{x}' and the other way "
                     f"round: \"{_clip(units[0].unit.text)}\""]
+        contrasted = [_contrast_swapped(body, u.unit.text) for u in units]
+        if all(contrasted):
+            return [f"roles are swapped around a contrast: the sentence sets aside '{contrasted[0]}', which the "
+                    f"evidence affirms, and affirms what it sets aside: \"{_clip(units[0].unit.text)}\""]
         crossed = [_crossed(body, u.unit.text) for u in units]
         if all(crossed):
             pivot, x, y = cast(tuple[str, str, str], crossed[0])
@@ -590,8 +641,31 @@ class _Claim:
             return 0, len(unit.unit.text)
         return hits[0][0], hits[-1][1]
 
+    def range_partner(self, fact: Fact) -> Fact | None:
+        """The other end of a range the fact belongs to ("from 2 to 64", "between 0 and 5", "20-30")."""
+        numbers = [f for f in self.facts if f.kind == fact.kind]
+        for a, b in zip(numbers, numbers[1:]):
+            if fact in (a, b) and _RANGE_JOIN.fullmatch(self.text[a.end:b.start]) and \
+                    (self.text[a.end:b.start].strip() in ("-", "–", "to", "through")
+                     or _RANGE_OPEN.search(self.text[:a.start])):
+                return b if fact is a else a
+        return None
+
+    def stems(self) -> set[str]:
+        """The content words and the words of the facts, stemmed: what a supporting unit should say."""
+        return {st for _, st in self.content} | {stem(w) for f in self.facts for _, _, w in words(f.text)}
+
+    def lexical_support(self, index: _EvidenceIndex) -> tuple[float, _Unit]:
+        """The share of the claim's words (IDF-weighted; a word the evidence lacks weighs 1) that the unit
+        saying most of them holds, with that unit."""
+        stems = self.stems()
+        unit = index.units[self.candidates(index, 1)[0]]
+        total = sum(index.idf.get(s, 1.0) for s in stems)
+        held = sum(index.idf.get(s, 1.0) for s in stems & (unit.stems | unit.heading))
+        return (held / total if total else 0.0), unit
+
     def candidates(self, index: _EvidenceIndex, k: int) -> list[int]:
-        stems = {st for _, st in self.content} | {stem(w) for f in self.facts for _, _, w in words(f.text)}
+        stems = self.stems()
         scored = sorted(((sum(index.idf.get(s, 0.0) for s in stems & u.stems)
                           + 0.5 * sum(index.idf.get(s, 0.0) for s in stems & u.heading), -i)
                          for i, u in enumerate(index.units)), reverse=True)
@@ -632,11 +706,21 @@ class _Claim:
         return [p for p in _POLARITY_SPLIT.split(self.text[self.offset:]) if p and p.strip()]
 
 
+_RANGE_JOIN = re.compile(r"\s*(?:-|–|to|and|through)\s*", re.I)
+_RANGE_OPEN = re.compile(r"\b(?:from|between)\s*$", re.I)
+
 # Words that frame a whole statement rather than fill a role in it ("X returns Y" = "Return Y of X",
 # "HTTP uses port 80 by default" = "The default port for HTTP is 80").
 _FRAME_WORDS = {"default", "defaults", "return", "returns", "value", "values", "set", "sets"}
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ld|lt|nt)\s+by\b"
                       r"|\b\w+ed\s+by\b", re.I)
+
+_PARTICIPLE = re.compile(r"\b(?:is|are|was|were|be|been|being)\s+(?:\w+ly\s+)?(\w+(?:ed|en|wn|ld|lt|nt))\b", re.I)
+
+
+def _participles(text: str) -> set[str]:
+    """Stems of the verbs a passive puts after their object ("the grooves are vacuumed" -> "vacuum")."""
+    return {stem(m.group(1)) for m in _PARTICIPLE.finditer(text)}
 
 
 _ITEM = r"[A-Za-z][\w-]*(?:[ \t]+[A-Za-z][\w-]*){0,2}"
@@ -735,10 +819,16 @@ def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | N
     y before and x after. Words near the pivot weigh more; a word on both sides of either pivot, or the
     word right before both pivots ("backed by"), says nothing about roles."""
     def sides(tokens, i):
-        before = [t for t, c in reversed(tokens[max(0, i - 3 * window):i]) if c][:window]
-        after = [t for t, c in tokens[i + 1:i + 1 + 3 * window] if c][:window]
+        before = [t for t, c in itertools.takewhile(lambda tc: tc[0] != _CLAUSE_END,
+                                                    reversed(tokens[max(0, i - 3 * window):i])) if c][:window]
+        after = [t for t, c in itertools.takewhile(lambda tc: tc[0] != _CLAUSE_END,
+                                                   tokens[i + 1:i + 1 + 3 * window]) if c][:window]
         return before, after
-    claim_tokens, unit_tokens = _role_tokens(claim), _role_tokens(unit)
+
+    def clause_tokens(text, splitter):
+        # The two sides of a relation word are in its clause: "from 0 to 32767, and assigning to it ..."
+        return [t for part in splitter.split(text) if part for t in _role_tokens(part) + [(_CLAUSE_END, False)]]
+    claim_tokens, unit_tokens = clause_tokens(claim, _INDEPENDENT), clause_tokens(unit, _INDEPENDENT)
     for i, (pivot, _) in enumerate(claim_tokens):
         if pivot not in _PIVOTS:
             continue
@@ -759,6 +849,39 @@ def _crossed(claim: str, unit: str, window: int = 4) -> tuple[str, str, str] | N
         if best and best[2] and best[3] and best[0] > best[1]:
             return pivot, best[2][0], best[3][0]
     return None
+
+
+# "X rather than Y", "X, not Y", "X instead of Y": X affirmed, Y set aside (up to the end of the clause).
+_CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of|and\s+not|but\s+not)\b|,\s*not\b(?!\s+(?:only|just)\b)",
+                       re.I)
+
+
+def _contrast(text: str) -> tuple[set[str], set[str]] | None:
+    """(affirmed, set-aside) content stems of a sentence built on a contrast, else None."""
+    m = _CONTRAST.search(text)
+    if m is None:
+        return None
+    end = re.search(r"[;.,:](?:\s|$)", text[m.end():])
+    aside = text[m.end():m.end() + end.start() if end else len(text)]
+    return _polarity_stems(text[:m.start()]), _polarity_stems(aside)
+
+
+def _contrast_swapped(claim: str, unit: str) -> str | None:
+    """The words a sentence sets aside though the evidence affirms them, when the evidence sets aside what the
+    sentence affirms: "the ID of the subshell rather than of the invoking shell" against "the ID of the invoking
+    shell, not the subshell"."""
+    said, told = _contrast(claim), _contrast(unit)
+    if not said or not told:
+        return None
+    (claim_yes, claim_no), (unit_yes, unit_no) = said, told
+    moved_out = (claim_no - unit_no) & (unit_yes - claim_yes)
+    moved_in = (unit_no - claim_no) & claim_yes
+    return sorted(moved_out)[0] if moved_out and moved_in and not claim_no & unit_no else None
+
+
+_CLAUSE_END = "\x00"
+# Where one clause that could stand alone ends and another begins ("X, backed by Y" is one).
+_INDEPENDENT = re.compile(r"\s*(?:;|:(?=\s)|,\s*(?:and|but|while|whereas|then|or|so)\b)\s*", re.I)
 
 
 def _runs(seq: list[str]) -> list[str]:
@@ -782,7 +905,7 @@ def _lcs(a: list[str], b: list[str]) -> int:
 def _foreign_polarity(claim: _Claim, unit: _Unit) -> list[str]:
     """A German, French or Spanish sentence against the English unit the embedder matched: negation must agree."""
     negated = _negated(claim.text[claim.offset:], claim.lang) != claim.denies
-    if negated != _negated(unit.unit.text):
+    if negated != polarity.negative(_code_free(unit.unit.text)):  # "no están activadas" = "disabled"
         return [f"negation differs from the evidence ({claim.lang}): \"{_clip(claim.text)}\" vs "
                 f"\"{_clip(unit.unit.text)}\""]
     return []
@@ -841,7 +964,7 @@ def _matches(claimed: Fact, found: Fact) -> bool:
     approximate claim ("about 94 °C" for 93.5 °C)."""
     if claimed.kind != "number" or found.kind != "number":
         return claimed.kind == found.kind and _same_value(claimed, found) and _compatible_units(claimed, found)
-    step = quantities.last_digit_step(claimed.text)
+    step = quantities.last_digit_step(claimed.text, claimed.value)
     if claimed.unit and found.unit and claimed.unit != found.unit and \
             quantities.convertible(claimed.unit, found.unit):
         values = quantities.in_unit(claimed.value, claimed.unit, found.unit)

@@ -92,8 +92,10 @@ _NOT_NEGATION = re.compile(r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|gre
                            r"|\bwhether\s+or\s+not\b|(?:,|\bor)\s+not\s+\w+ed\b(?=\s*(?:,|\bor\b|\w+s\b))", re.I)
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
+# Lists of a few hundred function words each; English takes the longer of bm25s's two lists (its short one has
+# 33 words, so "You pay 120 EUR per year." would count one Italian word, "per", and no English one).
 _STOPWORDS = {
-    "en": set(_stop.STOPWORDS_EN), "de": set(_stop.STOPWORDS_GERMAN), "fr": set(_stop.STOPWORDS_FRENCH),
+    "en": set(_stop.STOPWORDS_EN_PLUS), "de": set(_stop.STOPWORDS_GERMAN), "fr": set(_stop.STOPWORDS_FRENCH),
     "es": set(_stop.STOPWORDS_SPANISH), "it": set(_stop.STOPWORDS_ITALIAN), "pt": set(_stop.STOPWORDS_PORTUGUESE),
     "nl": set(_stop.STOPWORDS_DUTCH), "sv": set(_stop.STOPWORDS_SWEDISH), "da": set(_stop.STOPWORDS_DANISH),
     "no": set(_stop.STOPWORDS_NORWEGIAN), "tr": set(_stop.STOPWORDS_TURKISH),
@@ -139,6 +141,36 @@ def negated(text: str, lang: str = "en") -> bool:
     return bool(negation_words(text, lang))
 
 
+# Verbs and adjectives that carry a negation in their meaning: "excludes" = "does not include", "is missing" =
+# "is not there". Two of them, or one under a negation, cancel out ("does not exclude" = "includes"). Nouns are
+# left out: "an absence of 10 days" is leave, not a negation.
+INHERENT_NEGATIVES = {
+    "exclude", "excludes", "excluded", "excluding", "lack", "lacks", "lacked", "lacking", "omit", "omits",
+    "omitted", "omitting", "fail", "fails", "failed", "failing", "prevent", "prevents", "prevented",
+    "preventing", "unable", "missing", "disable", "disables", "disabled", "forbid",
+    "forbids", "forbidden", "prohibit", "prohibits", "prohibited", "refuse", "refuses", "refused", "reject",
+    "rejects", "rejected", "deny", "denies", "denied", "ignore", "ignores", "ignored", "unsupported",
+}
+
+
+def negation_scope(text: str) -> list[str]:
+    """The words an English negation bears on: those after the first negation word (or word carrying one) of
+    the clause. "WAL gives more concurrency as readers do not block writers" negates "block writers", not
+    "concurrency"."""
+    words = tokens(_NOT_NEGATION.sub(" ", text))
+    for i, w in enumerate(words):
+        if w in NEGATIONS["en"] or w in INHERENT_NEGATIVES or w.endswith("n't"):
+            return words[i + 1:]
+    return []
+
+
+def negative(text: str) -> bool:
+    """Whether an English clause says something negative: a negation word or a word whose meaning holds one
+    (:data:`INHERENT_NEGATIVES`), an even number of them cancelling out."""
+    inherent = sum(1 for w in tokens(_NOT_NEGATION.sub(" ", text)) if w in INHERENT_NEGATIVES)
+    return negated(text) != bool(inherent % 2)
+
+
 def opposites(claim_words: set[str], evidence_words: set[str]) -> list[tuple[str, str]]:
     """(claimed word, evidence word) pairs where the claim uses the opposite of what the evidence says:
     the claimed word is absent from the evidence and one of its opposites is present."""
@@ -179,3 +211,23 @@ def restriction(claim_words: set[str], evidence_words: set[str]) -> str | None:
     """A restricting word ('only') the evidence does not use."""
     extra = (claim_words & RESTRICTIVE) - evidence_words
     return sorted(extra)[0] if extra else None
+
+
+# Bounds on a value: "at least 8" and "8 or more" are lower bounds, "at most 8" and "up to 8" upper ones.
+_UNNEGATED = r"(?<!no )(?<!not )"  # "not more than 3" is an upper bound, "more than 3" a lower one
+_LOWER_BEFORE = re.compile(r"(?:\bat\s+least|\bno[t]?\s+(?:less|fewer)\s+than|" + _UNNEGATED + r"\bmore\s+than|"
+                           r"\bgreater\s+than|\bover|\babove|\bminimum(?:\s+of)?|\bmin\.?|>=?|≥)\s*$", re.I)
+_UPPER_BEFORE = re.compile(r"(?:\bat\s+most|\bno[t]?\s+more\s+than|\bup\s+to|" + _UNNEGATED + r"\b(?:less|fewer)"
+                           r"\s+than|"
+                           r"\bunder|\bbelow|\bmaximum(?:\s+of)?|\bmax\.?|<=?|≤)\s*$", re.I)
+_LOWER_AFTER = re.compile(r"^\s*(?:or\s+(?:more|greater|higher|above|later|longer)|and\s+(?:more|above|up))\b", re.I)
+_UPPER_AFTER = re.compile(r"^\s*(?:or\s+(?:less|fewer|lower|below|earlier|shorter)|and\s+(?:less|below|under))\b",
+                          re.I)
+
+
+def bound(text: str, start: int, end: int) -> str | None:
+    """'lower' or 'upper' when the words around the value at ``text[start:end]`` bound it, else None."""
+    before, after = text[max(0, start - 30):start], text[end:end + 20]
+    lower = bool(_LOWER_BEFORE.search(before) or _LOWER_AFTER.match(after))
+    upper = bool(_UPPER_BEFORE.search(before) or _UPPER_AFTER.match(after))
+    return None if lower == upper else ("lower" if lower else "upper")

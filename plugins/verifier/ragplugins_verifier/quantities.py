@@ -73,12 +73,15 @@ def in_unit(value: float, unit: str, target: str) -> list[float]:
     return readings
 
 
-def last_digit_step(text: str) -> float:
-    """The place value of the last written digit of the first number in ``text`` ("9.2" -> 0.1, "94" -> 1)."""
+def last_digit_step(text: str, value: float | None = None) -> float:
+    """The place value of the last written digit of the first number in ``text`` ("9.2" -> 0.1, "94" -> 1), in
+    the units of ``value`` when a scale word multiplies the digits ("2.1 billion" -> 100 million)."""
     m = re.search(r"\d[\d,]*(?:\.(\d+))?", text)
     if m is None:
         return 1.0  # a number in words: "about three months"
-    return 10.0 ** -len(m.group(1) or "")
+    step = 10.0 ** -len(m.group(1) or "")
+    written = float(m.group(0).replace(",", ""))
+    return step * abs(value / written) if value and written else step
 
 
 def close_enough(claimed: float, actual: float, step: float, approximate: bool) -> bool:

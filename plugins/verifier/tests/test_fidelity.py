@@ -119,3 +119,30 @@ def test_unit_embeddings_are_cached_between_calls(fidelity, check):
 def test_bad_evidence_type_is_a_clear_error(check):
     with pytest.raises(VerifierError, match="evidence item 0 is a int"):
         check("x y z", [42])
+
+
+class _CountingEmbedder:
+    """The bundled embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.texts = inner, []
+
+    def get_text_embedding_batch(self, texts, **kwargs):
+        self.texts += texts
+        return self.inner.get_text_embedding_batch(texts, **kwargs)
+
+
+def test_a_sentence_the_evidence_says_word_for_word_skips_the_embedder(bundled_embed_model, texts):
+    from ragplugins_verifier.fidelity import FidelityVerifier
+
+    counting = _CountingEmbedder(bundled_embed_model)
+    verifier = FidelityVerifier(embed_model=counting)
+    v = verifier.verify("", "Vacuum the element grooves every 30 firings.", texts.evidence)
+    assert v.grounded and counting.texts == []
+    (s,) = v.sentences
+    assert s.node_id == "specs" and s.evidence == "Vacuum the element grooves every 30 firings"
+    assert s.score == pytest.approx(1.0)
+    # A paraphrase sharing few of the unit's words is still judged by the embedder.
+    paraphrase = "During a glaze firing the main chamber gets as hot as 1260 °C."
+    assert verifier.verify("", paraphrase, texts.evidence).grounded
+    assert paraphrase in counting.texts

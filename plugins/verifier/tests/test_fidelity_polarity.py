@@ -104,6 +104,13 @@ def test_german_french_spanish_negation_and_values(check, answer, grounded):
     assert v.grounded is grounded, reasons(v)
 
 
+@pytest.mark.parametrize("sentence", ["You pay 45 EUR per day.", "Overtime per hour is paid.",
+                                      "Each of them gets 45 EUR per night."])
+def test_short_english_sentences_are_read_as_english(sentence):
+    # "per" is an Italian function word too: English must be judged on a list as long as the others'.
+    assert language(sentence) == "en"
+
+
 def test_other_languages_are_never_passed_silently(check):
     assert language("Gli straordinari sono pagati e la pompa eroga 9,2 bar.") == "it"
     v = check("Gli straordinari sono pagati e la pompa eroga 9.2 bar.", evidence=["Overtime is paid."])
@@ -127,3 +134,29 @@ def test_spans_point_at_the_supporting_words(check):
     (s,) = v.sentences
     assert s.evidence == PUMP[s.span[0]:s.span[1]]
     assert s.evidence.startswith("pump") and s.evidence.endswith("bar") and "boiler" not in s.evidence
+
+
+WARRANTY = ("W-7 WARRANTY\n"
+            "Thermocouples are not covered by the warranty. The warranty includes the blower motor.\n"
+            "Vacuum the element grooves every 30 firings.\n")
+
+
+@pytest.mark.parametrize("answer", [
+    "The warranty excludes thermocouples.",           # a negation carried by the verb
+    "The warranty does not exclude the blower motor.",  # two negations cancel
+    "The grooves of the element are vacuumed every 30 firings.",  # the passive voice, not a role swap
+])
+def test_negation_in_a_word_and_the_passive_voice_are_paraphrases(check, answer):
+    v = check(answer, evidence=[WARRANTY])
+    assert v.grounded, reasons(v)
+
+
+@pytest.mark.parametrize("answer", [
+    "The warranty does not exclude thermocouples.",
+    "The warranty excludes the blower motor.",
+    "Thermocouples are covered by the warranty.",
+])
+def test_negation_carried_by_a_word_still_has_to_agree(check, answer):
+    v = check(answer, evidence=[WARRANTY])
+    assert not v.grounded
+    assert "negation differs" in reasons(v) or "opposite" in reasons(v), reasons(v)

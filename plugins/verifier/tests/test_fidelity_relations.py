@@ -115,3 +115,73 @@ def test_short_answers_with_phrases_and_explanations(check, question, answer, gr
 def test_prefixes_need_a_word_of_their_own():
     assert polarity.opposites({"to"}, {"into"}) == []
     assert polarity.opposites({"unpaid"}, {"paid"}) == [("unpaid", "paid")]
+
+
+# Round three (written for these tests; not benchmark text).
+COUNTER = ("Each time the counter is read, it returns a whole number between 0 and 4095. Writing a value to the "
+           "counter resets the sequence. The archive mode gives more throughput as readers do not block writers. "
+           "If the limit is zero, the scanner stops right away without reading input. "
+           "The job timer wraps after 2147483647 milliseconds.")
+
+
+@pytest.mark.parametrize("answer", [
+    # the other end of a range the sentence states is no rival value
+    "Reading the counter returns a whole number from 0 to 4095.",
+    # a relation word's two sides stay in its clause ("to" of the range is not the "to" of "writing to")
+    "Each read of the counter returns a whole number from 0 to 4095, and writing to the counter resets the "
+    "sequence.",
+    # a negation bears on the words after it: "do not block writers" does not deny "more throughput"
+    "The archive mode gives more throughput.",
+    "With a zero limit the scanner stops right away.",
+    # a hedge with a scale word: "about 2.1 billion" covers the last digit's place, 100 million
+    "The job timer wraps after about 2.1 billion milliseconds.",
+])
+def test_ranges_clauses_negation_scope_and_scaled_hedges(check, answer):
+    v = check(answer, evidence=[COUNTER])
+    assert v.grounded, " | ".join(r for s in v.sentences for r in s.reasons)
+
+
+@pytest.mark.parametrize("answer, reason", [
+    ("Reading the counter returns a whole number from 0 to 4096.", "does not appear"),
+    ("The archive mode gives more throughput as readers block writers.", "negation differs"),
+    ("With a zero limit the scanner stops right away after reading input.", "negation differs"),
+    ("The job timer wraps after 2.1 billion milliseconds.", "does not appear"),
+    ("The job timer wraps after about 2.3 billion milliseconds.", "does not appear"),
+])
+def test_the_same_mechanisms_still_reject(check, answer, reason):
+    v = check(answer, evidence=[COUNTER])
+    assert not v.grounded and reason in " | ".join(r for s in v.sentences for r in s.reasons)
+
+
+BOUNDS = "The relay handles 40,000 or more messages per second. A frame holds at most 512 bytes."
+
+
+@pytest.mark.parametrize("answer, grounded", [
+    ("The relay handles at least 40,000 messages per second.", True),
+    ("The relay handles 40,000 messages per second.", True),
+    ("The relay handles at most 40,000 messages per second.", False),
+    ("The relay handles up to 40,000 messages per second.", False),
+    ("A frame holds no more than 512 bytes.", True),
+    ("A frame holds 512 bytes or more.", False),
+    ("A frame holds not less than 512 bytes.", False),
+])
+def test_a_bound_on_a_value_must_point_the_way_the_evidence_does(check, answer, grounded):
+    v = check(answer, evidence=[BOUNDS])
+    assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
+    if not grounded:
+        assert "bound" in " | ".join(r for s in v.sentences for r in s.reasons)
+
+
+CONTRAST = "Inside a sandbox, $ID expands to the session number of the parent console, not the sandbox."
+
+
+@pytest.mark.parametrize("answer, grounded", [
+    ("Inside a sandbox, $ID gives the session number of the parent console rather than that of the sandbox.", True),
+    ("Inside a sandbox, $ID gives the session number of the sandbox rather than that of the parent console.", False),
+    ("Inside a sandbox, $ID gives the session number of the sandbox instead of the parent console.", False),
+])
+def test_what_a_contrast_sets_aside_must_not_trade_places(check, answer, grounded):
+    v = check(answer, evidence=[CONTRAST])
+    assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
+    if not grounded:
+        assert "contrast" in " | ".join(r for s in v.sentences for r in s.reasons)

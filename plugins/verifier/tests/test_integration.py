@@ -104,7 +104,7 @@ def test_wrapper_works_on_any_llamaindex_engine(bundled_embed_model):
 
 def test_evaluator_is_a_llamaindex_evaluator(bundled_embed_model):
     evaluator = VerifierEvaluator(FidelityVerifier(embed_model=bundled_embed_model))
-    ok = evaluator.evaluate(query="fee?", response="The annual fee is 120,000 EUR.",
+    ok = evaluator.evaluate(query="fee?", response="The yearly charge is 120,000 EUR.",
                             contexts=["The annual fee is 120,000 EUR, payable quarterly."])
     bad = evaluator.evaluate(query="fee?", response="The annual fee is 125,000 EUR.",
                              contexts=["The annual fee is 120,000 EUR, payable quarterly."])
@@ -301,7 +301,7 @@ def test_a_stream_stays_a_stream_and_replays_the_checked_text(bundled_embed_mode
 
 def test_evaluator_score_is_one_or_zero_and_support_is_kept(bundled_embed_model):
     evaluator = VerifierEvaluator(FidelityVerifier(embed_model=bundled_embed_model))
-    ok = evaluator.evaluate(query="fee?", response="The annual fee is 120,000 EUR.",
+    ok = evaluator.evaluate(query="fee?", response="The yearly charge is 120,000 EUR.",
                             contexts=["The annual fee is 120,000 EUR, payable quarterly."])
     bad = evaluator.evaluate(query="fee?", response="The annual fee is 125,000 EUR.",
                              contexts=["The annual fee is 120,000 EUR, payable quarterly."])

@@ -1,0 +1,44 @@
+"""The crossref hop, off against on with the default config, on the public acquisition sets (the catalogue
+and the pointer-only set) at k = 3, 5 and 20: R@10 and nDCG@10, per-query changes and how often the hop
+fired. A short form of ``bench_crossref.py hop`` (no other placements or budget controls).
+
+    RAGPLUGINS_BENCH=/work/shared/bench python bench/bench_crossref_hop_public.py [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragplugins.eval import Arm, bench_corpus, load_gold, run_eval
+
+POINTER_GOLD = Path(__file__).resolve().parent / "goldsets" / "acq_pointer_only.jsonl"
+KS = (3, 5, 20)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cache", default="/tmp/hop-acq-cache")
+    args = p.parse_args(argv)
+    arms = [Arm("off", {"enable": []}), Arm("on", {"enable": ["crossref"]})]
+    for corpus in ("acq", "acq+docs"):
+        paths, gold = bench_corpus(corpus)
+        for name, rows in (("catalogue", gold), ("pointer", load_gold([POINTER_GOLD]))):
+            run = run_eval(paths, rows, arms, ks=list(KS), cache_dir=args.cache, progress=False)
+            for k in KS:
+                off, on = run.summary("off", k, "all"), run.summary("on", k, "all")
+                before = {r["id"]: r["final"] for r in run._rows("off", k, "all")}
+                after = {r["id"]: r for r in run._rows("on", k, "all")}
+                up = [i for i, r in after.items() if r["final"]["recall@10"] > before[i]["recall@10"]]
+                down = [i for i, r in after.items() if r["final"]["recall@10"] < before[i]["recall@10"]]
+                ndown = [i for i, r in after.items() if r["final"]["ndcg@10"] < before[i]["ndcg@10"] - 1e-9]
+                fired = sum(1 for r in after.values() if r["instrument"].get("crossref.fired"))
+                print(f"{corpus} {name} k={k} n={on['n']}: R@10 {off['final.recall@10']:.3f} -> "
+                      f"{on['final.recall@10']:.3f}; nDCG@10 {off['final.ndcg@10']:.3f} -> {on['final.ndcg@10']:.3f}; "
+                      f"fired {fired}; R@10 up {up} down {down}; nDCG@10 down {ndown}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
