@@ -145,3 +145,26 @@ def test_the_empty_batch_call_reads_only_the_documents_without_an_overview(tmp_p
     scanned = ExtractiveOverviewWriter().statistics(d.text for d in documents_from_nodes(ctx.all_nodes()).values())
     assert terms.statistics().document_frequency == scanned.document_frequency
     assert build.stale_overviews(on.config.for_plugin("overview"), ctx) == []
+
+
+def test_kept_statistics_of_another_version_are_rebuilt_by_reading_every_chunk(tmp_path, bundled_embed_model):
+    corpus = tmp_path / "corpus"
+    for name in ("boiler.md", "lease.md", "payroll.md"):
+        _write(corpus, name)
+    rag = make_rag([plugin], {"overview": {}}, embed_model=bundled_embed_model, persist_dir=tmp_path / "index")
+    rag.index_paths([corpus])
+    ctx, _, terms = _state(rag)
+    stored = ctx.state("overview").read("terms")
+    # Another version's record, wrong about a document: not trusted, every chunk is read again.
+    records = [dict(r, stems="bogus") for r in stored.records]
+    ctx.state("overview").write("terms", records, dict(stored.meta, version=0))
+    _write(corpus, "orchard.md")
+    reads = []
+    original = RagContext.all_nodes
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(RagContext, "all_nodes", lambda self: reads.append(1) or original(self))
+        rag.index_paths([corpus])
+    ctx, _, terms = _state(rag)
+    scanned = ExtractiveOverviewWriter().statistics(d.text for d in documents_from_nodes(ctx.all_nodes()).values())
+    assert reads == [1] and "bogus" not in terms.statistics().document_frequency
+    assert terms.statistics().document_frequency == scanned.document_frequency and terms.statistics().n_documents == 4
