@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ragplugins_overview.plugin as plugin
-from ragplugins.context import RagContext
+from ragplugins.api import RagContext
 from ragplugins.testing import make_rag
 from ragplugins_overview import build
 from ragplugins_overview.corpus_terms import TermsLocation
