@@ -20,12 +20,16 @@ from llama_index.core.schema import BaseNode
 
 from ragplugins.api import RagPluginsError, record
 from ragplugins_overview.config import OverviewConfig
-from ragplugins_overview.documents import DocumentText, documents_from_nodes
+from ragplugins_overview.corpus_terms import CorpusTerms, TermsLocation
+from ragplugins_overview.documents import DocumentText, TermStatistics, documents_from_nodes
 from ragplugins_overview.extractive import ExtractiveOverviewWriter
 from ragplugins_overview.llm_writer import LLMOverviewWriter
 from ragplugins_overview.sidecar import Overviews, SidecarError, location_for
 
 logger = logging.getLogger(__name__)
+
+# Chunk ids per read by id (an IN list of this many stays a short query).
+_IDS_PER_READ = 512
 
 LLM_FAILED = "extractive (llm failed)"
 
@@ -40,6 +44,8 @@ class UpdateReport:
     # What changed in OverviewConfig.writer_settings() since the stored overviews were written.
     settings_changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     location: str = ""
+    # The kept stems of the corpus were unusable or missing, so every document was read and scanned.
+    terms_rescanned: bool = False
 
 
 class OverviewLLMMissing(RagPluginsError, ValueError):
@@ -103,11 +109,22 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     if not todo and not report.removed and current is not None:
         return report
 
-    docs = batch
-    if todo and not set(indexed) <= set(batch):
-        # Distinctive terms are relative to the whole corpus, which the batch alone holds only on a first build.
-        docs = documents_from_nodes(ctx.all_nodes())
-    written = _write(config, ctx, {d: docs[d] for d in todo if d in docs}, docs, report)
+    # Distinctive terms are relative to the whole corpus: its stems are kept by document (corpus_terms), so
+    # only the documents this write touched, and those the kept stems do not cover, are read and scanned.
+    terms_location = TermsLocation(ctx)
+    corpus = terms_location.read()
+    report.terms_rescanned = corpus is None
+    if corpus is None:
+        corpus = CorpusTerms()
+    docs, stats = batch, None
+    if todo:
+        scan = corpus.stale(indexed) | set(batch)
+        docs = {**batch, **_read_documents(ctx, indexed, (scan | set(todo)) - set(batch))}
+        corpus.update(indexed, [docs[d] for d in sorted(scan) if d in docs])
+        stats = corpus.statistics()
+    else:
+        corpus.update(indexed, [])
+    written = _write(config, ctx, {d: docs[d] for d in todo if d in docs}, stats, report)
 
     entries = {**keep, **written}
     ids = sorted(entries)
@@ -115,6 +132,8 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     matrix = np.vstack([r[3] for r in rows]).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
     location.write(Overviews(ids, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix,
                              ctx.embedder_id, location.index_id, writer=settings))
+    if todo or not report.terms_rescanned:
+        terms_location.write(corpus)
     report.written = sorted(written)
     record("overview", "index", written=len(report.written), kept=len(report.kept),
            removed=len(report.removed), llm_failed=report.llm_failed,
@@ -156,12 +175,23 @@ def rebuild(rag: Any) -> UpdateReport:
     return update_overviews(rag.config.for_plugin("overview"), rag.context(rag.index()), rebuild=True)
 
 
-def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], corpus: dict[str, DocumentText],
+def _read_documents(ctx: Any, indexed: dict[str, Any], doc_ids: set[str]) -> dict[str, DocumentText]:
+    """The stored text of ``doc_ids``: their chunks by id, or every chunk once when they are most of the index."""
+    if not doc_ids:
+        return {}
+    if 2 * len(doc_ids) > len(indexed):
+        return {d: doc for d, doc in documents_from_nodes(ctx.all_nodes()).items() if d in doc_ids}
+    node_ids = [nid for d in sorted(doc_ids) if d in indexed for nid in indexed[d].node_ids]
+    nodes = [n for i in range(0, len(node_ids), _IDS_PER_READ)
+             for n in ctx.store.get_nodes(node_ids[i:i + _IDS_PER_READ])]
+    return documents_from_nodes(nodes)
+
+
+def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], stats: TermStatistics | None,
            report: UpdateReport) -> dict[str, tuple[str, str, str, np.ndarray]]:
-    if not todo:
+    if not todo or stats is None:
         return {}
     extractive, llm = _writers(config)
-    stats = extractive.statistics(d.text for d in corpus.values())
     texts: dict[str, tuple[str, str]] = {}
     for doc_id, doc in todo.items():
         fallback = extractive.write(doc, stats)

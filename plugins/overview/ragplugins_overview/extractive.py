@@ -34,6 +34,11 @@ def _is_plain_heading(line: str) -> bool:
     return sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
+def document_terms(text: str) -> frozenset[str]:
+    """The stems a document contributes to the corpus statistics (its document frequencies)."""
+    return frozenset(stem for stem, _ in terms(_LINK_TARGET.sub(" ", text)))
+
+
 def _structure(text: str) -> tuple[list[str], list[str]]:
     """(headings, body lines) of ``text``; code blocks, tables and rules are neither."""
     headings, body = [], []

@@ -9,6 +9,7 @@ from llama_index.core.vector_stores import SimpleVectorStore
 
 import ragplugins_overview.plugin as plugin
 from ragplugins.testing import make_rag, write_tiny_corpus
+from ragplugins_overview.corpus_terms import TermsLocation
 from ragplugins_overview.sidecar import location_for
 
 ESPRESSO = "How do I descale the espresso machine boiler?"
@@ -74,8 +75,11 @@ def test_qdrant_overviews_live_in_a_sibling_collection_and_survive_a_restart(cor
     rag = make_rag([plugin], {"overview": {}}, embed_model=bundled_embed_model, vector_store=store)
     rag.index_paths([corpus])
     rag.delete_documents(["termination_policy.md"])
-    # One point (the overviews) in a payload-only collection beside the chunks; the deleted document's is gone.
-    assert client.count("chunks_ragplugins_state").count == 1
+    # Two points (the overviews, the stems of each document) in a payload-only collection beside the chunks;
+    # the deleted document's are gone.
+    assert client.count("chunks_ragplugins_state").count == 2
+    assert sorted(TermsLocation(rag.context()).read().stems) == ["espresso_manual.md", "exhibit_a.md",
+                                                                  "master_agreement.md"]
     assert location_for(rag.context()).read().doc_ids == ["espresso_manual.md", "exhibit_a.md", "master_agreement.md"]
     client.close()
 
