@@ -39,6 +39,8 @@ given as ratios measured side by side. Each plugin's full tables and history: `p
 | overview and retry: no per-query regression (issue 14) | **met**: zero R@10 and nDCG@10 regressions on every corpus, dev and test |
 | crossref hop higher on pointer questions (issue 14) | **met on postgres** (test pointer R@10 0.625 -> 0.875); **not met** on git and python test (unchanged); no question lower on either split |
 | crossref extraction precision >= 0.95, recall >= 0.8 (issue 14) | **met** on the dev and test splits of git, postgres, python |
+| +1 % new documents costs about 1 % of a full build (issue 16) | **not met**: plugins off 7.3 %, on 54.7 % (crossref's backfill; overview's step now 6.1 -> 1.7 s) |
+| 1,000,000 chunks on S3, 1 and 2 Ray workers (issue 16) | **not run**: measured at 103,940 chunks on the local S3 server with 2 workers (563 chunks/s); 1M stopped for time |
 | verifier accuracy and TNR >= 0.92, every kind >= 0.8 (issue 18) | **not met** on the fresh v4 test: accuracy 0.716, TNR 0.842; eight of nine kinds under 0.8 |
 
 Sections: [unseen documents](#unseen-documents-the-first-stage-against-llamaindex-and-every-plugin-issue-14),
