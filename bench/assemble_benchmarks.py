@@ -31,7 +31,7 @@ nDCG@10; one query is about 0.014 nDCG@10 on `mixed`, 0.04 on a 24-query corpus:
 noise; a feature that adds chunks can lower nDCG@10 while recall rises). 2 shared cores, no GPU: speed is
 given as ratios measured side by side. Each plugin's full tables and history: `plugins/<name>/BENCHMARKS.md`.
 
-**Targets on the `test` split (run once, after designing on `dev`):**
+**Targets (quality on the `test` split, run once after designing on `dev`):**
 
 | target | met on test? |
 |---|---|
