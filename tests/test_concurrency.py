@@ -170,13 +170,19 @@ def _assert_consistent(home: str, corpora: list[Path]) -> dict[str, str]:
     return {d: i.doc_hash for d, i in documents.items()}
 
 
-@pytest.mark.slow  # processes of their own
-def test_two_writers_with_a_long_lock_timeout_both_land(process_home, tmp_path):
+def _seeded_index(home: str, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Two writers' corpora, and the index at ``home`` already holding one seed document (in seed/sub)."""
     first, second = _two_corpora(tmp_path)
     seed = tmp_path / "seed"
     (seed / "sub").mkdir(parents=True)
     (seed / "sub" / "seed.md").write_text("# Seed\n\nThe seed document rev1.\n", encoding="utf-8")
-    _index(process_home, seed)
+    _index(home, seed)
+    return first, second, seed
+
+
+@pytest.mark.slow  # processes of their own
+def test_two_writers_with_a_long_lock_timeout_both_land(process_home, tmp_path):
+    first, second, seed = _seeded_index(process_home, tmp_path)
     ctx = _ctx()
     barrier = ctx.Barrier(2)
     results = _run_all(ctx, {
@@ -189,11 +195,7 @@ def test_two_writers_with_a_long_lock_timeout_both_land(process_home, tmp_path):
 
 @pytest.mark.slow  # processes of their own
 def test_two_writers_with_a_short_lock_timeout_the_loser_gets_a_clear_error(process_home, tmp_path):
-    first, second = _two_corpora(tmp_path)
-    seed = tmp_path / "seed"
-    (seed / "sub").mkdir(parents=True)
-    (seed / "sub" / "seed.md").write_text("# Seed\n\nThe seed document rev1.\n", encoding="utf-8")
-    _index(process_home, seed)
+    first, second, seed = _seeded_index(process_home, tmp_path)
     ctx = _ctx()
     barrier, holding, release = ctx.Barrier(2), ctx.Event(), ctx.Event()
     results = _run_all(ctx, {

@@ -6,18 +6,17 @@ One local Ray cluster (``ray.init(num_cpus=2)``) serves the module: starting Ray
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
+import crash_worker
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from crash_worker import HashEmbedding
 from llama_index.core import Document
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import TransformComponent
 
@@ -30,7 +29,6 @@ from ragplugins.writes import JOURNAL
 
 ray = pytest.importorskip("ray")
 
-DIM = 64
 PLUGINS = ("crossref", "overview", "retry")
 QUERIES = ["What does the Master Agreement say about late payment?", "gasket part code GK-4471",
            "pricing in Exhibit B", "termination notice period", "who approves the budget"]
@@ -49,29 +47,6 @@ DEAL = {
                         "reviewed and the Volume Schedule kept.",
 }
 
-
-class HashEmbedding(BaseEmbedding):
-    """Bag of hashed words, L2-normalised: deterministic and instant, so the tests measure the executor."""
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "tests.RayHashEmbedding"
-
-    def _vector(self, text: str) -> list[float]:
-        v = np.zeros(DIM)
-        for word in re.findall(r"\w+", text.lower()):
-            v[int(hashlib.md5(word.encode()).hexdigest()[:8], 16) % DIM] += 1.0
-        norm = np.linalg.norm(v)
-        return list(v / norm) if norm else [1.0] + [0.0] * (DIM - 1)
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._vector(query)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._vector(query)
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._vector(text)
 
 
 class RunRank(TransformComponent):
@@ -151,11 +126,13 @@ def local_ray():
 
     # The workers get this module's embedder and plugins by value: they cannot import a test module.
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(crash_worker)
     started = not ray.is_initialized()
     if started:
         ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield ray
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    cloudpickle.unregister_pickle_by_value(crash_worker)
     if started:
         ray.shutdown()
 
