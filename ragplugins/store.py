@@ -463,31 +463,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         self._unpin()
         return data.num_rows - len(keep)
 
-    def fts_search(self, query_str: str, k: int, filters: MetadataFilters | None = None) -> list[BaseNode]:
-        """Full-text (BM25) search on chunk text, prefiltered like the dense leg."""
-        if self._rows is None or not query_str.strip():
-            return []
-        if not self._fts_ready:
-            if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._rows.list_indices()):
-                self.refresh_fts()
-            self._fts_ready = True
-        search = self._rows.search(query_str, query_type="fts").limit(k)
-        if filters is not None:
-            search = search.where(self.where_clause(filters), prefilter=True)
-        try:
-            rows = search.to_arrow().to_pylist()
-        except Exception as exc:  # noqa: BLE001 - a query the FTS parser rejects, or a lost index
-            problem = self.fts_problem()
-            if problem is None:
-                logger.warning("ragplugins: full-text search failed for %r: %s", query_str, exc)
-                return []
-            # Derived data: rebuilt from the rows rather than leaving BM25 silently off.
-            logger.warning("ragplugins: the full-text index of table '%s' %s; rebuilding it", self._name,
-                           problem)
-            self.refresh_fts()
-            rows = search.to_arrow().to_pylist()
-        return self._nodes(rows)
-
     def _nodes(self, rows: list[dict]) -> list[BaseNode]:
         """The stored nodes of ``rows`` (metadata and vector)."""
         nodes = []
@@ -523,5 +498,5 @@ def _reads_store(method):
     return wrapper
 
 
-for _name in ("query", "get_nodes", "fts_search", "document_rows", "write_batch", "update_metadata"):
+for _name in ("query", "get_nodes", "document_rows", "write_batch", "update_metadata"):
     setattr(RagLanceDBVectorStore, _name, _reads_store(getattr(RagLanceDBVectorStore, _name)))
