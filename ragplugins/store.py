@@ -96,7 +96,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
     _warned_keys: set = PrivateAttr(default_factory=set)
     _rows: Any = PrivateAttr(default=None)
     _name: str = PrivateAttr(default="")
-    _fts_ready: bool = PrivateAttr(default=False)
     # Read-only handles on past table versions, for the queries that read them (_reading).
     _versions: dict = PrivateAttr(default_factory=dict)
     _versions_lock: Any = PrivateAttr(default_factory=threading.Lock)
@@ -255,7 +254,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if doc_clause:
             merge = merge.when_not_matched_by_source_delete(doc_clause)
         merge.execute(pa.Table.from_pylist(rows, schema=self._rows.schema))
-        self._fts_ready = False
         self._unpin()
 
     def migrate_schema(self, metas: Sequence[dict] = ()) -> list[str]:
@@ -285,7 +283,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         # The ignore below: LanceDBVectorStore.client is annotated "-> None"; it returns the connection.
         self._rows = self.client.create_table(self._name, pa.Table.from_pylist(rows, schema=schema),  # type: ignore[attr-defined]
                                                     schema=schema, mode="overwrite")
-        self._fts_ready = False
         self._unpin()
         logger.info("ragplugins: table '%s' migrated: new filterable keys %s", self._name, sorted(added))
         return sorted(added)
@@ -429,7 +426,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self._rows.create_fts_index(self.text_key, replace=True)
-            self._fts_ready = True
 
     def fts_problem(self) -> str | None:
         """What is wrong with the full-text index ("is missing", "cannot be read (...)"), or None."""
@@ -459,7 +455,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         # The ignore below: LanceDBVectorStore.client is annotated "-> None"; it returns the connection.
         self._rows = self.client.create_table(self._name, data.take(keep), schema=data.schema,  # type: ignore[attr-defined]
                                                     mode="overwrite")
-        self._fts_ready = False
         self._unpin()
         return data.num_rows - len(keep)
 
