@@ -89,7 +89,7 @@ def _s3() -> Any:
 def _part(key: str) -> str:
     """Which part of an index a stored file belongs to."""
     if "/_indices/" in key:
-        return "lance indices (full-text)"
+        return "lance indices"
     if "/data/" in key:
         return "lance rows (all versions)"
     if "/_versions/" in key or "/_transactions/" in key or "/_deletions/" in key:

@@ -7,13 +7,12 @@ What is checked, in order (a later check needs the earlier ones to pass):
 3. an unfinished write left by a stopped process (the journal);
 4. the rows: no duplicate chunk ids; every document's chunks numbered 0..n-1 with one content hash;
 5. the embedder: the manifest's identity is this config's, and it reproduces sampled stored vectors;
-6. the full-text index: present and answering;
-7. each plugin's own state (the ``ragplugins_check_index`` hook).
+6. each plugin's own state (the ``ragplugins_check_index`` hook).
 
 ``repair``: a manifest rebuilt after the embedder is verified against the stored vectors; a table that
 cannot be read rolled back to its newest readable version; the journal completed; duplicates and
-damaged documents removed (the next ``ragplugins index PATH`` adds them back); the full-text index and
-the plugins' state rebuilt from the rows. Nothing is repaired by guessing: an embedder that does not
+damaged documents removed (the next ``ragplugins index PATH`` adds them back); the plugins' state
+rebuilt from the rows. Nothing is repaired by guessing: an embedder that does not
 reproduce the stored vectors is reported, never recorded.
 """
 
@@ -211,15 +210,7 @@ def check_index(rp: Any, repair: bool = False) -> CheckReport:
         if not same:
             report.add(f"the stored vectors were not made by embedder '{identity}' (cosine {cos}); re-index into a "
                        "new persist_dir")
-        # 6: full-text index
-        fts_problem = store.fts_problem()
-        if fts_problem:
-            fix = None
-            if repair:
-                store.refresh_fts()
-                fix = "rebuilt" if store.fts_problem() is None else None
-            report.add(f"the full-text index {fts_problem}", fix)
-        # 7: the plugins' state
+        # 6: the plugins' state
         ctx = rp.context(index)
         plugin_problems: list[str] = []
         for record in rp.enabled:

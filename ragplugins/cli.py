@@ -309,7 +309,7 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
 @click.option("--repair", is_flag=True, help="Fix what was found (see docs/architecture.md, 'Crash safety').")
 @click.pass_context
 def check_cmd(ctx: click.Context, repair: bool) -> None:
-    """Verify the index: manifest, rows per document, duplicate ids, embedder, full-text index, plugin state."""
+    """Verify the index: manifest, rows per document, duplicate ids, embedder, plugin state."""
     from ragplugins.check import check_index
 
     report = check_index(load_app(ctx), repair=repair)

@@ -190,7 +190,7 @@ class Indexing(AppPart):
 
     def _finish(self, index: VectorStoreIndex, entry: dict, nodes: list[BaseNode] | None = None) -> None:
         """Bring everything derived from the rows in line with them after the write ``entry`` (idempotent):
-        the full-text index, the plugins' after-index state, the manifest; then close the journal.
+        the store's derived data, the plugins' after-index state, the manifest; then close the journal.
         ``nodes``: the batch as just written (else read back from the store)."""
         journal = self._journal()
         deleted = list(entry["deleted"])
@@ -445,7 +445,7 @@ class Indexing(AppPart):
 
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
         self._assembled.clear()
-        crash_point("fts")
+        crash_point("after_write")
         self.context(index).store.after_write()
         search.invalidate(index)
         ctx = self.context(index)

@@ -420,25 +420,6 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         table = self._reading()
         return table.version if table is not None else 0
 
-    def refresh_fts(self) -> None:
-        """Rebuild the full-text index after writes (it persists on disk)."""
-        if self._rows is not None and self._rows.count_rows() > 0:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self._rows.create_fts_index(self.text_key, replace=True)
-
-    def fts_problem(self) -> str | None:
-        """What is wrong with the full-text index ("is missing", "cannot be read (...)"), or None."""
-        if self._rows is None or self._rows.count_rows() == 0:
-            return None
-        if not any(getattr(ix, "index_type", "") == "FTS" for ix in self._rows.list_indices()):
-            return "is missing"
-        try:
-            self._rows.search("ragplugins", query_type="fts").limit(1).to_arrow()
-        except Exception as exc:  # noqa: BLE001 - lost or damaged index files
-            return f"cannot be read ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
-        return None
-
     def deduplicate(self) -> int:
         """Keep one row per chunk id (one commit); returns how many rows were dropped."""
         if self._rows is None:

@@ -7,7 +7,7 @@ Three rules, as embedded databases keep them:
   another machine, a leased lock object created by a conditional PUT (:class:`LeaseLock`);
 - every change to the rows of a batch is one LanceDB commit (new rows, replaced rows and removed
   rows together), so a reader sees each document's old chunks or its new ones, never both or neither;
-- what is derived from the rows afterwards (the full-text index, the plugins' after-index state,
+- what is derived from the rows afterwards (the store's derived data, the plugins' after-index state,
   the manifest) is announced first in ``persist_dir/journal.json``: a journal left behind by a
   killed writer is found by the next process that opens the index, which brings the derived data
   in line with the rows and removes it.

@@ -7,7 +7,7 @@ overview and retry enabled:
   (what any query reads), never a mix and never missing;
 - the next run (the same command again) leaves exactly the reference index: the one an
   uninterrupted run builds from the same starting point (ids, rows, vectors, crossref references,
-  overviews, full-text results, manifest), and no journal.
+  overviews, manifest), and no journal.
 """
 
 from __future__ import annotations
@@ -37,13 +37,12 @@ import crash_worker  # noqa: E402
 from ragplugins.testing import TINY_CORPUS  # noqa: E402
 from ragplugins.writes import CRASH_EXIT_CODE, JOURNAL, WriterLock  # noqa: E402
 
-INDEX_PHASES = ["read", "split", "transform", "embed", "journal", "store_write", "store_written", "fts",
+INDEX_PHASES = ["read", "split", "transform", "embed", "journal", "store_write", "store_written", "after_write",
                 "after_index:crossref", "after_index:overview", "manifest", "journal_clear"]
 # (a delete changes no manifest key, so it has no manifest phase)
-DELETE_PHASES = ["journal", "store_write", "store_written", "fts", "after_index:crossref",
+DELETE_PHASES = ["journal", "store_write", "store_written", "after_write", "after_index:crossref",
                  "after_index:overview", "journal_clear"]
 VOLATILE = {"creation_date", "last_modified_date", "last_accessed_date", "file_size"}
-FTS_QUERIES = ["Exhibit", "termination", "appendix", "espresso", "fee"]
 
 V2_CHANGES = {
     # changed: a reference to the new appendix, the fee changed
@@ -94,15 +93,13 @@ def snapshot(persist_dir: Path) -> dict:
         assert row["id"] not in rows, f"duplicate chunk id {row['id']}"
         rows[row["id"]] = {"doc": row["doc_id"], "text": row["text"], "meta": meta, "node_meta": node["metadata"],
                            "vector": np.round(np.asarray(row["vector"]), 5).tolist()}
-    fts = {q: sorted(r["id"] for r in table.search(q, query_type="fts").limit(50).to_arrow().to_pylist())
-           for q in FTS_QUERIES}
     stored = json.loads((persist_dir / "sidecars" / "overview" / "overviews.chunks.json").read_text())
     overviews = {f"{k}s": [r[k] for r in stored["records"]] for k in ("doc_id", "hash", "text", "source")}
     overviews["meta"] = stored["meta"]
     overviews["vectors"] = [np.round(np.frombuffer(base64.b64decode(r["vector"]), dtype="<f4"), 5).tolist()
                             for r in stored["records"]]
     manifest = json.loads((persist_dir / "manifest.json").read_text())
-    return {"rows": rows, "fts": fts, "overviews": overviews, "manifest": manifest,
+    return {"rows": rows, "overviews": overviews, "manifest": manifest,
             "journal": (persist_dir / JOURNAL).exists()}
 
 
@@ -145,7 +142,6 @@ def _assert_same(got: dict, want: dict) -> None:
     assert got["rows"].keys() == want["rows"].keys()
     for node_id, row in want["rows"].items():
         assert got["rows"][node_id] == row, f"row {node_id} differs"
-    assert got["fts"] == want["fts"]
     assert got["overviews"] == want["overviews"]
     assert got["manifest"] == want["manifest"]
     assert not got["journal"]

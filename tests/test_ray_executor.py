@@ -288,7 +288,7 @@ def test_a_failure_in_a_worker_is_named_and_leaves_the_index_whole(local_ray, sm
     assert versions(after, before) == {"01_master_agreement.md": "new", "02_exhibit_b_pricing.md": "new",
                                        "03_payment_terms.md": "new", "04_volume_schedule.md": "new",
                                        "05_board_memo.md": "old"}
-    report = check_index(after)  # references, overviews and the full-text index in line with the rows
+    report = check_index(after)  # references and overviews in line with the rows
     assert report.ok, [f.problem for f in report.findings]
     # Indexing again (without the tripwire) finishes the job: the same index as one serial run.
     again = app(persist)

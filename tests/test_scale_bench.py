@@ -40,7 +40,7 @@ def test_stored_bytes_by_part_on_disk_and_on_s3(tmp_path, monkeypatch):
     for key, size in files.items():
         (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / key).write_bytes(b"x" * size)
-    want = {"lance rows (all versions)": 100, "lance indices (full-text)": 30, "lance versions and deletions": 7,
+    want = {"lance rows (all versions)": 100, "lance indices": 30, "lance versions and deletions": 7,
             "plugin state": 50, "other (manifest, journal)": 3}
     assert bench.stored_bytes(str(tmp_path)) == want
     server = bench.start_s3()

@@ -11,7 +11,7 @@ the index's one-writer lock and journal; it never holds the whole run. A transfo
 "corpus" (the default: a plugin that declares nothing) runs here, over every chunk of the run at
 once, between the workers' part before it and their part after it (embedding).
 
-Then the corpus-wide steps run once, as after any write: the full-text index and every plugin's
+Then the corpus-wide steps run once, as after any write: every plugin's
 ``ragplugins_after_index``, called with an empty batch (the run wrote many), which by the hook's
 contract brings the plugin's state in line with the index as it is (crossref resolves references
 across batches; overview writes the overviews of new and changed documents).

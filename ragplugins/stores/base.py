@@ -237,7 +237,8 @@ class StoreAdapter:
             self.index.delete_ref_doc(doc_id, delete_from_docstore=True)
 
     def after_write(self) -> None:
-        """Bring what the store derives from its rows in line after a write (a full-text index)."""
+        """Bring what the store derives from its rows in line after a write (a store with a derived
+        index of its own refreshes it here; none of the built-in stores has one)."""
 
     # -- plugin state --------------------------------------------------------
     def state(self, plugin: str) -> PluginState:
