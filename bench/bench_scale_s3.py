@@ -198,7 +198,7 @@ def instrument(stages: Stages) -> None:
         return nodes
 
     pipeline.run_transformations = run_transformations
-    for attr in ("write_batch", "after_write", "list_documents", "iter_nodes", "iter_texts", "get_nodes",
+    for attr in ("write_batch", "after_write", "list_documents", "iter_nodes", "iter_chunk_rows", "get_nodes",
                  "update_metadata"):
         stages.patch(LanceDBAdapter, attr, f"store.{attr}")
     stages.patch(indexing.Indexing, "_upsert", "build_index (all)")
@@ -246,7 +246,8 @@ def build_child(location: str, enable: list[str], chunks: int, executor: str, wo
         out.put({"error": f"{type(exc).__name__}: {exc}"})
 
 
-def query_child(location: str, enable: list[str], retrieval: str, rounds: int, start_gate: Any, out: Any) -> None:
+def query_child(location: str, enable: list[str], retrieval: str, rounds: int, queries: int, start_gate: Any,
+                out: Any) -> None:
     try:
         t = time.perf_counter()
         rp = open_app(location, enable, retrieval)
@@ -255,13 +256,13 @@ def query_child(location: str, enable: list[str], retrieval: str, rounds: int, s
         t = time.perf_counter()
         rp.search(QUERIES[0])  # builds the sparse leg and the plugins' caches
         first_s = time.perf_counter() - t
-        for q in QUERIES:
+        for q in QUERIES[1:queries]:
             rp.search(q)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         start_gate.wait()
         lat = []
         for _ in range(rounds):
-            for q in QUERIES:
+            for q in QUERIES[:queries]:
                 t = time.perf_counter()
                 rp.search(q)
                 lat.append((time.perf_counter() - t) * 1000)
@@ -275,9 +276,9 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def run_queries(ctx: Any, location: str, enable: list[str], retrieval: str, procs: int,
-                rounds: int) -> dict[str, Any]:
+                rounds: int, queries: int) -> dict[str, Any]:
     out, gate = ctx.Queue(), ctx.Barrier(procs)
-    children = [ctx.Process(target=query_child, args=(location, enable, retrieval, rounds, gate, out))
+    children = [ctx.Process(target=query_child, args=(location, enable, retrieval, rounds, queries, gate, out))
                 for _ in range(procs)]
     for c in children:
         c.start()
@@ -302,8 +303,10 @@ def main() -> None:
     p.add_argument("--plugins", default="crossref,overview,retry")
     p.add_argument("--arms", default="off,on", help="off: no plugins; on: --plugins.")
     p.add_argument("--batch-docs", type=int, default=10000, help="Documents per build_index call (0: all at once).")
-    p.add_argument("--query-procs", default="1,4")
-    p.add_argument("--rounds", type=int, default=3, help="Passes over the 20 queries per query process.")
+    p.add_argument("--query-procs", default="1,4", help="Query processes at once, per measurement ('': no queries).")
+    p.add_argument("--rounds", type=int, default=3, help="Timed passes over the queries per query process.")
+    p.add_argument("--queries", type=int, default=len(QUERIES),
+                   help=f"The first N of the {len(QUERIES)} fixed queries.")
     p.add_argument("--retrieval", choices=["hybrid", "dense"], default="hybrid",
                    help="The query processes' first stage; hybrid builds the BM25 leg in memory on the first query.")
     p.add_argument("--out", default=None)
@@ -333,14 +336,16 @@ def main() -> None:
                     raise RuntimeError(f"building {size} chunks, plugins {arm}: {built['error']}")
                 row = {"size": size, "arm": arm, "store": args.store, "executor": args.executor,
                        "retrieval": args.retrieval, "workers": args.workers, "batch_docs": args.batch_docs,
+                       "queries": args.queries, "rounds": args.rounds,
                        "load1_before": os.getloadavg()[0],
                        **built, "chunks_per_s": built["chunks"] / built["index_s"],
                        "bytes_by_part": stored_bytes(location)}
                 row["bytes"] = sum(row["bytes_by_part"].values())
                 row["bytes_per_chunk"] = row["bytes"] / max(1, row["chunks"])
                 row["lance_versions"] = built.get("lance_versions")
-                for n in [int(x) for x in args.query_procs.split(",")]:
-                    row[f"query_{n}p"] = run_queries(ctx, location, enable, args.retrieval, n, args.rounds)
+                for n in [int(x) for x in args.query_procs.split(",") if x]:
+                    row[f"query_{n}p"] = run_queries(ctx, location, enable, args.retrieval, n, args.rounds,
+                                                     args.queries)
                 row["load1_after"] = os.getloadavg()[0]
                 remove(location)
                 rows.append(row)
@@ -351,15 +356,16 @@ def main() -> None:
             server.stop()
         if local_root is not None:
             shutil.rmtree(local_root, ignore_errors=True)
-    procs = [int(x) for x in args.query_procs.split(",")]
+    procs = [int(x) for x in args.query_procs.split(",") if x]
     print(f"\n{tag}, batches of {args.batch_docs or 'all'} documents\n")
     print("| chunks | plugins | index s | chunks/s | peak RSS MB | bytes/chunk | "
           + " | ".join(f"p50 / p99 ms, {n} proc" for n in procs) + " | first query s |")
     print("|---" * (6 + len(procs) + 1) + "|")
     for r in rows:
         qs = " | ".join(f"{r[f'query_{n}p']['p50_ms']:.0f} / {r[f'query_{n}p']['p99_ms']:.0f}" for n in procs)
+        first = f"{r[f'query_{procs[0]}p']['first_query_s']:.1f}" if procs else "-"
         print(f"| {r['chunks']:,} | {r['arm']} | {r['index_s']:.0f} | {r['chunks_per_s']:.0f} | {r['peak_rss_mb']:.0f} "
-              f"| {r['bytes_per_chunk']:.0f} | {qs} | {r[f'query_{procs[0]}p']['first_query_s']:.1f} |")
+              f"| {r['bytes_per_chunk']:.0f} | {qs} | {first} |")
 
 
 if __name__ == "__main__":

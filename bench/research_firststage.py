@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         texts = [n.get_content() for n in nodes]
         docs = [str(n.ref_doc_id) for n in nodes]
         vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))
-        bm25 = sparse.SparseIndex(nodes)
+        bm25 = sparse.SparseIndex.from_nodes(nodes)
         windows = None
         if args.lever == "windows":
             tok = inner._model.tokenizer
@@ -251,7 +251,7 @@ def diagnose(name: str, embed, tokenizer, split: str) -> None:
     texts = [n.get_content() for n in nodes]
     docs = [str(n.ref_doc_id) for n in nodes]
     vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))
-    bm25 = sparse.SparseIndex(nodes)
+    bm25 = sparse.SparseIndex.from_nodes(nodes)
     documents = [d for path in paths for d in SimpleDirectoryReader(input_dir=str(path), recursive=True).load_data()]
     # The peer's 1024/200 default was never embedded for the two large corpora (MiniLM time).
     sizes = ((512, 50),) if name in ("python", "postgres") else ((512, 50), (1024, 200))

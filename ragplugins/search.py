@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -68,10 +69,23 @@ def sparse_search(store: StoreAdapter, query: str, k: int,
         return native
     from ragplugins import sparse
 
-    model = index_cache.cache.get(store, "ragplugins.sparse", lambda: sparse.build(list(store.iter_nodes())))
-    # The same in-memory filter semantics as the core's check of plugin results (nested groups included).
-    keep = None if filters is None else (lambda i: query_inputs.passes(model.nodes[i], filters))
-    return [NodeWithScore(node=model.nodes[i], score=score) for i, score in model.search(query, k, keep)]
+    model = index_cache.cache.get(store, "ragplugins.sparse", lambda: sparse.build(store))
+    ranked = model.ranked(query)
+    out: list[NodeWithScore] = []
+    # The winners are read from the store a block at a time; with filters, the same in-memory filter
+    # semantics as the core's check of plugin results (nested groups included), until k pass.
+    block = k
+    while len(out) < k:
+        hits = list(itertools.islice(ranked, block))
+        if not hits:
+            break
+        nodes = {n.node_id: n for n in store.get_nodes([model.ids[i] for i, _ in hits])}
+        for i, score in hits:
+            node = nodes.get(model.ids[i])
+            if node is not None and query_inputs.passes(node, filters) and len(out) < k:
+                out.append(NodeWithScore(node=node, score=score))
+        block = min(block * 4, 4096)
+    return out
 
 
 def _leg_scores(results: list[NodeWithScore], leg: str) -> list[float]:

@@ -11,8 +11,9 @@ One leg for every store: the same tokens and scores whatever holds the vectors.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import PurePath
 from typing import Any
 
@@ -23,6 +24,8 @@ WORD = re.compile(r"(?u)\b\w\w+\b")
 # Names joined by . - : / (an option, a module path, a command) and dotted numbers.
 IDENTIFIER = re.compile(r"(?u)\w+(?:[.\-:/]\w+)+")
 NUMBER_PATH = re.compile(r"\d+(?:\.\d+)+")
+# How many of the best chunks ranked() sorts first.
+HEAD = 256
 _SUFFIXES = re.compile(r"(\.(md|markdown|txt|rst|html?|pdf))+$", re.IGNORECASE)
 
 
@@ -47,48 +50,72 @@ class Tokenizer:
         return tokens
 
 
-def document_name(node: BaseNode) -> str:
+# The metadata a chunk's document is named by, best first (what document_name reads).
+NAME_KEYS = ("title", "document_title", "file_name", "file_path")
+
+
+def document_name(metadata: dict[str, Any], doc_id: str | None = None) -> str:
     """The words of a chunk's document name: its title when a reader recorded one, else its file name."""
-    meta = node.metadata or {}
-    title = meta.get("title") or meta.get("document_title")
+    title = metadata.get("title") or metadata.get("document_title")
     if isinstance(title, str) and title.strip():
         return title
-    name = str(meta.get("file_name") or meta.get("file_path") or node.ref_doc_id or "")
+    name = str(metadata.get("file_name") or metadata.get("file_path") or doc_id or "")
     stem = _SUFFIXES.sub("", PurePath(name).name)
     return f"{stem} {re.sub(r'[_.-]+', ' ', stem)}"
 
 
 class SparseIndex:
-    """BM25 (bm25s) over ``nodes``; ``search`` returns (position, score) pairs, best first."""
+    """BM25 (bm25s) over chunks given as (chunk id, document name, text); ``search`` returns (position,
+    score) pairs, best first, and ``ids[position]`` is the chunk. Only ids and the BM25 matrix are kept:
+    a query process holds no chunk text or node (the winners are fetched from the store)."""
 
-    def __init__(self, nodes: Sequence[BaseNode]):
+    def __init__(self, chunks: Iterable[tuple[str, str, str]]):
         import bm25s
 
-        self.nodes = list(nodes)
         self.tokenize = Tokenizer()
+        self.ids: list[str] = []
         vocab: dict[str, int] = {}
-        ids = [[vocab.setdefault(t, len(vocab)) for t in self.tokenize(f"{document_name(n)}\n{n.get_content()}")]
-               for n in self.nodes]
+        token_ids = []
+        for chunk_id, name, text in chunks:
+            self.ids.append(chunk_id)
+            token_ids.append([vocab.setdefault(t, len(vocab)) for t in self.tokenize(f"{name}\n{text}")])
         self.vocab = vocab
         self.model = bm25s.BM25()
-        if self.nodes:
-            self.model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        if self.ids:
+            self.model.index(bm25s.tokenization.Tokenized(ids=token_ids, vocab=vocab), show_progress=False)
 
-    def search(self, query: str, k: int, keep: Callable[[int], bool] | None = None) -> list[tuple[int, float]]:
-        if not self.nodes:
-            return []
+    @classmethod
+    def from_nodes(cls, nodes: Iterable[BaseNode]) -> SparseIndex:
+        return cls((n.node_id, document_name(n.metadata or {}, n.ref_doc_id), n.get_content()) for n in nodes)
+
+    def ranked(self, query: str) -> Iterator[tuple[int, float]]:
+        """Every chunk that shares a term with ``query``, best first (ties in stored order), sorted as
+        far as the caller reads: a common word matches most of a large corpus."""
+        if not self.ids:
+            return
         terms = [self.vocab[t] for t in self.tokenize(query) if t in self.vocab]
         if not terms:
-            return []
+            return
         scores = np.asarray(self.model.get_scores(terms), dtype=float)
-        if keep is not None:
-            scores = np.where([keep(i) for i in range(len(scores))], scores, 0.0)
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [(int(i), float(scores[i])) for i in order if scores[int(i)] > 0]
+        hits = np.flatnonzero(scores > 0)
+        if len(hits) > 4 * HEAD:
+            # Everything at or above the HEAD-th best score (ties whole), then the rest only if asked for.
+            bar = np.partition(scores[hits], len(hits) - HEAD)[len(hits) - HEAD]
+            parts = [hits[scores[hits] >= bar], hits[scores[hits] < bar]]
+        else:
+            parts = [hits]
+        for part in parts:
+            for i in part[np.lexsort((part, -scores[part]))]:
+                yield int(i), float(scores[i])
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        return list(itertools.islice(self.ranked(query), k))
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"SparseIndex({len(self.nodes)} chunks, {len(self.vocab)} terms)"
+        return f"SparseIndex({len(self.ids)} chunks, {len(self.vocab)} terms)"
 
 
-def build(nodes: Sequence[BaseNode]) -> Any:
-    return SparseIndex(nodes)
+def build(store: Any) -> SparseIndex:
+    """The BM25 leg over every chunk ``store`` (a StoreAdapter) holds, read without vectors."""
+    return SparseIndex((row.id, document_name(row.metadata, row.doc_id), row.text)
+                       for row in store.iter_chunk_rows(NAME_KEYS))

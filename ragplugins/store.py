@@ -16,7 +16,7 @@ import math
 import re
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -450,15 +450,35 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
 
     def document_rows(self, columns: dict[str, str]) -> list[dict]:
         """Project every row to ``{alias: column}``, e.g. ``{"doc": "doc_id"}``."""
+        return list(self.scan_rows(columns))
+
+    def scan_rows(self, columns: dict[str, str], batch_size: int = 8192) -> Iterator[dict]:
+        """``document_rows`` a batch at a time: a million rows' text need not be in memory at once."""
         table = self._reading()
         if table is None:
-            return []
-        return table.search().select(columns).limit(None).to_arrow().to_pylist()
+            return
+        try:
+            for batch in table.search().select(columns).limit(None).to_batches(batch_size):
+                yield from batch.select(list(columns)).to_pylist()
+        except (RuntimeError, OSError) as exc:
+            error = _store_error(self, exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+
+def _store_error(store: RagLanceDBVectorStore, exc: RuntimeError | OSError) -> Exception:
+    """Lance reports a damaged table (a lost data file, a cut-short version record) with RuntimeError or
+    OSError from deep inside; callers get one StoreError that names the table and the fix (another
+    RuntimeError is returned as it was)."""
+    if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
+        return exc
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return StoreError(f"the LanceDB table '{store._name}' in '{store.uri}' cannot be read "
+                      f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`")
 
 
 def _reads_store(method):
-    """Lance reports a damaged table (a lost data file, a cut-short version record) with RuntimeError or
-    OSError from deep inside; callers get one StoreError that names the table and the fix."""
     import functools
 
     @functools.wraps(method)
@@ -466,13 +486,12 @@ def _reads_store(method):
         try:
             return method(self, *args, **kwargs)
         except (RuntimeError, OSError) as exc:
-            if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
+            error = _store_error(self, exc)
+            if error is exc:
                 raise
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise StoreError(f"the LanceDB table '{self._name}' in '{self.uri}' cannot be read "
-                             f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
+            raise error from exc
     return wrapper
 
 
-for _name in ("query", "get_nodes", "document_rows", "write_batch", "update_metadata"):
+for _name in ("query", "get_nodes", "write_batch", "update_metadata"):
     setattr(RagLanceDBVectorStore, _name, _reads_store(getattr(RagLanceDBVectorStore, _name)))

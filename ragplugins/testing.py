@@ -293,6 +293,10 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
         chunks = [n.metadata.get(CHUNK_INDEX_KEY) for n in adapter.get_nodes(info.node_ids)]
         assert sorted(chunks) == list(range(len(info.node_ids))), f"{info.doc_id}: chunks {chunks}"
     assert sorted(adapter.iter_texts()) == sorted(n.get_content() for n in nodes), "iter_texts() != the chunk texts"
+    chunk_rows = {r.id: r for r in adapter.iter_chunk_rows(["file_name", "no_such_key"])}
+    assert {i: (r.doc_id, r.text, r.metadata) for i, r in chunk_rows.items()} == {
+        n.node_id: (n.ref_doc_id, n.get_content(), {"file_name": n.metadata["file_name"]}) for n in nodes}, \
+        "iter_chunk_rows(keys) != each chunk's id, document id, text and those metadata keys it has"
     some = nodes[0]
     assert [n.node_id for n in adapter.get_nodes([some.node_id])] == [some.node_id], "get_nodes(ids) by id"
 

@@ -21,26 +21,30 @@ def test_tokens_keep_identifiers_snake_case_parts_and_section_numbers():
 
 
 def test_document_name_is_the_title_or_the_file_name_in_words():
-    assert sparse.document_name(_node("n", "x", file_name="runtime-config-wal.html")) == \
+    assert sparse.document_name({"file_name": "runtime-config-wal.html"}) == \
         "runtime-config-wal runtime config wal"
-    assert sparse.document_name(_node("n", "x", file_name="os.path.rst.txt")) == "os.path os path"
-    assert sparse.document_name(_node("n", "x", title="Write Ahead Log")) == "Write Ahead Log"
+    assert sparse.document_name({"file_name": "os.path.rst.txt"}) == "os.path os path"
+    assert sparse.document_name({"file_name": "a.txt", "title": "Write Ahead Log"}) == "Write Ahead Log"
 
 
 def test_a_question_that_names_the_document_finds_its_chunks():
     nodes = [_node("a", "The setting is described below in detail.", file_name="checkpoints.md"),
              _node("b", "The setting controls how often data is written.", file_name="vacuum.md")]
-    index = sparse.SparseIndex(nodes)
+    index = sparse.SparseIndex.from_nodes(nodes)
     assert [nodes[i].node_id for i, _ in index.search("what does the checkpoints page describe", 2)][0] == "a"
     # an identifier is a token of its own (its parts too): the chunk that has it whole comes first
-    index = sparse.SparseIndex([_node("b", "The size of the wal."), _node("a", "Set max_wal_size higher.")])
+    index = sparse.SparseIndex.from_nodes([_node("b", "The size of the wal."), _node("a", "Set max_wal_size higher.")])
     assert [i for i, _ in index.search("max_wal_size", 2)] == [1, 0]
 
 
-def test_filtered_sparse_search_never_returns_an_excluded_chunk():
-    nodes = [_node("a", "wal settings", file_name="a.txt"), _node("b", "wal settings again", file_name="b.txt")]
-    index = sparse.SparseIndex(nodes)
-    assert [i for i, _ in index.search("wal", 2, keep=lambda i: nodes[i].node_id != "a")] == [1]
+def test_ranked_sorts_ties_in_stored_order_past_the_head():
+    # More matches than ranked() sorts first: the order must be the full stable sort all the same.
+    nodes = [_node(f"n{i:04d}", "wal " * (1 + i % 3) + "filler text here") for i in range(5 * sparse.HEAD)]
+    index = sparse.SparseIndex.from_nodes(nodes)
+    got = list(index.ranked("wal"))
+    assert len(got) == len(nodes)
+    assert got == sorted(got, key=lambda pair: (-pair[1], pair[0]))
+    assert index.search("wal", 3) == got[:3]
 
 
 def _nws(node_id: str, score: float, cosine: float | None = None) -> NodeWithScore:
@@ -66,3 +70,38 @@ def test_fusion_records_each_legs_rank_and_keeps_k():
     assert len(fused) == 2
     by_id = {n.node.node_id: annotation(n) for n in fused}
     assert by_id["b"]["dense_rank"] == 2 and by_id["b"]["sparse_rank"] == 1
+
+
+def test_sparse_leg_on_lancedb_reads_no_vectors_and_fetches_only_the_winners(tiny_corpus, tmp_path,
+                                                                            bundled_embed_model, monkeypatch):
+    """The BM25 leg of a stored index: the same ranking as one built from every stored node, built
+    from the projected columns (no node, no vector held), the winners read by id; a host filter is
+    never widened."""
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+    from ragplugins.testing import make_rag
+
+    rag = make_rag([], {"splitter": "auto"}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    index, _ = rag.index_paths([tiny_corpus])
+    store = rag.context(index).store
+    model = sparse.build(store)
+    every = list(store.iter_nodes())
+    reference = sparse.SparseIndex.from_nodes(every)
+    assert model.ids == [n.node_id for n in every] and not hasattr(model, "nodes")
+    for query in ("annual fee payable quarterly", "descale the boiler", "Exhibit A termination"):
+        assert model.search(query, 8) == reference.search(query, 8), query
+
+    asked: list[list[str]] = []
+    get_nodes = type(store).get_nodes
+    monkeypatch.setattr(type(store), "get_nodes", lambda self, ids: asked.append(list(ids)) or get_nodes(self, ids))
+    top = search.sparse_search(store, "annual fee payable quarterly", 2)
+    assert [n.node.node_id for n in top] == [model.ids[i] for i, _ in model.search("annual fee payable quarterly", 2)]
+    assert asked == [[n.node.node_id for n in top]] and all(n.node.embedding for n in top)
+
+    only = MetadataFilters(filters=[MetadataFilter(key="file_name", value="espresso_manual.md")])
+    filtered = search.sparse_search(store, "annual fee payable quarterly descale", 5, only)
+    assert filtered and {n.node.metadata["file_name"] for n in filtered} == {"espresso_manual.md"}
+    want = {n.node_id for n in every if n.metadata.get("file_name") == "espresso_manual.md"}
+    ranked_allowed = [model.ids[i] for i, _ in model.ranked("annual fee payable quarterly descale")
+                      if model.ids[i] in want][:5]
+    assert [n.node.node_id for n in filtered] == ranked_allowed

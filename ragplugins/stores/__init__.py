@@ -14,6 +14,7 @@ from typing import Any
 from ragplugins.stores.base import (
     CHUNK_INDEX_KEY,
     DOC_HASH_KEY,
+    ChunkRow,
     DocumentInfo,
     PluginState,
     StateError,
@@ -21,7 +22,7 @@ from ragplugins.stores.base import (
     StoredState,
 )
 
-__all__ = ["CHUNK_INDEX_KEY", "DOC_HASH_KEY", "DocumentInfo", "PluginState", "StateError",
+__all__ = ["CHUNK_INDEX_KEY", "DOC_HASH_KEY", "ChunkRow", "DocumentInfo", "PluginState", "StateError",
            "StoreAdapter", "StoredState", "adapter_class_for", "adapter_for"]
 
 

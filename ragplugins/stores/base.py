@@ -13,7 +13,7 @@ import uuid
 import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from ragplugins.errors import RagPluginsError
 
@@ -36,6 +36,15 @@ class DocumentInfo:
     @property
     def doc_hash(self) -> str | None:
         return self.metadata.get(DOC_HASH_KEY)
+
+
+class ChunkRow(NamedTuple):
+    """A stored chunk without its vector or node: what corpus-wide statistics and the BM25 leg read."""
+
+    id: str
+    doc_id: str | None
+    text: str
+    metadata: dict[str, Any]
 
 
 @dataclass
@@ -164,9 +173,16 @@ class StoreAdapter:
             raise RuntimeError(f"cannot list the nodes of {type(self.vector_store).__name__}: {exc}") from exc
         yield from nodes
 
+    def iter_chunk_rows(self, metadata_keys: Sequence[str] = ()) -> Iterator[ChunkRow]:
+        """Every stored chunk's id, document id, text and the given metadata keys (those it has), in
+        stored order, without vectors: a store that can project columns streams them."""
+        for n in self.iter_nodes():
+            meta = n.metadata or {}
+            yield ChunkRow(n.node_id, n.ref_doc_id, n.get_content(), {k: meta[k] for k in metadata_keys if k in meta})
+
     def iter_texts(self) -> Iterator[str]:
         """The text of every stored chunk (without metadata), for corpus statistics."""
-        return (n.get_content() for n in self.iter_nodes())
+        return (row.text for row in self.iter_chunk_rows())
 
     def get_nodes(self, node_ids: Sequence[str]) -> list[Any]:
         if not node_ids:

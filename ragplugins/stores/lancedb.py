@@ -16,7 +16,7 @@ from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragplugins.stores.base import CHUNK_INDEX_KEY, DocumentInfo, StoreAdapter
+from ragplugins.stores.base import CHUNK_INDEX_KEY, ChunkRow, DocumentInfo, StoreAdapter
 
 if TYPE_CHECKING:
     from ragplugins.home import IndexHome
@@ -48,9 +48,12 @@ class LanceDBAdapter(StoreAdapter):
     def iter_nodes(self) -> Iterator[Any]:
         return iter(self.vector_store.get_nodes())
 
-    def iter_texts(self) -> Iterator[str]:
-        store = self.vector_store  # the text column only, not the vectors
-        return (r["text"] or "" for r in store.document_rows({"text": store.text_key}))
+    def iter_chunk_rows(self, metadata_keys: Sequence[str] = ()) -> Iterator[ChunkRow]:
+        store = self.vector_store  # the projected columns only, never the vectors, a batch at a time
+        keys = [k for k in metadata_keys if k in store.metadata_fields()]
+        columns = {"id": "id", "doc": store.doc_id_key, "text": store.text_key, **{k: f"metadata.{k}" for k in keys}}
+        for r in store.scan_rows(columns):
+            yield ChunkRow(r["id"], r["doc"], r["text"] or "", {k: r[k] for k in keys if r[k] is not None})
 
     def get_nodes(self, node_ids: Sequence[str]) -> list[Any]:
         return self.vector_store.get_nodes(node_ids=list(node_ids)) if node_ids else []
