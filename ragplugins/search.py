@@ -79,7 +79,8 @@ def sparse_search(store: StoreAdapter, query: str, k: int,
         hits = list(itertools.islice(ranked, block))
         if not hits:
             break
-        nodes = {n.node_id: n for n in store.get_nodes([model.ids[i] for i, _ in hits])}
+        nodes = {n.node_id: n for n in store.get_nodes([model.ids[i] for i, _ in hits],
+                                                       [model.locators[i] for i, _ in hits])}
         for i, score in hits:
             node = nodes.get(model.ids[i])
             if node is not None and query_inputs.passes(node, filters) and len(out) < k:

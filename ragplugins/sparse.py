@@ -65,19 +65,22 @@ def document_name(metadata: dict[str, Any], doc_id: str | None = None) -> str:
 
 
 class SparseIndex:
-    """BM25 (bm25s) over chunks given as (chunk id, document name, text); ``search`` returns (position,
+    """BM25 (bm25s) over chunks given as (chunk id, document name, text[, locator]); ``search`` returns (position,
     score) pairs, best first, and ``ids[position]`` is the chunk. Only ids and the BM25 matrix are kept:
     a query process holds no chunk text or node (the winners are fetched from the store)."""
 
-    def __init__(self, chunks: Iterable[tuple[str, str, str]]):
+    def __init__(self, chunks: Iterable[tuple[str, str, str] | tuple[str, str, str, Any]]):
         import bm25s
 
         self.tokenize = Tokenizer()
         self.ids: list[str] = []
+        # Each chunk's ChunkRow.locator where the store gave one (read back by it, not searched for).
+        self.locators: list[Any] = []
         vocab: dict[str, int] = {}
         token_ids = []
-        for chunk_id, name, text in chunks:
+        for chunk_id, name, text, *locator in chunks:
             self.ids.append(chunk_id)
+            self.locators.append(locator[0] if locator else None)
             token_ids.append([vocab.setdefault(t, len(vocab)) for t in self.tokenize(f"{name}\n{text}")])
         self.vocab = vocab
         self.model = bm25s.BM25()
@@ -117,5 +120,5 @@ class SparseIndex:
 
 def build(store: Any) -> SparseIndex:
     """The BM25 leg over every chunk ``store`` (a StoreAdapter) holds, read without vectors."""
-    return SparseIndex((row.id, document_name(row.metadata, row.doc_id), row.text)
+    return SparseIndex((row.id, document_name(row.metadata, row.doc_id), row.text, row.locator)
                        for row in store.iter_chunk_rows(NAME_KEYS))

@@ -393,6 +393,15 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         return VectorStoreQueryResult(nodes=nodes, similarities=[math.exp(-r["_distance"]) for r in rows],
                                       ids=[r["id"] for r in rows])
 
+    def get_nodes_at(self, row_ids: list[int]) -> list[BaseNode]:
+        """The nodes at ``row_ids`` (from ``scan_rows(..., with_row_id=True)``), in any order."""
+        table = self._reading()
+        if table is None or not row_ids:
+            return []
+        # Only what a node is made of: each column is a read of its own (a request on object storage).
+        taken = table.take_row_ids(row_ids).select(["metadata", self.vector_column_name])
+        return self._nodes(taken.to_arrow().to_pylist())
+
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                   **kwargs: Any) -> list[BaseNode]:
         table = self._reading()
@@ -452,14 +461,16 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """Project every row to ``{alias: column}``, e.g. ``{"doc": "doc_id"}``."""
         return list(self.scan_rows(columns))
 
-    def scan_rows(self, columns: dict[str, str], batch_size: int = 8192) -> Iterator[dict]:
-        """``document_rows`` a batch at a time: a million rows' text need not be in memory at once."""
+    def scan_rows(self, columns: dict[str, str], batch_size: int = 8192, with_row_id: bool = False) -> Iterator[dict]:
+        """``document_rows`` a batch at a time: a million rows' text need not be in memory at once.
+        ``with_row_id``: each row's ``_rowid`` too (``get_nodes_at`` reads rows back by it)."""
         table = self._reading()
         if table is None:
             return
+        names = [*columns, "_rowid"] if with_row_id else list(columns)
         try:
-            for batch in table.search().select(columns).limit(None).to_batches(batch_size):
-                yield from batch.select(list(columns)).to_pylist()
+            for batch in table.search().select(columns).with_row_id(with_row_id).limit(None).to_batches(batch_size):
+                yield from batch.select(names).to_pylist()
         except (RuntimeError, OSError) as exc:
             error = _store_error(self, exc)
             if error is exc:
@@ -493,5 +504,5 @@ def _reads_store(method):
     return wrapper
 
 
-for _name in ("query", "get_nodes", "write_batch", "update_metadata"):
+for _name in ("query", "get_nodes", "get_nodes_at", "write_batch", "update_metadata"):
     setattr(RagLanceDBVectorStore, _name, _reads_store(getattr(RagLanceDBVectorStore, _name)))

@@ -88,12 +88,18 @@ def test_sparse_leg_on_lancedb_reads_no_vectors_and_fetches_only_the_winners(tin
     every = list(store.iter_nodes())
     reference = sparse.SparseIndex.from_nodes(every)
     assert model.ids == [n.node_id for n in every] and not hasattr(model, "nodes")
+    assert None not in model.locators  # LanceDB row ids: the winners are taken by them, not searched for
+    a, b = every[0].node_id, every[-1].node_id
+    assert [n.node_id for n in store.get_nodes([a], [model.locators[0]])] == [a]
+    # a stale locator (another chunk's row) is noticed and the chunk found by id instead
+    assert [n.node_id for n in store.get_nodes([a], [model.locators[-1]])] == [a] and a != b
     for query in ("annual fee payable quarterly", "descale the boiler", "Exhibit A termination"):
         assert model.search(query, 8) == reference.search(query, 8), query
 
     asked: list[list[str]] = []
     get_nodes = type(store).get_nodes
-    monkeypatch.setattr(type(store), "get_nodes", lambda self, ids: asked.append(list(ids)) or get_nodes(self, ids))
+    monkeypatch.setattr(type(store), "get_nodes",
+                        lambda self, ids, locators=None: asked.append(list(ids)) or get_nodes(self, ids, locators))
     top = search.sparse_search(store, "annual fee payable quarterly", 2)
     assert [n.node.node_id for n in top] == [model.ids[i] for i, _ in model.search("annual fee payable quarterly", 2)]
     assert asked == [[n.node.node_id for n in top]] and all(n.node.embedding for n in top)

@@ -45,6 +45,8 @@ class ChunkRow(NamedTuple):
     doc_id: str | None
     text: str
     metadata: dict[str, Any]
+    # Where the store can read the row back without a search (LanceDB: its row id), or None.
+    locator: Any = None
 
 
 @dataclass
@@ -184,7 +186,9 @@ class StoreAdapter:
         """The text of every stored chunk (without metadata), for corpus statistics."""
         return (row.text for row in self.iter_chunk_rows())
 
-    def get_nodes(self, node_ids: Sequence[str]) -> list[Any]:
+    def get_nodes(self, node_ids: Sequence[str], locators: Sequence[Any] | None = None) -> list[Any]:
+        """The stored chunks of ``node_ids`` (any order; missing ones left out). ``locators``: the same
+        rows' ``ChunkRow.locator``, which a store may read by instead of searching by id."""
         if not node_ids:
             return []
         wanted = set(node_ids)

@@ -52,11 +52,20 @@ class LanceDBAdapter(StoreAdapter):
         store = self.vector_store  # the projected columns only, never the vectors, a batch at a time
         keys = [k for k in metadata_keys if k in store.metadata_fields()]
         columns = {"id": "id", "doc": store.doc_id_key, "text": store.text_key, **{k: f"metadata.{k}" for k in keys}}
-        for r in store.scan_rows(columns):
-            yield ChunkRow(r["id"], r["doc"], r["text"] or "", {k: r[k] for k in keys if r[k] is not None})
+        for r in store.scan_rows(columns, with_row_id=True):
+            yield ChunkRow(r["id"], r["doc"], r["text"] or "", {k: r[k] for k in keys if r[k] is not None},
+                           r["_rowid"])
 
-    def get_nodes(self, node_ids: Sequence[str]) -> list[Any]:
-        return self.vector_store.get_nodes(node_ids=list(node_ids)) if node_ids else []
+    def get_nodes(self, node_ids: Sequence[str], locators: Sequence[Any] | None = None) -> list[Any]:
+        if not node_ids:
+            return []
+        if locators is not None and None not in locators:
+            # A few rows by row id instead of a scan of the table for their ids; a row id that no longer
+            # holds the chunk (the table was rewritten since) falls back to the search.
+            nodes = self.vector_store.get_nodes_at(list(locators))
+            if sorted(n.node_id for n in nodes) == sorted(node_ids):
+                return nodes
+        return self.vector_store.get_nodes(node_ids=list(node_ids))
 
     def list_documents(self) -> dict[str, DocumentInfo]:
         store = self.vector_store
