@@ -131,7 +131,7 @@ def open_app(location: str, enable: list[str], retrieval: str = "hybrid") -> Any
     from ragplugins import load
 
     rp = load({"enable": enable, "persist_dir": location, "chunk_size": 128, "chunk_overlap": 16,
-               "retrieval": retrieval},
+               "retrieval": retrieval, "vector_index": os.environ.get("BENCH_VECTOR_INDEX", "flat")},
               embed_model=HashingEmbedding(model_name="hashing-384"))
     if location.startswith("s3://") and isinstance(rp.persist_dir, Path):
         raise Unsupported("this checkout has no object-storage persist_dir (persist_dir = \"s3://bucket/prefix\", "
@@ -309,8 +309,11 @@ def main() -> None:
                    help=f"The first N of the {len(QUERIES)} fixed queries.")
     p.add_argument("--retrieval", choices=["hybrid", "dense"], default="hybrid",
                    help="The query processes' first stage; hybrid builds the BM25 leg in memory on the first query.")
+    p.add_argument("--vector-index", choices=["flat", "ivf_pq"], default="flat",
+                   help="The index's dense search (the vector_index setting); ivf_pq is built after the write.")
     p.add_argument("--out", default=None)
     args = p.parse_args()
+    os.environ["BENCH_VECTOR_INDEX"] = args.vector_index  # the build and query processes read it
     server = start_s3() if args.store == "s3" else None
     local_root = Path(tempfile.mkdtemp(prefix="scale-s3-")) if server is None else None
     tag = f"{args.store}-{args.executor}{args.workers if args.executor != 'serial' else ''}"
@@ -336,7 +339,7 @@ def main() -> None:
                     raise RuntimeError(f"building {size} chunks, plugins {arm}: {built['error']}")
                 row = {"size": size, "arm": arm, "store": args.store, "executor": args.executor,
                        "retrieval": args.retrieval, "workers": args.workers, "batch_docs": args.batch_docs,
-                       "queries": args.queries, "rounds": args.rounds,
+                       "queries": args.queries, "rounds": args.rounds, "vector_index": args.vector_index,
                        "load1_before": os.getloadavg()[0],
                        **built, "chunks_per_s": built["chunks"] / built["index_s"],
                        "bytes_by_part": stored_bytes(location)}

@@ -154,7 +154,7 @@ class Indexing(AppPart):
                 options = home.storage_options()
                 connection = lancedb.connect(home.lancedb_uri, storage_options=options) if options else None
                 store = RagLanceDBVectorStore(uri=home.lancedb_uri, table_name=self.config.core.table,
-                                              connection=connection)
+                                              connection=connection, vector_index=self.config.core.vector_index)
             except Exception as exc:  # noqa: BLE001 - lance reports damage as OSError, ValueError, RuntimeError
                 first = home.scrub(str(exc).splitlines()[0][:200])
                 raise StoreError(f"the index in '{home}' cannot be opened ({type(exc).__name__}: "

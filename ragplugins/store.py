@@ -100,10 +100,16 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
     _versions: dict = PrivateAttr(default_factory=dict)
     _versions_lock: Any = PrivateAttr(default_factory=threading.Lock)
 
+    # "ivf_pq": keep an approximate vector index up to date after writes (refresh_vector_index).
+    vector_index: str = "flat"
+
     def __init__(self, uri: str, table_name: str = "vectors", *, declared_metadata: dict[str, type] | None = None,
-                 **kwargs: Any):
+                 vector_index: str = "flat", **kwargs: Any):
         kwargs.setdefault("mode", "create")
+        if vector_index == "ivf_pq":
+            kwargs.setdefault("refine_factor", 10)  # re-rank by the full vectors: PQ distances are coarse
         super().__init__(uri=uri, table_name=table_name, **kwargs)
+        self.vector_index = vector_index
         self._declared = dict(declared_metadata or {})
         self._warned_keys = set()
         self._name = table_name
@@ -429,6 +435,31 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         table = self._reading()
         return table.version if table is not None else 0
 
+    def refresh_vector_index(self) -> str | None:
+        """With ``vector_index = "ivf_pq"``: build the index once the table holds VECTOR_INDEX_MIN_ROWS
+        rows, else add the rows written since to it when they are more than a tenth of those it holds
+        (LanceDB's optimize: new rows into the index, small files merged; versions younger than 7 days
+        kept, so a reader on an older version is unaffected). What was done, or None."""
+        table = self._rows
+        if self.vector_index != "ivf_pq" or table is None:
+            return None
+        rows = table.count_rows()
+        index = next((ix for ix in table.list_indices() if list(ix.columns) == [self.vector_column_name]), None)
+        if index is None:
+            if rows < VECTOR_INDEX_MIN_ROWS:
+                return None
+            dim = table.schema.field(self.vector_column_name).type.list_size
+            # L2 as the queries measure (unit vectors: the cosine order); about 256+ rows per partition.
+            table.create_index(metric="l2", vector_column_name=self.vector_column_name, index_type="IVF_PQ",
+                               num_partitions=max(1, min(round(rows ** 0.5), rows // 256)),
+                               num_sub_vectors=_sub_vectors(dim))
+            return "built"
+        stats = table.index_stats(index.name)
+        if stats is not None and stats.num_unindexed_rows > 0.1 * max(1, stats.num_indexed_rows):
+            table.optimize()
+            return "updated"
+        return None
+
     def deduplicate(self) -> int:
         """Keep one row per chunk id (one commit); returns how many rows were dropped."""
         if self._rows is None:
@@ -487,6 +518,18 @@ def _store_error(store: RagLanceDBVectorStore, exc: RuntimeError | OSError) -> E
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return StoreError(f"the LanceDB table '{store._name}' in '{store.uri}' cannot be read "
                       f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`")
+
+
+# Below this an exact scan is fast anyway, and IVF training wants many rows per partition.
+VECTOR_INDEX_MIN_ROWS = 10_000
+
+
+def _sub_vectors(dim: int) -> int:
+    """PQ sub-vectors: 8 dimensions each where the dimension allows it (LanceDB's guidance: a divisor)."""
+    for size in (8, 16, 4, 2, 1):
+        if dim % size == 0:
+            return dim // size
+    return 1
 
 
 def _reads_store(method):

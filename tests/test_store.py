@@ -149,3 +149,67 @@ def test_update_metadata_keeps_text_and_vectors(tmp_path):
     assert {k: (n.get_content(), n.embedding) for k, n in after.items()} == before
     assert after["n1"].metadata["kind"] == "z"
     assert _ids(store, MetadataFilters(filters=[MetadataFilter(key="kind", value="z")])) == ["n1"]
+
+
+def _vector_nodes(rng, start: int, count: int, dim: int = 32) -> list[TextNode]:
+    import numpy as np
+
+    vectors = rng.normal(size=(count, dim)).astype("float32")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return [TextNode(id_=f"n{start + i}", text=f"chunk {start + i}", embedding=v.tolist(),
+                     metadata={"doc_id": f"d{(start + i) // 10}"}) for i, v in enumerate(vectors)]
+
+
+def test_ivf_pq_vector_index_is_built_kept_up_to_date_and_finds_the_exact_neighbour(tmp_path, monkeypatch):
+    """vector_index = "ivf_pq": no index below the threshold, one once the table reaches it, the rows
+    written since added when they pass a tenth; a stored vector's own nearest neighbour is found through
+    the index (refine by the full vectors). The default store never indexes."""
+    import numpy as np
+
+    from ragplugins import store as store_module
+
+    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1500)
+    rng = np.random.default_rng(7)
+    store = RagLanceDBVectorStore(uri=str(tmp_path / "ann"), table_name="chunks", vector_index="ivf_pq")
+    flat = RagLanceDBVectorStore(uri=str(tmp_path / "flat"), table_name="chunks")
+    first = _vector_nodes(rng, 0, 1000)
+    for s in (store, flat):
+        s.write_batch(first, replace_doc_ids=[])
+        assert s.refresh_vector_index() is None
+    assert list(store.table.list_indices()) == []
+    more = _vector_nodes(rng, 1000, 1000)
+    store.write_batch(more, replace_doc_ids=[])
+    flat.write_batch(more, replace_doc_ids=[])
+    assert store.refresh_vector_index() == "built" and flat.refresh_vector_index() is None
+    (index,) = store.table.list_indices()
+    assert list(index.columns) == [store.vector_column_name] and list(flat.table.list_indices()) == []
+    assert store.table.index_stats(index.name).num_unindexed_rows == 0
+    store.write_batch(_vector_nodes(rng, 2000, 100), replace_doc_ids=[])  # 5 %: searched exactly, not yet added
+    assert store.refresh_vector_index() is None
+    assert store.table.index_stats(index.name).num_unindexed_rows == 100
+    store.write_batch(_vector_nodes(rng, 2100, 200), replace_doc_ids=[])  # 15 % in all: added
+    assert store.refresh_vector_index() == "updated"
+    assert store.table.index_stats(index.name).num_unindexed_rows == 0
+    stored = {n.node_id: n for n in store.get_nodes()}
+    assert len(stored) == 2300
+    for node_id in ("n5", "n1500", "n2050", "n2250"):
+        found = store.query(VectorStoreQuery(query_embedding=stored[node_id].embedding, similarity_top_k=3))
+        assert found.ids[0] == node_id
+
+
+def test_vector_index_setting_reaches_the_embedded_store_and_every_write_refreshes_it(tmp_path, tiny_corpus,
+                                                                                      bundled_embed_model,
+                                                                                      monkeypatch):
+    calls = []
+    refresh = RagLanceDBVectorStore.refresh_vector_index
+    monkeypatch.setattr(RagLanceDBVectorStore, "refresh_vector_index",
+                        lambda self: calls.append(self.vector_index) or refresh(self))
+    rag = make_rag([], {"vector_index": "ivf_pq"}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    index, _ = rag.index_paths([tiny_corpus])
+    store = index.vector_store
+    assert (store.vector_index, store.refine_factor) == ("ivf_pq", 10)
+    assert calls == ["ivf_pq"] and list(store.table.list_indices()) == []  # a tiny corpus stays exact
+    rag.delete_documents(["exhibit_a.md"])
+    assert calls == ["ivf_pq", "ivf_pq"]
+    default = make_rag([], {}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx").index().vector_store
+    assert (default.vector_index, default.refine_factor) == ("flat", None)

@@ -96,6 +96,9 @@ class LanceDBAdapter(StoreAdapter):
     def remove_documents(self, doc_ids: Sequence[str]) -> None:
         self.vector_store.write_batch([], replace_doc_ids=list(doc_ids))
 
+    def after_write(self) -> None:
+        self.vector_store.refresh_vector_index()
+
     # -- plugin state --------------------------------------------------------
     def state_home(self) -> IndexHome:
         """Where the state lives: the index's home (a folder or an object-store prefix) for the index
