@@ -309,7 +309,7 @@ def main() -> None:
                    help=f"The first N of the {len(QUERIES)} fixed queries.")
     p.add_argument("--retrieval", choices=["hybrid", "dense"], default="hybrid",
                    help="The query processes' first stage; hybrid builds the BM25 leg in memory on the first query.")
-    p.add_argument("--vector-index", choices=["flat", "ivf_pq"], default="flat",
+    p.add_argument("--vector-index", choices=["flat", "ivf_flat", "ivf_pq"], default="flat",
                    help="The index's dense search (the vector_index setting); ivf_pq is built after the write.")
     p.add_argument("--out", default=None)
     args = p.parse_args()

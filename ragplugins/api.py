@@ -47,7 +47,8 @@ Gold sets
 Stores
     ``StoreAdapter`` (subclass it, and return the class from ``ragplugins_store_adapters``, to support
     another vector store: docs/stores.md), ``StateError`` (plugin state that cannot be read or written;
-    a plugin keeps its state with ``ctx.state(plugin)``).
+    a plugin keeps its state with ``ctx.state(plugin)``), ``ChunkRow`` (a stored chunk without its vector:
+    what ``ctx.cached_for_query`` builds over).
 
 Errors
     ``RagPluginsError`` (raise a subclass for a problem the user can act on: the CLI prints it as
@@ -89,7 +90,7 @@ _EXPORTS = {
     # gold sets (a plugin command that measures on the user's questions, as ``ragplugins eval`` does)
     "load_gold": "ragplugins.eval", "GoldRow": "ragplugins.eval", "hit": "ragplugins.eval",
     # stores (plugin state beside the index: ``ctx.state(plugin)``; adapters for third-party stores)
-    "StoreAdapter": "ragplugins.stores", "StateError": "ragplugins.stores",
+    "StoreAdapter": "ragplugins.stores", "StateError": "ragplugins.stores", "ChunkRow": "ragplugins.stores",
     # errors
     "RagPluginsError": "ragplugins.errors", "ConfigError": "ragplugins.errors", "PluginError": "ragplugins.errors",
     "InputError": "ragplugins.errors", "StoreError": "ragplugins.errors",
@@ -129,7 +130,7 @@ if TYPE_CHECKING:
         tags,
     )
     from ragplugins.search import RRF_K
-    from ragplugins.stores import StateError, StoreAdapter
+    from ragplugins.stores import ChunkRow, StateError, StoreAdapter
     from ragplugins.trace import Decision, Trace, record, record_decision, timed
 
 

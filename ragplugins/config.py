@@ -79,12 +79,14 @@ class CoreSettings(BaseModel):
     retrieval: Literal["hybrid", "dense"] = Field(
         "hybrid", description="First stage: dense + BM25 fused (see fusion), or dense only.")
     top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")
-    vector_index: Literal["flat", "ivf_pq"] = Field(
+    vector_index: Literal["flat", "ivf_flat", "ivf_pq"] = Field(
         "flat", description="The embedded LanceDB index's dense search. 'flat': every vector is compared (exact; "
-                            "cost grows with the table). 'ivf_pq': an approximate IVF_PQ index, built once the table "
-                            "holds 10,000 chunks and brought up to date after writes that leave more than a tenth "
-                            "of the rows outside it (rows not yet in it are still searched exactly); queries read "
-                            "20 partitions and re-rank 10x top_k by the full vectors. For a million chunks and up.")
+                            "cost grows with the table). 'ivf_flat' / 'ivf_pq': an approximate LanceDB index that "
+                            "reads 20 of about sqrt(rows) partitions per query, built once the table holds 10,000 "
+                            "chunks and brought up to date after writes that leave more than a tenth of the rows "
+                            "outside it (rows not yet in it are still searched exactly). ivf_flat keeps a copy of "
+                            "the vectors (quick to build); ivf_pq compresses them (about 10x slower to build on a "
+                            "CPU) and re-ranks 10x top_k by the full vectors. For a million chunks and up.")
     fusion_depth: int = Field(
         50, ge=1, le=1000, description="Hybrid: each leg (dense, BM25) ranks at least this many candidates before "
                                       "RRF fusion cuts to top_k, so agreement between the legs below top_k counts.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +21,7 @@ from llama_index.core.schema import NodeWithScore
 from ragplugins import index_cache, query_inputs, search, stores
 from ragplugins.config import Config
 from ragplugins.embeddings import embedder_identity
-from ragplugins.stores import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo  # noqa: F401 - part of this module's API
+from ragplugins.stores import CHUNK_INDEX_KEY, DOC_HASH_KEY, ChunkRow, DocumentInfo  # noqa: F401 - part of this module's API
 
 # Bounds RagContext.embed_texts' cache (about 30 MB of 384-dim vectors); it starts over when full.
 TEXT_CACHE_LIMIT = 20_000
@@ -137,20 +137,22 @@ class RagContext:
         return search.search_within_documents(self.store, query, self.embed_query(query), doc_ids, k,
                                               inputs.filters)
 
-    def cached_for_query(self, name: str, build: Callable[[list[Any]], T]) -> T | None:
-        """``build(chunks)`` over the chunks the query being answered may see: those passing the host's
-        known filters (every chunk when it has none), kept per filters until the index is written
-        (as :meth:`cached`). None when the host's filters are not known, or no query is open: then no
+    def cached_for_query(self, name: str, build: Callable[[Iterator[ChunkRow]], T]) -> T | None:
+        """``build(rows)`` over the chunks the query being answered may see (``ChunkRow``: id, doc_id,
+        text, metadata; read once): those passing the host's known filters (every chunk when it has
+        none, read without vectors or metadata), kept per filters until the index is written (as
+        :meth:`cached`). None when the host's filters are not known, or no query is open: then no
         statistic over the index can be told apart from what the host's filter excludes."""
         inputs = query_inputs.current()
         if inputs is None or not inputs.filters_known:
             return None
         filters = inputs.filters
         if filters is None:
-            return self.cached(name, lambda ctx: build(list(ctx.store.iter_nodes())))
+            return self.cached(name, lambda ctx: build(ctx.store.iter_chunk_rows()))
         key = json.dumps(filters.model_dump(mode="json"), sort_keys=True)
         return self.cached(f"{name}:filters={key}", lambda ctx: build(
-            [n for n in ctx.store.iter_nodes() if query_inputs.passes(n, filters)]))
+            ChunkRow(n.node_id, n.ref_doc_id, n.get_content(), dict(n.metadata or {}))
+            for n in ctx.store.iter_nodes() if query_inputs.passes(n, filters)))
 
     def allowed_documents(self, candidates: Iterable[NodeWithScore] = (),
                           wanted: Iterable[str] = ()) -> frozenset[str] | None:
@@ -163,7 +165,7 @@ class RagContext:
         if inputs is not None and inputs.filters_known and inputs.filters is None:
             return None
         documents = self.cached_for_query("ragplugins.allowed_documents",
-                                          lambda nodes: frozenset(n.ref_doc_id for n in nodes if n.ref_doc_id))
+                                          lambda rows: frozenset(r.doc_id for r in rows if r.doc_id))
         if documents is not None:
             return documents
         returned = frozenset(n.node.ref_doc_id for n in candidates if n.node.ref_doc_id

@@ -100,7 +100,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
     _versions: dict = PrivateAttr(default_factory=dict)
     _versions_lock: Any = PrivateAttr(default_factory=threading.Lock)
 
-    # "ivf_pq": keep an approximate vector index up to date after writes (refresh_vector_index).
+    # "ivf_flat" / "ivf_pq": keep an approximate vector index up to date after writes (refresh_vector_index).
     vector_index: str = "flat"
 
     def __init__(self, uri: str, table_name: str = "vectors", *, declared_metadata: dict[str, type] | None = None,
@@ -436,23 +436,26 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         return table.version if table is not None else 0
 
     def refresh_vector_index(self) -> str | None:
-        """With ``vector_index = "ivf_pq"``: build the index once the table holds VECTOR_INDEX_MIN_ROWS
+        """With ``vector_index`` "ivf_flat" or "ivf_pq": build the index once the table holds VECTOR_INDEX_MIN_ROWS
         rows, else add the rows written since to it when they are more than a tenth of those it holds
         (LanceDB's optimize: new rows into the index, small files merged; versions younger than 7 days
         kept, so a reader on an older version is unaffected). What was done, or None."""
         table = self._rows
-        if self.vector_index != "ivf_pq" or table is None:
+        if self.vector_index not in ("ivf_flat", "ivf_pq") or table is None:
             return None
         rows = table.count_rows()
         index = next((ix for ix in table.list_indices() if list(ix.columns) == [self.vector_column_name]), None)
         if index is None:
             if rows < VECTOR_INDEX_MIN_ROWS:
                 return None
+            from lancedb.index import IvfFlat, IvfPq
+
             dim = table.schema.field(self.vector_column_name).type.list_size
             # L2 as the queries measure (unit vectors: the cosine order); about 256+ rows per partition.
-            table.create_index(metric="l2", vector_column_name=self.vector_column_name, index_type="IVF_PQ",
-                               num_partitions=max(1, min(round(rows ** 0.5), rows // 256)),
-                               num_sub_vectors=_sub_vectors(dim))
+            partitions = max(1, min(round(rows ** 0.5), rows // 256))
+            config = IvfPq(distance_type="l2", num_partitions=partitions, num_sub_vectors=_sub_vectors(dim)) \
+                if self.vector_index == "ivf_pq" else IvfFlat(distance_type="l2", num_partitions=partitions)
+            table.create_index(self.vector_column_name, config=config)
             return "built"
         stats = table.index_stats(index.name)
         if stats is not None and stats.num_unindexed_rows > 0.1 * max(1, stats.num_indexed_rows):

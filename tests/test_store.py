@@ -160,8 +160,9 @@ def _vector_nodes(rng, start: int, count: int, dim: int = 32) -> list[TextNode]:
                      metadata={"doc_id": f"d{(start + i) // 10}"}) for i, v in enumerate(vectors)]
 
 
-def test_ivf_pq_vector_index_is_built_kept_up_to_date_and_finds_the_exact_neighbour(tmp_path, monkeypatch):
-    """vector_index = "ivf_pq": no index below the threshold, one once the table reaches it, the rows
+@pytest.mark.parametrize("kind", ["ivf_flat", "ivf_pq"])
+def test_ivf_vector_index_is_built_kept_up_to_date_and_finds_the_exact_neighbour(tmp_path, monkeypatch, kind):
+    """vector_index = "ivf_flat" / "ivf_pq": no index below the threshold, one once the table reaches it, the rows
     written since added when they pass a tenth; a stored vector's own nearest neighbour is found through
     the index (refine by the full vectors). The default store never indexes."""
     import numpy as np
@@ -170,7 +171,7 @@ def test_ivf_pq_vector_index_is_built_kept_up_to_date_and_finds_the_exact_neighb
 
     monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1500)
     rng = np.random.default_rng(7)
-    store = RagLanceDBVectorStore(uri=str(tmp_path / "ann"), table_name="chunks", vector_index="ivf_pq")
+    store = RagLanceDBVectorStore(uri=str(tmp_path / "ann"), table_name="chunks", vector_index=kind)
     flat = RagLanceDBVectorStore(uri=str(tmp_path / "flat"), table_name="chunks")
     first = _vector_nodes(rng, 0, 1000)
     for s in (store, flat):

@@ -122,4 +122,4 @@ def vocabulary_for_query(ctx: Any) -> Vocabulary | None:
     """The vocabulary of the chunks the query being answered may see (those passing the host's filters;
     the whole index when it has none), kept per filters until the index is written; None when the
     host's filters are not known (see ``FILTERS_UNKNOWN``)."""
-    return ctx.cached_for_query("retry.vocabulary", lambda nodes: build([n.get_content() for n in nodes]))
+    return ctx.cached_for_query("retry.vocabulary", lambda rows: build([r.text for r in rows]))

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import pytest
 from retry_testkit import node
 
-from ragplugins.api import annotate
+from ragplugins.api import ChunkRow, annotate
 from ragplugins_retry import DenseContrastSignal, QueryCoverageSignal, RerankProbabilitySignal
 
 
@@ -129,7 +129,8 @@ class _Index:
 
     def cached_for_query(self, key, build):
         # As RagContext does with no filter on the query: the statistics of every chunk.
-        return self.cached(key, lambda ctx: build(ctx.all_nodes()))
+        return self.cached(key, lambda ctx: build(ChunkRow(n.node_id, n.ref_doc_id, n.get_content(), n.metadata)
+                                                  for n in ctx.all_nodes()))
 
 
 def test_corpus_coverage_is_one_when_the_top_holds_the_most_complete_chunk_of_the_corpus():
