@@ -305,6 +305,17 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
         sys.exit(1)
 
 
+@cli.command("compact")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=7.0, show_default=True,
+              help="Keep the files of table versions younger than this (0: only the latest; then no other "
+                   "process may be reading).")
+@click.pass_context
+def compact_cmd(ctx: click.Context, keep_days: float) -> None:
+    """Merge the index's small files and delete old table versions' files (LanceDB optimize)."""
+    before, after = load_app(ctx).compact(keep_days)
+    click.echo(f"compacted: {before} table versions -> {after}")
+
+
 @cli.command("check")
 @click.option("--repair", is_flag=True, help="Fix what was found (see docs/architecture.md, 'Crash safety').")
 @click.pass_context

@@ -443,6 +443,27 @@ class Indexing(AppPart):
                              op="delete")
             return gone
 
+    def compact(self, keep_days: float = 7.0) -> tuple[int, int]:
+        """Merge the table's small files and delete the files only versions older than ``keep_days``
+        need (LanceDB's optimize; a vector index is brought up to date too). Every write adds a table
+        version and keeps the files of the ones before, so bytes stored grow with writes, not only
+        with chunks. Returns the number of table versions before and after. A reader still answering
+        a query on a version older than ``keep_days`` would fail: 0 only when nothing else reads."""
+        if self.home is None:
+            raise InputError("compact works on the index ragplugins keeps in persist_dir; a host's own vector "
+                             "store is compacted with that store's tools")
+        with self._writing():
+            index = self.index()
+            table = index.vector_store.table
+            if table is None:
+                return 0, 0
+            before = len(table.list_versions())
+            from datetime import timedelta
+
+            table.optimize(cleanup_older_than=timedelta(days=keep_days))
+            search.invalidate(index)
+            return before, len(table.list_versions())
+
     def _after_write(self, index: VectorStoreIndex, nodes: list[BaseNode], deleted: list[str]) -> None:
         self._assembled.clear()
         crash_point("after_write")

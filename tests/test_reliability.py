@@ -444,3 +444,38 @@ def test_check_finds_and_repairs_crossref_references_out_of_line_with_the_rows(i
     assert any("plugin 'crossref'" in f.problem and "out of line" in f.problem for f in found.findings)
     check_index(_rp(idx), repair=True)
     assert check_index(_rp(idx)).findings == []
+
+
+# -- compact -------------------------------------------------------------------
+def _lance_bytes(persist_dir) -> int:
+    return sum(f.stat().st_size for f in (persist_dir / "lancedb").rglob("*") if f.is_file())
+
+
+def test_compact_drops_old_versions_files_and_keeps_every_answer(indexed, tmp_path, monkeypatch):
+    idx, corpus = indexed
+    rp = _rp(idx)
+    for n in range(3):  # three edits of one document: three more writes (and metadata patches)
+        path = corpus / "master_agreement.md"
+        path.write_text(path.read_text() + f"\nAmendment {n}: the fee is reviewed every year.\n")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rp.index_paths([corpus])
+    questions = ["annual fee", "descale the boiler", "Exhibit A termination", "Amendment 2"]
+    want = {q: [(n.node.node_id, round(n.score, 6)) for n in rp.search(q).final] for q in questions}
+    versions, size = len(_table(idx).list_versions()), _lance_bytes(idx)
+    kept = rp.compact(keep_days=7)  # every version is younger than a week: files merged, none deleted
+    assert kept[0] == versions and kept[1] >= versions
+    before, after = rp.compact(keep_days=0)
+    assert before > after == 1 and _lance_bytes(idx) < size
+    again = _rp(idx)
+    assert {q: [(n.node.node_id, round(n.score, 6)) for n in again.search(q).final] for q in questions} == want
+    assert check_index(again).findings == []
+    monkeypatch.setattr("ragplugins.app.load_embed_model", lambda *a, **k: HashEmbedding())
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{idx}"\nenable = ["crossref", "overview"]\nsplitter = "auto"\n')
+    from ragplugins.cli import get_cli
+
+    out = CliRunner().invoke(get_cli(), ["--config", str(cfg), "compact", "--keep-days", "0"])
+    assert out.exit_code == 0 and out.output.strip() == "compacted: 1 table versions -> 1", out.output
+    bad = CliRunner().invoke(get_cli(), ["--config", str(cfg), "compact", "--keep-days", "-1"])
+    assert bad.exit_code == 2 and "--keep-days" in bad.output
