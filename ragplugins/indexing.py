@@ -454,7 +454,7 @@ class Indexing(AppPart):
                              "store is compacted with that store's tools")
         with self._writing():
             index = self.index()
-            table = index.vector_store.table
+            table = getattr(index.vector_store, "table", None)  # the embedded RagLanceDBVectorStore
             if table is None:
                 return 0, 0
             before = len(table.list_versions())
