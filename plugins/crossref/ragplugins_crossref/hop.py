@@ -68,6 +68,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ragplugins import api
+from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.transform import stored_profiles
 
@@ -246,17 +247,26 @@ def mention_spans(text: str, surface: str) -> list[tuple[int, int]]:
 # "module time"; a module name is often an ordinary word ("time", "random"), so never alone.
 _MODULE_MENTION = re.compile(r"\b(?:module|package)\s+`?(\w[\w.]*\w)`?|`?(\w[\w.]*\w)`?\s+(?:module|package)\b",
                              re.IGNORECASE)
+# A manual page's title: its name and section, "git-rm(1)".
+_MANUAL_PAGE = re.compile(r"([A-Za-z][\w.+-]*)\(\d[a-z]{0,3}\)")
 _QUESTION_SENTENCE = re.compile(r"(?<=[.?!])\s+")
 # A dotted name ("os.path", "imp.find_module") is code, never prose.
 _DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
-def declared_names(profiles: Mapping[str, Any]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+def declared_names(profiles: Mapping[str, Any]) -> tuple[dict[str, set[str]], dict[str, set[str]], NameIndex]:
     """(module name -> documents that declare it with ``.. module::``, dotted name -> documents that
-    declare it: modules and the objects documented under them, "imp.find_module"), lower case."""
+    declare it: modules and the objects documented under them, "imp.find_module", lower case; the
+    names of manual pages, titled "git-rm(1)", of two words or more: a question types "git rm", and
+    the shortest are too short for the name table's guards, while one word, "git", is prose)."""
     modules: dict[str, set[str]] = {}
     dotted: dict[str, set[str]] = {}
+    pages = NameIndex()
     for doc_id, prof in profiles.items():
+        for title in prof.titles:
+            page = _MANUAL_PAGE.fullmatch(title.strip())
+            if page and len(tokens(page.group(1))) > 1:
+                pages.add(page.group(1), doc_id, trusted=True)
         if prof.scope:
             modules.setdefault(prof.scope.lower(), set()).add(doc_id)
         for anchor in prof.anchors:
@@ -266,14 +276,16 @@ def declared_names(profiles: Mapping[str, Any]) -> tuple[dict[str, set[str]], di
     for name, docs in modules.items():
         if "." in name:
             dotted.setdefault(name, set()).update(docs)
-    return modules, dotted
+    return modules, dotted, pages
 
 
-def code_names(query: str, modules: Mapping[str, set[str]], dotted: Mapping[str, set[str]]) -> set[str]:
+def code_names(query: str, modules: Mapping[str, set[str]], dotted: Mapping[str, set[str]],
+               pages: NameIndex) -> set[str]:
     """The documents a question names the way code is named: a declared module written next to the
-    word "module" ("the time module"), or a dotted name a document declares ("imp.find_module"), else
-    its longest declared prefix ("os.path.join" without its own entry: the os.path page)."""
-    out: set[str] = set()
+    word "module" ("the time module"), a dotted name a document declares ("imp.find_module"), else
+    its longest declared prefix ("os.path.join" without its own entry: the os.path page), or the
+    name of a manual page ("git rm")."""
+    out = {doc for mention in pages.find(query, as_written=False) for doc in mention.doc_ids}
     for m in _MODULE_MENTION.finditer(query):
         out |= modules.get((m.group(1) or m.group(2)).lower(), set())
     for m in _DOTTED_NAME.finditer(query):
