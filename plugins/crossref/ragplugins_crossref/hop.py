@@ -245,8 +245,8 @@ def mention_spans(text: str, surface: str) -> list[tuple[int, int]]:
 
 # How a question calls a module its documentation declares (".. module:: time"): "the time module",
 # "module time"; a module name is often an ordinary word ("time", "random"), so never alone.
-_MODULE_MENTION = re.compile(r"\b(?:module|package)\s+`?(\w[\w.]*\w)`?|`?(\w[\w.]*\w)`?\s+(?:module|package)\b",
-                             re.IGNORECASE)
+_MODULE_MENTION = (re.compile(r"\b(?:module|package)\s+`?(\w[\w.]*\w)", re.IGNORECASE),
+                   re.compile(r"(\w[\w.]*\w)`?\s+(?:module|package)\b", re.IGNORECASE))
 # A manual page's title: its name and section, "git-rm(1)".
 _MANUAL_PAGE = re.compile(r"([A-Za-z][\w.+-]*)\(\d[a-z]{0,3}\)")
 _QUESTION_SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -286,8 +286,9 @@ def code_names(query: str, modules: Mapping[str, set[str]], dotted: Mapping[str,
     its longest declared prefix ("os.path.join" without its own entry: the os.path page), or the
     name of a manual page ("git rm")."""
     out = {doc for mention in pages.find(query, as_written=False) for doc in mention.doc_ids}
-    for m in _MODULE_MENTION.finditer(query):
-        out |= modules.get((m.group(1) or m.group(2)).lower(), set())
+    for pattern in _MODULE_MENTION:
+        for m in pattern.finditer(query):
+            out |= modules.get(m.group(1).lower(), set())
     for m in _DOTTED_NAME.finditer(query):
         parts = m.group().lower().split(".")
         for n in range(len(parts), 0, -1):
