@@ -11,16 +11,27 @@ follow is decided by the query, not by the order references appear in the text
 (localGPT's 0-of-11 trap), nor by how much the target looks like the question.
 
 A question that names documents (by title, heading, file name or alias, in any
-case: questions are typed) is about them, so only references those documents
-make count: "the due diligence report's summary refers to another document"
-means the report's reference, not a reference into the report from elsewhere.
-When no top candidate comes from a named document, nothing is followed. A name
-that is ordinary words in a question ("data loading") can only make the hop
-more cautious, never send it elsewhere.
+case: questions are typed; in code documentation also by the module a Sphinx
+page declares, written as "the time module" or as a dotted name such as
+"imp.find_module", and by a manual page's name, "git rm" for "git-rm(1)") is
+about them, so only references those documents make count: "the due diligence
+report's summary refers to another document" means the report's reference, not
+a reference into the report from elsewhere. When no top candidate comes from a
+named document, nothing is followed. A name that is ordinary words in a question
+("data loading") can only make the hop more cautious, never send it elsewhere.
+Such a question retells, in the sentence that names the document, what that
+document says around its pointer ("The os module says to look elsewhere for
+high-level file and directory handling."); the rest asks what the other end
+answers. So that sentence, not the whole question, chooses among the named
+document's pointers, read by the better of the pointer's sentence and a passage
+around it that makes no other reference.
 
-Pointers whose sentences match equally (one sentence naming a label that two
-documents restate) are told apart by their targets: the document whose best
-chunk matches the question better goes first.
+References written in one breath ("see also the datetime and calendar modules")
+share their sentence. Pointers whose sentences match equally (that, or one
+sentence naming a label that two documents restate) are told apart by their
+targets: the one the top ``window`` holds fewer chunks of first (the hop brings
+what the candidates lack), then the one whose best chunk matches the question
+better.
 
 Then it fires only on insufficient evidence, two checks and no fallback:
 
@@ -167,8 +178,8 @@ def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
     ``breaks``: ``_hard_breaks(text)`` when the caller already has them. ``others``: spans of
     references to other documents; a sentence naming several documents is cut between them at a
     clause boundary, so each document gets the clause about it, not the same sentence (which
-    left the choice to rank order); references joined only by "and", "or" or a comma share it. A list item is read with its lead-in line, a lead-in line
-    with its items."""
+    left the choice to rank order); references joined only by "and", "or" or a comma share it. A
+    list item is read with its lead-in line, a lead-in line with its items."""
     if not surface.split():
         return []
     breaks = _hard_breaks(text) if breaks is None else breaks
