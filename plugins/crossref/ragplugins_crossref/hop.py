@@ -11,16 +11,27 @@ follow is decided by the query, not by the order references appear in the text
 (localGPT's 0-of-11 trap), nor by how much the target looks like the question.
 
 A question that names documents (by title, heading, file name or alias, in any
-case: questions are typed) is about them, so only references those documents
-make count: "the due diligence report's summary refers to another document"
-means the report's reference, not a reference into the report from elsewhere.
-When no top candidate comes from a named document, nothing is followed. A name
-that is ordinary words in a question ("data loading") can only make the hop
-more cautious, never send it elsewhere.
+case: questions are typed; in code documentation also by the module a Sphinx
+page declares, written as "the time module" or as a dotted name such as
+"imp.find_module", and by a manual page's name, "git rm" for "git-rm(1)") is
+about them, so only references those documents make count: "the due diligence
+report's summary refers to another document" means the report's reference, not
+a reference into the report from elsewhere. When no top candidate comes from a
+named document, nothing is followed. A name that is ordinary words in a question
+("data loading") can only make the hop more cautious, never send it elsewhere.
+Such a question retells, in the sentence that names the document, what that
+document says around its pointer ("The os module says to look elsewhere for
+high-level file and directory handling."); the rest asks what the other end
+answers. So that sentence, not the whole question, chooses among the named
+document's pointers, read by the better of the pointer's sentence and a passage
+around it that makes no other reference.
 
-Pointers whose sentences match equally (one sentence naming a label that two
-documents restate) are told apart by their targets: the document whose best
-chunk matches the question better goes first.
+References written in one breath ("see also the datetime and calendar modules")
+share their sentence. Pointers whose sentences match equally (that, or one
+sentence naming a label that two documents restate) are told apart by their
+targets: the one the top ``window`` holds fewer chunks of first (the hop brings
+what the candidates lack), then the one whose best chunk matches the question
+better.
 
 Then it fires only on insufficient evidence, two checks and no fallback:
 
@@ -60,6 +71,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -67,6 +79,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ragplugins import api
+from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.transform import stored_profiles
 
@@ -146,6 +159,11 @@ def _items(text: str, end: int) -> str:
     return " ".join(out)
 
 
+# References joined only by a conjunction or a comma share their clause ("see also :mod:`datetime`
+# and :mod:`calendar`"): the sentence says the same of each.
+_COORDINATED = re.compile(r"[\s,]*(?:(?:and|or|nor)\s+)?(?:the\s+)?", re.IGNORECASE)
+
+
 def _clause_bound(gap: str) -> int:
     """Where the clause of one reference ends and the next reference's begins, inside the text
     between them: after the last clause separator, else right after the first reference."""
@@ -160,8 +178,8 @@ def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
     ``breaks``: ``_hard_breaks(text)`` when the caller already has them. ``others``: spans of
     references to other documents; a sentence naming several documents is cut between them at a
     clause boundary, so each document gets the clause about it, not the same sentence (which
-    left the choice to rank order). A list item is read with its lead-in line, a lead-in line
-    with its items."""
+    left the choice to rank order); references joined only by "and", "or" or a comma share it. A
+    list item is read with its lead-in line, a lead-in line with its items."""
     if not surface.split():
         return []
     breaks = _hard_breaks(text) if breaks is None else breaks
@@ -172,6 +190,8 @@ def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
         right = min(rights + [end + _CONTEXT_CHARS, len(text)])
         left = max(left, 0)
         for o_start, o_end in others or ():
+            if _COORDINATED.fullmatch(text[o_end:start] if o_end <= start else text[end:o_start]):
+                continue   # "see the datetime and calendar modules": one clause for both
             if left <= o_start and o_end <= start:
                 left = max(left, o_end + _clause_bound(text[o_end:start]))
             elif end <= o_start and o_end <= right:
@@ -193,10 +213,11 @@ def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
-def reference_passages(text: str, surface: str) -> list[str]:
+def reference_passages(text: str, surface: str, others: list[tuple[int, int]] | None = None) -> list[str]:
     """The passage around each mention of ``surface``: its paragraph (blank lines bound it), at most
     _CONTEXT_CHARS characters either side of the mention. A pointer sentence often says only where to
-    look ("See X for details."); what it is about is said by the sentences around it."""
+    look ("See X for details."); what it is about is said by the sentences around it. With ``others``
+    (spans of references to other documents), only the passages that make no other reference."""
     out: list[str] = []
     for start, end in mention_spans(text, surface)[:_MAX_MENTIONS]:
         left = max([m.end() for m in _PARAGRAPH_BREAK.finditer(text, 0, start)] + [start - _CONTEXT_CHARS, 0])
@@ -207,6 +228,8 @@ def reference_passages(text: str, surface: str) -> list[str]:
         if right < len(text) and not text[right].isspace():
             right = text.rfind(" ", end, right) if text.rfind(" ", end, right) > end else right
         passage = " ".join(text[left:right].split())
+        if others is not None and any(left < o_end and o_start < right for o_start, o_end in others):
+            continue
         if passage and passage not in out:
             out.append(passage)
     return out
@@ -229,6 +252,63 @@ def mention_spans(text: str, surface: str) -> list[tuple[int, int]]:
     if not words:
         return []
     return [m.span() for m in re.finditer(r"\s+".join(map(re.escape, words)), text)]
+
+
+# How a question calls a module its documentation declares (".. module:: time"): "the time module",
+# "module time"; a module name is often an ordinary word ("time", "random"), so never alone.
+_MODULE_MENTION = (re.compile(r"\b(?:module|package)\s+`?(\w[\w.]*\w)", re.IGNORECASE),
+                   re.compile(r"(\w[\w.]*\w)`?\s+(?:module|package)\b", re.IGNORECASE))
+# A manual page's title: its name and section, "git-rm(1)".
+_MANUAL_PAGE = re.compile(r"([A-Za-z][\w.+-]*)\(\d[a-z]{0,3}\)")
+_QUESTION_SENTENCE = re.compile(r"(?<=[.?!])\s+")
+# A dotted name ("os.path", "imp.find_module") is code, never prose.
+_DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def declared_names(profiles: Mapping[str, Any]) -> tuple[dict[str, set[str]], dict[str, set[str]], NameIndex]:
+    """(module name -> documents that declare it with ``.. module::``, dotted name -> documents that
+    declare it: modules and the objects documented under them, "imp.find_module", lower case; the
+    names of manual pages, titled "git-rm(1)", of two words or more: a question types "git rm", and
+    the shortest are too short for the name table's guards, while one word, "git", is prose)."""
+    modules: dict[str, set[str]] = {}
+    dotted: dict[str, set[str]] = {}
+    pages = NameIndex()
+    for doc_id, prof in profiles.items():
+        for title in prof.titles:
+            page = _MANUAL_PAGE.fullmatch(title.strip())
+            if page and len(tokens(page.group(1))) > 1:
+                pages.add(page.group(1), doc_id, trusted=True)
+        if prof.scope:
+            modules.setdefault(prof.scope.lower(), set()).add(doc_id)
+        for anchor in prof.anchors:
+            space, _, name = anchor.partition(":")
+            if space == "py" and "." in name.strip("."):
+                dotted.setdefault(name.lower(), set()).add(doc_id)
+    for name, docs in modules.items():
+        if "." in name:
+            dotted.setdefault(name, set()).update(docs)
+    return modules, dotted, pages
+
+
+def code_names(query: str, modules: Mapping[str, set[str]], dotted: Mapping[str, set[str]],
+               pages: NameIndex) -> set[str]:
+    """The documents a question names the way code is named: a declared module written next to the
+    word "module" ("the time module"), a dotted name a document declares ("imp.find_module"), else
+    its longest declared prefix ("os.path.join" without its own entry: the os.path page), or the
+    name of a manual page ("git rm")."""
+    out = {doc for mention in pages.find(query, as_written=False) for doc in mention.doc_ids}
+    for pattern in _MODULE_MENTION:
+        for m in pattern.finditer(query):
+            out |= modules.get(m.group(1).lower(), set())
+    for m in _DOTTED_NAME.finditer(query):
+        parts = m.group().lower().split(".")
+        for n in range(len(parts), 0, -1):
+            name = ".".join(parts[:n])
+            docs = dotted.get(name) if n > 1 else modules.get(name)
+            if docs:
+                out |= docs
+                break
+    return out
 
 
 def hopped(nws: NodeWithScore) -> bool:
@@ -275,7 +355,9 @@ class CrossrefHop(BaseNodePostprocessor):
         aliases = json.dumps(self.aliases, sort_keys=True)   # configs may differ in aliases, not in documents
         names = self._ctx.cached(f"crossref.names:{aliases}",
                                  lambda ctx: Registry(stored_profiles(ctx), aliases=self.aliases).names)
-        return {doc for mention in names.find(query, as_written=False) for doc in mention.doc_ids}
+        named = {doc for mention in names.find(query, as_written=False) for doc in mention.doc_ids}
+        declared = self._ctx.cached(f"{PLUGIN}.declared_names", lambda ctx: declared_names(stored_profiles(ctx)))
+        return named | code_names(query, *declared)
 
     def _pointers(self, nodes: list[NodeWithScore], named: set[str]) -> dict[str, dict[str, Any]]:
         """Documents referenced by the top candidates (present among the candidates or not), each
@@ -296,9 +378,11 @@ class CrossrefHop(BaseNodePostprocessor):
                 sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks, others)
                 if not sentences:
                     continue
-                entry = pointers.setdefault(target, {"target": target, "mentions": [], "passages": []})
-                entry["passages"] += [(rank + 1, passage) for passage in
-                                      reference_passages(text, ref.get("text") or ref.get("ref") or "")]
+                entry = pointers.setdefault(target, {"target": target, "mentions": [], "passages": [],
+                                                     "own_passages": []})
+                surface = ref.get("text") or ref.get("ref") or ""
+                entry["passages"] += [(rank + 1, passage) for passage in reference_passages(text, surface)]
+                entry["own_passages"] += reference_passages(text, surface, others)
                 for sentence in sentences:
                     entry["mentions"].append({
                         "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),
@@ -373,8 +457,8 @@ class CrossrefHop(BaseNodePostprocessor):
                 searched[pointer["target"]] = self._search(pointer, query, query_embedding, depth)
             return searched[pointer["target"]]
 
-        ranked = self._rank(pointers, query_embedding, query)
-        ranked = self._break_ties(ranked, threshold, search)
+        ranked = self._rank(pointers, query_embedding, query, named)
+        ranked = self._break_ties(ranked, threshold, search, nodes[: self.window])
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
         for pointer in ranked[: self.max_hops]:
             if self.placement == "swap":
@@ -400,17 +484,31 @@ class CrossrefHop(BaseNodePostprocessor):
                             placement=self.placement)
         return out
 
+    def _claim(self, query: str, named: set[str]) -> str:
+        """The sentences of the question that name a document: a question asked from one end of a
+        reference retells there what that document says ("The os module says to look elsewhere for
+        high-level file and directory handling."), and the rest asks what the other end answers."""
+        if not named:
+            return ""
+        sentences = _QUESTION_SENTENCE.split(query.strip())
+        claim = " ".join(s for s in sentences if self.named_documents(s) & named)
+        return claim if claim and claim != query.strip() else ""
+
     def _rank(self, pointers: dict[str, dict[str, Any]], query_embedding: list[float],
-              query: str) -> list[dict[str, Any]]:
+              query: str, named: set[str]) -> list[dict[str, Any]]:
         """Referenced documents, the question's pointer first: by how well the best of their
         reference sentences matches the query."""
         # Reference sentences recur across queries (hub chunks are retrieved again and again): the
         # context caches their embeddings.
         vectors = self._ctx.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]]
                                         + [text for p in pointers.values() for _, text in p["passages"]])
+        claim = self._claim(query, named)
+        claim_embedding = self._ctx.embed_query(claim) if claim else None
         for p in pointers.values():
             for m in p["mentions"]:
                 m["match"] = round(api.cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
+                if claim_embedding is not None:
+                    m["claim_match"] = round(api.cosine(claim_embedding, vectors[m["sentence"]]) or 0.0, 4)
                 m["cited"] = cited_clause(m["sentence"], query)
             # A mention in the clause the question cites by number speaks for the document, else
             # the best-matching one; on a tie the higher-ranked referrer, then a mention naming a
@@ -419,30 +517,46 @@ class CrossrefHop(BaseNodePostprocessor):
                                                      m["section_chunk"] is None))
             # A pointer sentence often only says where to look ("See X for details."); the sentences
             # around it say what for. The pointer is read both ways and counts by the better reading.
-            passage = max(((round(api.cosine(query_embedding, vectors[t]) or 0.0, 4), -rank, t)
-                           for rank, t in p.pop("passages")), default=(0.0, 0, ""))
-            context = max(best["match"], passage[0]) if self.reading == "passage" else best["match"]
-            p.update({k: v for k, v in best.items() if k != "match"}, context=context,
+            match = {t: round(api.cosine(query_embedding, vectors[t]) or 0.0, 4) for _, t in p["passages"]}
+            passage = max(((match[t], -rank, t) for rank, t in p.pop("passages")), default=(0.0, 0, ""))
+            own_passages = p.pop("own_passages")
+            own = max((match[t] for t in own_passages), default=0.0)
+            reads = self.reading == "passage"
+            choice = max(best["match"], own) if reads and named else best["match"]
+            if claim_embedding is not None:
+                sentence_claim = max(m["claim_match"] for m in p["mentions"])
+                own_claim = max((round(api.cosine(claim_embedding, vectors[t]) or 0.0, 4) for t in own_passages),
+                                default=0.0)
+                choice = max(sentence_claim, own_claim) if reads else sentence_claim
+                p["claim"] = claim
+            p.update({k: v for k, v in best.items() if k not in ("match", "claim_match")},
+                     context=max(best["match"], passage[0]) if reads else best["match"],
+                     choice=choice,
                      sentence_match=best["match"], passage_match=passage[0], passage=passage[2],
                      mentions=len(p["mentions"]))
-        # Which pointer is the sentence's call (a passage holds several pointers and reads the same for
-        # each); whether to follow it is the passage's (``context``, see _follow_swap).
-        return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["sentence_match"], p["from_rank"]))
+        # Which pointer: its sentence; when the question names the referring document (and so retells
+        # what that document says around its pointer), the better of the sentence and a passage that
+        # makes no other reference (a passage holding several pointers reads the same for each).
+        # Whether to follow it: the better of the sentence and any passage (``context``, _follow_swap).
+        return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["choice"], p["from_rank"]))
 
     def _break_ties(self, ranked: list[dict[str, Any]], threshold: float,
-                    search: Any) -> list[dict[str, Any]]:
+                    search: Any, shown: list[NodeWithScore]) -> list[dict[str, Any]]:
         """Pointers whose sentences match the question equally (one sentence naming a label that two
-        documents restate) are told apart by their targets: the one whose best chunk matches the
-        question better goes first."""
+        documents restate, or several documents at once: "see the datetime and calendar modules") are
+        told apart by their targets: the one the top ``window`` holds fewer chunks of goes first (the
+        hop brings what the candidates lack), then the one whose best chunk matches the question
+        better."""
+        held = {p["target"]: sum(n.node.ref_doc_id == p["target"] for n in shown) for p in ranked}
         out: list[dict[str, Any]] = []
         rest = list(ranked)
         while rest and len(out) < self.max_hops:
             lead = rest[0]
-            tied = [p for p in rest if (p["cited"], p["sentence_match"]) == (lead["cited"], lead["sentence_match"])]
+            tied = [p for p in rest if (p["cited"], p["choice"]) == (lead["cited"], lead["choice"])]
             if len(tied) > 1 and lead["context"] >= threshold:
                 for p in tied:
                     search(p)
-                tied.sort(key=lambda p: -p["best"] if p.get("best") is not None else 1.0)
+                tied.sort(key=lambda p: (held[p["target"]], -p["best"] if p.get("best") is not None else 1.0))
             out.extend(tied)
             rest = [p for p in rest if not any(p is t for t in tied)]
         return out + rest

@@ -127,20 +127,26 @@ def test_a_question_that_names_a_document_follows_only_references_that_document_
 
 
 def test_equally_matching_pointers_are_told_apart_by_their_targets(deal):
-    ctx, _ = deal
+    ctx, chunks = deal
     best = {PRICING: 0.2, LIABILITY: 0.6, CANTEEN: 0.9}
 
     def search(pointer):
         pointer["best"] = best[pointer["target"]]
 
-    ranked = [{"target": PRICING, "cited": False, "context": 0.7, "sentence_match": 0.7},   # one sentence,
-              {"target": LIABILITY, "cited": False, "context": 0.7, "sentence_match": 0.7},   # two targets
-              {"target": CANTEEN, "cited": False, "context": 0.5, "sentence_match": 0.5}]
-    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.6, search)
+    ranked = [{"target": PRICING, "cited": False, "context": 0.7, "choice": 0.7},   # one sentence,
+              {"target": LIABILITY, "cited": False, "context": 0.7, "choice": 0.7},   # two targets
+              {"target": CANTEEN, "cited": False, "context": 0.5, "choice": 0.5}]
+    shown = [NodeWithScore(node=chunks[NOTE], score=1.0)]
+    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.6, search, shown)
     assert [p["target"] for p in order] == [LIABILITY, PRICING, CANTEEN]
     # Under the gate nothing is searched: the order stays.
-    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.8, search)
+    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.8, search, shown)
     assert [p["target"] for p in order] == [PRICING, LIABILITY, CANTEEN] and "best" not in order[0]
+    # The window already holds the memo: the hop brings what the candidates lack, the pricing exhibit,
+    # though the memo's best chunk matches the question better.
+    shown.append(NodeWithScore(node=chunks[LIABILITY], score=1.0))
+    order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.6, search, shown)
+    assert [p["target"] for p in order] == [PRICING, LIABILITY, CANTEEN]
 
 
 def test_replace_tail_never_gives_up_the_referrer_or_anything_above_it(deal):
