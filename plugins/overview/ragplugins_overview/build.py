@@ -18,10 +18,10 @@ import numpy as np
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import BaseNode
 
-from ragplugins.api import RagPluginsError, record
+from ragplugins.api import CHUNK_INDEX_KEY, RagPluginsError, record
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.corpus_terms import CorpusTerms, TermsLocation
-from ragplugins_overview.documents import DocumentText, TermStatistics, documents_from_nodes
+from ragplugins_overview.documents import DocumentText, TermStatistics, documents_from_nodes, documents_from_rows
 from ragplugins_overview.extractive import ExtractiveOverviewWriter
 from ragplugins_overview.llm_writer import LLMOverviewWriter
 from ragplugins_overview.sidecar import Overviews, SidecarError, location_for
@@ -176,11 +176,13 @@ def rebuild(rag: Any) -> UpdateReport:
 
 
 def _read_documents(ctx: Any, indexed: dict[str, Any], doc_ids: set[str]) -> dict[str, DocumentText]:
-    """The stored text of ``doc_ids``: their chunks by id, or every chunk once when they are most of the index."""
+    """The stored text of ``doc_ids``: their chunks by id, or, when they are most of the index, every
+    chunk's text and position once (no node or vector: a first build on Ray reads the whole index here)."""
     if not doc_ids:
         return {}
     if 2 * len(doc_ids) > len(indexed):
-        return {d: doc for d, doc in documents_from_nodes(ctx.all_nodes()).items() if d in doc_ids}
+        return documents_from_rows(ctx.store.iter_chunk_rows([CHUNK_INDEX_KEY]),
+                                   {d: indexed[d].metadata for d in doc_ids if d in indexed})
     node_ids = [nid for d in sorted(doc_ids) if d in indexed for nid in indexed[d].node_ids]
     nodes = [n for i in range(0, len(node_ids), _IDS_PER_READ)
              for n in ctx.store.get_nodes(node_ids[i:i + _IDS_PER_READ])]

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from llama_index.core.schema import BaseNode, MetadataMode, TextNode
 
-from ragplugins.api import CHUNK_INDEX_KEY, DOC_HASH_KEY
+from ragplugins.api import CHUNK_INDEX_KEY, DOC_HASH_KEY, ChunkRow
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
 
@@ -59,6 +59,14 @@ def _without_overlap(previous: str, current: str, limit: int = 4000) -> str:
     return current[best:]
 
 
+def _joined(texts: Iterable[str]) -> str:
+    """A document's chunk texts, in reading order, joined without the overlap between chunks."""
+    parts: list[str] = []
+    for text in texts:
+        parts.append(_without_overlap(parts[-1], text) if parts else text)
+    return "\n".join(p for p in parts if p)
+
+
 def documents_from_nodes(nodes: Iterable[BaseNode]) -> dict[str, DocumentText]:
     """Group chunks by document and join them in reading order without the overlap between chunks."""
     by_doc: dict[str, list[BaseNode]] = {}
@@ -68,13 +76,24 @@ def documents_from_nodes(nodes: Iterable[BaseNode]) -> dict[str, DocumentText]:
     out = {}
     for doc_id, chunks in by_doc.items():
         chunks.sort(key=_reading_order)
-        parts: list[str] = []
-        for chunk in chunks:
-            text = chunk.get_content(metadata_mode=MetadataMode.NONE)
-            parts.append(_without_overlap(parts[-1], text) if parts else text)
         meta = {k: v for k, v in chunks[0].metadata.items() if k != "ragplugins"}
-        out[doc_id] = DocumentText(doc_id, "\n".join(p for p in parts if p), meta)
+        text = _joined(c.get_content(metadata_mode=MetadataMode.NONE) for c in chunks)
+        out[doc_id] = DocumentText(doc_id, text, meta)
     return out
+
+
+def documents_from_rows(rows: Iterable[ChunkRow], metadata: Mapping[str, dict[str, Any]]) -> dict[str, DocumentText]:
+    """``documents_from_nodes`` from chunk rows (text and position only: no node or vector is read) of
+    the documents in ``metadata`` (each document's first-chunk metadata, as ``ctx.list_documents()``
+    gives it)."""
+    by_doc: dict[str, list[tuple[int, str, str]]] = {}
+    for row in rows:
+        if row.doc_id is not None and row.doc_id in metadata:
+            position = row.metadata.get(CHUNK_INDEX_KEY)
+            by_doc.setdefault(row.doc_id, []).append((position if isinstance(position, int) else 0, row.id, row.text))
+    return {doc_id: DocumentText(doc_id, _joined(text for *_, text in sorted(chunks)),
+                                 {k: v for k, v in metadata[doc_id].items() if k != "ragplugins"})
+            for doc_id, chunks in by_doc.items()}
 
 
 @lru_cache(maxsize=1)

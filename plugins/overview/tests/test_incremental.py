@@ -8,10 +8,11 @@ import pytest
 
 import ragplugins_overview.plugin as plugin
 from ragplugins.api import RagContext
+from ragplugins.stores.lancedb import LanceDBAdapter
 from ragplugins.testing import make_rag
 from ragplugins_overview import build
 from ragplugins_overview.corpus_terms import TermsLocation
-from ragplugins_overview.documents import documents_from_nodes
+from ragplugins_overview.documents import documents_from_nodes, documents_from_rows
 from ragplugins_overview.extractive import ExtractiveOverviewWriter
 from ragplugins_overview.sidecar import Location
 
@@ -52,11 +53,15 @@ def built(tmp_path_factory, bundled_embed_model):
     the kept statistics ignored (every chunk scanned, as before); B: the final corpus in one go."""
     root = tmp_path_factory.mktemp("incremental")
     reads: dict[str, int] = {}
-    original = RagContext.all_nodes
+    original, original_rows = RagContext.all_nodes, LanceDBAdapter.iter_chunk_rows
 
-    def counting(self):
+    def counting(self):  # a read of the whole index: every chunk as a node, or every chunk's row
         reads[self.index_id] = reads.get(self.index_id, 0) + 1
         return original(self)
+
+    def counting_rows(self, metadata_keys=()):
+        reads[self.index_id] = reads.get(self.index_id, 0) + 1
+        return original_rows(self, metadata_keys)
 
     rags = {}
     for arm in ("A", "A_full"):
@@ -65,6 +70,7 @@ def built(tmp_path_factory, bundled_embed_model):
                                    persist_dir=root / arm / "index")
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(RagContext, "all_nodes", counting)
+            mp.setattr(LanceDBAdapter, "iter_chunk_rows", counting_rows)
             if arm == "A_full":
                 mp.setattr(TermsLocation, "read", lambda self: None)
             for name in ("boiler.md", "lease.md", "payroll.md", "orchard.md"):
@@ -160,11 +166,31 @@ def test_kept_statistics_of_another_version_are_rebuilt_by_reading_every_chunk(t
     ctx.state("overview").write("terms", records, dict(stored.meta, version=0))
     _write(corpus, "orchard.md")
     reads = []
-    original = RagContext.all_nodes
-    with pytest.MonkeyPatch.context() as mp:
+    original, original_rows = RagContext.all_nodes, LanceDBAdapter.iter_chunk_rows
+    with pytest.MonkeyPatch.context() as mp:  # a whole-index read: every node, or every chunk's row
         mp.setattr(RagContext, "all_nodes", lambda self: reads.append(1) or original(self))
+        mp.setattr(LanceDBAdapter, "iter_chunk_rows",
+                   lambda self, keys=(): reads.append(1) or original_rows(self, keys))
         rag.index_paths([corpus])
     ctx, _, terms = _state(rag)
     scanned = ExtractiveOverviewWriter().statistics(d.text for d in documents_from_nodes(ctx.all_nodes()).values())
     assert reads == [1] and "bogus" not in terms.statistics().document_frequency
     assert terms.statistics().document_frequency == scanned.document_frequency and terms.statistics().n_documents == 4
+
+
+def test_documents_read_from_rows_equal_those_read_from_nodes(built):
+    """A whole-index read (a first build on Ray, a full rescan) takes each chunk's text and position only;
+    the documents it rebuilds are those the nodes give: same text, same metadata the writers read."""
+    rags, _ = built
+    ctx = rags["B"].context(rags["B"].index())
+    indexed = ctx.list_documents()
+    from_nodes = documents_from_nodes(ctx.all_nodes())
+    from_rows = documents_from_rows(ctx.store.iter_chunk_rows([build.CHUNK_INDEX_KEY]),
+                                    {d: info.metadata for d, info in indexed.items()})
+    assert sorted(from_rows) == sorted(from_nodes) and len(from_rows) == 6
+    for doc_id, doc in from_nodes.items():
+        assert from_rows[doc_id].text == doc.text
+        assert (from_rows[doc_id].doc_hash, from_rows[doc_id].file_label) == (doc.doc_hash, doc.file_label)
+    some = next(iter(indexed))
+    assert documents_from_rows(ctx.store.iter_chunk_rows([build.CHUNK_INDEX_KEY]),
+                               {some: indexed[some].metadata}).keys() == {some}
