@@ -63,6 +63,8 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
     ann: Annotation | None = None
     resolved: dict[str, list[BaseNode]] = {}
     tried: set[str] = set()
+    checked: dict[int, Change] = {}
+    new: dict[int, Change] = {}
     while True:
         if todo:
             tried |= todo
@@ -74,7 +76,8 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
                                  extractor.max_refs_per_chunk, watch=True)
             profiles.update(ann.profiles)
             resolved = docs
-        # A record made against other profiles than the final ones holds while none of what it read changed.
+        # A record made against other profiles than the final ones holds while none of what it read changed
+        # (checked again only against what the documents resolved since changed: their claims).
         changed: dict[int, Change] = {}
         todo = set()
         for d, r in records.items():
@@ -83,7 +86,9 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
             i = base_of[d]
             if i not in changed:
                 changed[i] = changes(bases[i], profiles, extractor.aliases)
-            if r.depends_on(changed[i]):
+                new[i] = changed[i].since(checked.get(i))
+                checked[i] = changed[i]
+            if r.depends_on(new[i]):
                 todo.add(d)
         if not todo:
             break

@@ -59,11 +59,12 @@ class DocRecord:
     profile: Profile
     reads: frozenset[str]
     capitals: frozenset[str]
+    profile_json: str = ""   # the profile as stored, when read back (written again as it is)
 
     def depends_on(self, change: Change) -> bool:
         if not self.reads.isdisjoint(change.entries):
             return True
-        return any(all(w in self.capitals for w in words) for words in change.name_words)
+        return change.may_be_named_in(self.capitals)
 
 
 @dataclass
@@ -73,8 +74,28 @@ class Change:
     entries: set[str]
     name_words: list[tuple[str, ...]]
 
-    def __bool__(self) -> bool:
-        return bool(self.entries or self.name_words)
+    def __post_init__(self) -> None:
+        # word -> the names using it: a document is checked only against the names one of its words is in.
+        self._by_word: dict[str, list[frozenset[str]]] = {}
+        for words in self.name_words:
+            for w in words:
+                self._by_word.setdefault(w, []).append(frozenset(words))
+        self._everywhere = any(not words for words in self.name_words)   # a name of stop words only
+
+    def since(self, earlier: Change | None) -> Change:
+        """What this change adds to ``earlier`` (a record that held against ``earlier`` is checked only
+        against the rest)."""
+        if earlier is None:
+            return self
+        known = set(earlier.name_words)
+        return Change(self.entries - earlier.entries, [w for w in self.name_words if w not in known])
+
+    def may_be_named_in(self, capitals: frozenset[str]) -> bool:
+        """Could text whose capitalised words are ``capitals`` mention one of the changed names?"""
+        if self._everywhere:
+            return True
+        present = capitals.intersection(self._by_word)
+        return any(words <= present for w in present for words in self._by_word[w])
 
 
 def _declared(prof: Profile, aliases: Mapping[str, list[str]]) -> list[str]:
@@ -157,15 +178,16 @@ class StateLocation:
                 if profile is None:
                     return None
                 out[doc_id] = DocRecord(str(r["hash"]), tuple(r["node_ids"]), profile, frozenset(r["reads"]),
-                                        frozenset(str(r["capitals"]).split()))
+                                        frozenset(str(r["capitals"]).split()), r["profile"])
         except (KeyError, TypeError, AttributeError):
             return None
         return out
 
     def write(self, records: Mapping[str, DocRecord], made_with: str) -> None:
-        rows = [{"doc_id": d, "hash": r.doc_hash, "node_ids": list(r.node_ids), "profile": r.profile.to_json(),
-                 "reads": sorted(r.reads), "capitals": " ".join(sorted(r.capitals))}
-                for d, r in sorted(records.items())]
+        # Sets in no particular order: sorting 4,000 of them costs more than the rest of the write.
+        rows = [{"doc_id": d, "hash": r.doc_hash, "node_ids": list(r.node_ids),
+                 "profile": r.profile_json or r.profile.to_json(), "reads": list(r.reads),
+                 "capitals": " ".join(r.capitals)} for d, r in sorted(records.items())]
         try:
             self.state.write(NAME, rows, {"made_with": made_with, "documents": len(rows)})
         except StateError as exc:

@@ -378,16 +378,16 @@ def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, di
     registry = Registry({**(stored or {}), **profiles}, aliases=aliases or {})
     reads = registry.watch() if watch else Reads()
     noted: dict[str, set[str]] = {d: set() for d in documents} if watch else {}
-    scanned = {}
-    for d, chunks in documents.items():
+    scanned: dict[str, list[tuple[str, list[RawRef]]]] = {}
+    for d, texts in documents.items():
         reads.into = noted.get(d)
-        scanned[d] = [(cid, registry.scan(text, families)) for cid, text in chunks]
+        scanned[d] = [(cid, registry.scan(text, families)) for cid, text in texts]
     # Claims first ("Exhibit C of the Acquisition Agreement" says whose Exhibit C it is), so that
     # every document's labels resolve against every other document's claims.
-    for d, chunks in scanned.items():
+    for d, raw_chunks in scanned.items():
         reads.into = noted.get(d)
         claims: dict[tuple[str, str, str], None] = {}   # a dict: ordered, and membership in constant time
-        for _, raws in chunks:
+        for _, raws in raw_chunks:
             for ref in raws:
                 if ref.kind == "label" and ref.qualifier is not None:
                     for owner in sorted(_owner_docs(ref.qualifier, d, registry, families) - {d}):
@@ -396,9 +396,9 @@ def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, di
     reads.into = None
     registry.refresh_claims()
     refs = {}
-    for d, chunks in scanned.items():
+    for d, raw_chunks in scanned.items():
         reads.into = noted.get(d)
-        for cid, raws in chunks:
+        for cid, raws in raw_chunks:
             recs = [rec for ref in raws for rec in resolve_ref(ref, d, registry, families)]
             refs[cid] = cap_refs(recs, max_refs)
     reads.into = None
