@@ -21,7 +21,13 @@ from ragplugins import api
 from ragplugins_crossref.corpus_state import Change, DocRecord, StateLocation, changes, take_extracted
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, dump_refs
 from ragplugins_crossref.scan import Profile
-from ragplugins_crossref.transform import CrossrefExtractor, doc_records, group_by_document, run_annotation
+from ragplugins_crossref.transform import (
+    CrossrefExtractor,
+    doc_records,
+    group_by_document,
+    is_partial,
+    run_annotation,
+)
 
 # Indexes ``stale_references`` found out of line in this process: the next after-index step (check
 # --repair's) resolves every document, whatever the state says.
@@ -46,7 +52,7 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
     for d, r in (state or {}).items():
         info = indexed.get(d)
         if info is not None and d not in batch and info.doc_hash and r.doc_hash == info.doc_hash \
-                and set(r.node_ids) == set(info.node_ids):
+                and set(r.node_ids) == set(info.node_ids) and not is_partial(info.metadata.get(DOC_KEY)):
             records[d], base_of[d] = r, 0
     if not full:
         for e in extracted:

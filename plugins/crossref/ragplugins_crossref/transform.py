@@ -16,6 +16,15 @@ from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, annotate,
 from ragplugins_crossref.scan import Profile
 
 KEYS = (REFS_KEY, DOC_KEY)
+# In a profile resolved without the index (a Ray worker's batch): the after-index step resolves the
+# document again even when its content hash says it is unchanged (``ragplugins index --reindex``).
+PARTIAL = '"partial":true'   # as Profile.to_json(partial=True) writes it
+
+
+def is_partial(profile_json: Any) -> bool:
+    """True for a stored profile its extractor marked as resolved without the index (a JSON string value
+    cannot hold this text unescaped, so no title can fake it)."""
+    return isinstance(profile_json, str) and PARTIAL in profile_json
 
 
 def chunk_position(node: BaseNode) -> tuple:
@@ -132,10 +141,12 @@ class CrossrefExtractor(TransformComponent):
             # of reading and resolving the batch again (corpus_state).
             keep_extracted(index_id, self.made_with,
                            Extracted({**stored, **ann.profiles}, doc_records(docs, ann)))
+        # Inside ragplugins without the index: what a Ray worker sees (its batch only).
+        partial = self._ctx is not None and index_id is None
         for doc_id, chunks in docs.items():
             for node in chunks:
                 node.metadata[REFS_KEY] = dump_refs(ann.refs.get(node.node_id, []))
                 exclude_keys(node)
-            chunks[0].metadata[DOC_KEY] = ann.profiles[doc_id].to_json()
+            chunks[0].metadata[DOC_KEY] = ann.profiles[doc_id].to_json(partial=partial)
         api.record("crossref", "extract", documents=len(docs), **ann.stats())
         return nodes

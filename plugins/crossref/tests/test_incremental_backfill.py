@@ -68,6 +68,8 @@ def _steps(root, rag):
         # A deleted target, then a removed file.
         lambda: rag.delete_documents(["02_exhibit_b_pricing.md"]),
         remove("10_exhibit_a.md"),
+        # Every document written again, its content unchanged (after enabling a plugin, say).
+        lambda: rag.index_paths([root], reindex=True),
     ]
 
 
@@ -151,16 +153,19 @@ def test_every_write_stores_what_resolving_the_whole_collection_gives(tmp_path, 
 
 
 def test_the_ray_executors_empty_batch_gives_the_same(tmp_path, bundled_embed_model, resolved_docs, monkeypatch):
-    """Workers extract per batch in their own process (no records reach this one) and the after-index
-    step is called with no nodes: the documents written are told by their content hash."""
+    """Workers extract per batch in their own process, without the index (no records reach this one), and
+    the after-index step is called with no nodes: the documents written are told by their content hash,
+    or, re-indexed unchanged, by the mark of a profile resolved without the index."""
     _, serial = _run_sequence(tmp_path, bundled_embed_model, resolved_docs)
-    monkeypatch.setattr(transform_module, "keep_extracted", lambda *a, **k: None)
+    monkeypatch.setattr(transform_module.CrossrefExtractor, "_index_id", lambda self: None)
+    monkeypatch.setattr(transform_module, "stored_profiles", lambda ctx, exclude=frozenset(): {})
     after_write = Indexing._after_write
     monkeypatch.setattr(Indexing, "_after_write", lambda self, index, nodes, deleted: after_write(
         self, index, [], deleted))
     _, empty_batch = _run_sequence(tmp_path, bundled_embed_model, resolved_docs, arm="ray-like")
     assert [stored for stored, _, _ in empty_batch] == [stored for stored, _, _ in serial]
-    assert [reads for _, _, reads in empty_batch[1:]] == [0] * (len(empty_batch) - 1)
+    # Every chunk is read back only when every document was rewritten (the last step).
+    assert [reads for _, _, reads in empty_batch[1:]] == [0] * (len(empty_batch) - 2) + [1]
 
 
 @pytest.mark.parametrize("spoil", ["missing", "other settings", "unreadable"])
