@@ -25,12 +25,13 @@ import hashlib
 import json
 import logging
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ragplugins.api import StateError
-from ragplugins_crossref.names import STOPWORDS, TOKEN, tokens
+from ragplugins_crossref.names import STOPWORDS, tokens
 from ragplugins_crossref.resolve import _source_stem, entry_key
 from ragplugins_crossref.scan import Profile
 
@@ -43,10 +44,16 @@ STATE_VERSION = 1
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 
+# A word (``names.TOKEN``) not starting with an ASCII lower-case letter: most words are skipped by the
+# regex engine; the rest are then checked for a capital or a digit first (any script).
+_NOT_LOWER_WORD = re.compile(r"(?<![^\W_])[^\W_a-z][^\W_]*")
+
+
 def capitalised_words(texts: Iterable[str]) -> frozenset[str]:
     """The words (lower-cased) written with a capital or a digit first: the only ones a document name
     found in these texts can be made of (``names.written_as_name``), stop words aside."""
-    return frozenset(t.lower() for text in texts for t in TOKEN.findall(text) if t[0].isupper() or t[0].isdigit())
+    return frozenset(t.lower() for text in texts for t in _NOT_LOWER_WORD.findall(text)
+                     if t[0].isupper() or t[0].isdigit())
 
 
 @dataclass

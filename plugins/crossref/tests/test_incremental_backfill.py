@@ -193,3 +193,15 @@ def test_a_missing_or_foreign_state_falls_back_to_every_document(tmp_path, bundl
     assert set().union(*resolved_docs["resolved"]) >= {"01_master_agreement.md", "06_canteen_notice.md"}
     assert _out_of_line(rag) == {}
     assert len(StateLocation(ctx).read(plugin.extractor(rag.config.for_plugin("crossref"), ctx).made_with)) == 4
+
+
+def test_capitalised_words_are_the_words_a_name_can_be_written_with():
+    from ragplugins_crossref.corpus_state import capitalised_words
+    from ragplugins_crossref.names import TOKEN
+
+    texts = ["Über die Straße 9000 RFC9000 éclair École_x a-B c1 _Foo ÄÖ ß Σίγμα σίγμα 3rd x9Y",
+             "Exhibit A—Pricing; the Closing Checklist(2) of the Master Agreement"]
+    assert capitalised_words(texts) == {t.lower() for text in texts for t in TOKEN.findall(text)
+                                        if t[0].isupper() or t[0].isdigit()}
+    assert {"über", "école", "σίγμα", "9000", "master"} <= capitalised_words(texts)
+    assert not {"die", "éclair", "c1", "the", "of"} & capitalised_words(texts)
