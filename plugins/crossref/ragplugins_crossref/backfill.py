@@ -102,7 +102,7 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
     patches = _patches_for(resolved, ann) if ann is not None else {}
     if patches:
         ctx.update_metadata(patches)
-    kept = {d: r for d, r in records.items() if d not in resolved}
+    kept = {d: r for d, r in records.items() if d not in tried}   # those tried and holding no text are dropped
     if ann is not None:
         kept.update(doc_records(resolved, ann))
     location.write(kept, made_with)

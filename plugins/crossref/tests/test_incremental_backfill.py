@@ -13,7 +13,6 @@ import pytest
 import ragplugins_crossref.backfill as backfill_module
 import ragplugins_crossref.transform as transform_module
 from ragplugins.api import RagContext
-from ragplugins.indexing import Indexing
 from ragplugins.testing import make_rag
 from ragplugins_crossref import plugin
 from ragplugins_crossref.corpus_state import NAME, PLUGIN, StateLocation
@@ -159,9 +158,8 @@ def test_the_ray_executors_empty_batch_gives_the_same(tmp_path, bundled_embed_mo
     _, serial = _run_sequence(tmp_path, bundled_embed_model, resolved_docs)
     monkeypatch.setattr(transform_module.CrossrefExtractor, "_index_id", lambda self: None)
     monkeypatch.setattr(transform_module, "stored_profiles", lambda ctx, exclude=frozenset(): {})
-    after_write = Indexing._after_write
-    monkeypatch.setattr(Indexing, "_after_write", lambda self, index, nodes, deleted: after_write(
-        self, index, [], deleted))
+    monkeypatch.setattr(plugin, "backfill", lambda ctx, extractor, nodes, deleted: backfill_module.backfill(
+        ctx, extractor, [], deleted))
     _, empty_batch = _run_sequence(tmp_path, bundled_embed_model, resolved_docs, arm="ray-like")
     assert [stored for stored, _, _ in empty_batch] == [stored for stored, _, _ in serial]
     # Every chunk is read back only when every document was rewritten (the last step).
