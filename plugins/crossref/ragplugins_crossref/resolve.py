@@ -65,18 +65,18 @@ class _Watched(dict):
 
     def __init__(self, table: str, data: dict, reads: Reads):
         super().__init__(data)
-        self._table, self._reads = table, reads
+        self._name, self._reads = table, reads
 
     def get(self, key: Any, default: Any = None) -> Any:
-        self._reads.note(self._table, key)
+        self._reads.note(self._name, key)
         return dict.get(self, key, default)
 
     def __contains__(self, key: object) -> bool:
-        self._reads.note(self._table, key)
+        self._reads.note(self._name, key)
         return dict.__contains__(self, key)
 
     def __getitem__(self, key: Any) -> Any:
-        self._reads.note(self._table, key)
+        self._reads.note(self._name, key)
         return dict.__getitem__(self, key)
 
 
