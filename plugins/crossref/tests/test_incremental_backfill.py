@@ -21,10 +21,13 @@ from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY
 EXTRA = {
     "07_closing_checklist.md": (
         "# Closing Checklist\n\nBefore closing, confirm the Quality Plan is signed, the Employee Handbook is "
-        "handed out and Exhibit A of the Master Agreement is attached. See also RFC 9000; fees follow Schedule 9.\n"),
+        "handed out and Exhibit A of the Master Agreement is attached. See also RFC 9000; fees follow Schedule 9.\n"
+        "Exhibit D of the Employee Handbook lists the holidays.\n"),
     "08_handbook.md": "# Employee Handbook\n\nStaff follow the Canteen Notice and the Information Security Addendum.\n",
     "09_rfc9000_notes.md": "# RFC 9000 Notes\n\nNotes on QUIC transport, as the Closing Checklist asks.\n",
     "10_exhibit_a.md": "# Exhibit A - Transition Services\n\nThe seller provides transition services for six months.\n",
+    # Whose Exhibit D this is, only the checklist's claim says (it changes when the handbook is renamed).
+    "13_holiday_note.md": "# Holiday Note\n\nThe dates are in Exhibit D.\n",
     "12_fee_table.md": "# Pricing Annex\n\n- Schedule 9: Fee Table\n\nHourly rates are 120 EUR.\n",
 }
 FILES: dict[str, str] = {}
@@ -53,7 +56,7 @@ def _steps(root, rag):
         # References to documents that arrive later: the Exhibit B, the addendum, the checklist's targets.
         add("01_master_agreement.md", "04_quality_plan.md", "05_liability_memo.md", "06_canteen_notice.md",
             "07_closing_checklist.md"),
-        add("02_exhibit_b_pricing.md", "03_information_security_addendum.md", "08_handbook.md"),
+        add("02_exhibit_b_pricing.md", "03_information_security_addendum.md", "08_handbook.md", "13_holiday_note.md"),
         # Targets only what the checklist's references looked up can tell (an identifier, a label's
         # definition): no name of theirs is written in it.
         add("09_rfc9000_notes.md"),
@@ -130,6 +133,8 @@ def test_every_write_stores_what_resolving_the_whole_collection_gives(tmp_path, 
     assert ("schedule 9", None, None) in targets[2]
     assert ("schedule 9", "12_fee_table.md", "definition") in targets[3]
     assert ("employee handbook", "08_handbook.md", "name") in targets[3]
+    # A claim of a document resolved again, followed to the one that relies on it.
+    assert ("exhibit d", "08_handbook.md", "owner") in targets[1] and ("exhibit d", None, None) in targets[4]
     assert not any(ref == "employee handbook" for ref, _, _ in targets[4])
     assert ("quality plan", "04_quality_plan.md", "name") in targets[4]
     assert ("quality plan", None, "ambiguous") in targets[5]
@@ -147,7 +152,8 @@ def test_every_write_stores_what_resolving_the_whole_collection_gives(tmp_path, 
     assert resolved[0] == set()   # the first build: what the extractor resolved is kept as it is
     assert "01_master_agreement.md" in resolved[1]   # its Exhibit B arrived
     assert resolved[2] == {"07_closing_checklist.md"}   # RFC 9000 arrived
-    assert resolved[4] == {"07_closing_checklist.md"}   # the handbook's old name; the handbook itself was extracted
+    # The handbook's old name, then the claim it loses; the handbook itself was extracted.
+    assert resolved[4] == {"07_closing_checklist.md", "13_holiday_note.md"}
     assert "06_canteen_notice.md" not in set().union(*resolved[1:])
 
 
