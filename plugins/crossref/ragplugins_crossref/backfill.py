@@ -1,48 +1,151 @@
-"""After a batch is stored: bring every stored chunk's references up to date.
+"""After a batch is stored: bring the stored chunks' references up to date.
 
 A reference written before its target was indexed ("see the Closing Checklist"
 when the checklist arrives in a later batch) resolves now; a reference to a
 deleted document goes back to ``null``. Only metadata changes (through
 ``ctx.update_metadata``): no text is rewritten and nothing is re-embedded.
+
+Only the documents a write can affect are read and resolved again: those it wrote, and those
+whose references depend on what it changed (corpus_state). Their result is what resolving the
+whole collection gives; ``stale_references`` (``ragplugins check``) still resolves every chunk.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core.schema import BaseNode
+
 from ragplugins import api
-from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, dump_refs
-from ragplugins_crossref.transform import CrossrefExtractor, group_by_document, run_annotation
+from ragplugins_crossref.corpus_state import Change, DocRecord, StateLocation, changes, take_extracted
+from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, dump_refs
+from ragplugins_crossref.scan import Profile
+from ragplugins_crossref.transform import (
+    CrossrefExtractor,
+    doc_records,
+    group_by_document,
+    is_partial,
+    run_annotation,
+)
+
+# Indexes ``stale_references`` found out of line in this process: the next after-index step (check
+# --repair's) resolves every document, whatever the state says.
+_OUT_OF_LINE: set[str] = set()
 
 
-def backfill(ctx: Any, extractor: CrossrefExtractor, batch_doc_ids: set[str], deleted: list[str]) -> int:
-    """Re-resolve the whole collection and patch the chunks whose stored references changed."""
-    documents = ctx.list_documents()
-    if not deleted and set(documents) <= batch_doc_ids:
-        # The batch was the whole collection: the extractor already saw every document.
-        api.record("crossref", "backfill", updated=0, documents=len(documents), skipped="whole collection")
-        return 0
-    patches, docs = _patches(ctx, extractor)
+def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], deleted: list[str]) -> int:
+    """Re-resolve the documents this write can affect and patch the chunks whose stored references changed."""
+    location = StateLocation(ctx)
+    made_with = extractor.made_with
+    extracted = take_extracted(location.index_id, made_with)
+    full = location.index_id in _OUT_OF_LINE
+    state = None if full else location.read(made_with)
+    indexed = ctx.list_documents()
+    batch, _ = group_by_document(nodes)
+
+    # The record that describes each document as stored: the state's while its content is unchanged, or
+    # the one this process's extractor made for the chunks just written; the others are read and resolved.
+    records: dict[str, DocRecord] = {}
+    bases: list[dict[str, Profile]] = [{d: r.profile for d, r in (state or {}).items()}]
+    base_of: dict[str, int] = {}
+    for d, r in (state or {}).items():
+        info = indexed.get(d)
+        if info is not None and d not in batch and info.doc_hash and r.doc_hash == info.doc_hash \
+                and set(r.node_ids) == set(info.node_ids) and not is_partial(info.metadata.get(DOC_KEY)):
+            records[d], base_of[d] = r, 0
+    if not full:
+        for e in extracted:
+            bases.append(e.base)
+            for d, r in e.records.items():
+                info = indexed.get(d)
+                if d in batch and info is not None and r.doc_hash == (info.doc_hash or "") \
+                        and set(r.node_ids) == set(info.node_ids):
+                    records[d], base_of[d] = r, len(bases) - 1
+
+    profiles = {d: r.profile for d, r in records.items()}
+    chunks: dict[str, list[BaseNode]] = {d: batch[d] for d in batch if d in indexed}
+    todo = set(indexed) - set(records)
+    ann: Annotation | None = None
+    resolved: dict[str, list[BaseNode]] = {}
+    tried: set[str] = set()
+    checked: dict[int, Change] = {}
+    new: dict[int, Change] = {}
+    while True:
+        if todo:
+            tried |= todo
+            _read(ctx, indexed, chunks, todo)
+            docs, metadata = group_by_document([n for d in todo | set(resolved) for n in chunks.get(d, ())])
+            for d in todo | set(resolved):
+                profiles.pop(d, None)
+            ann = run_annotation(docs, metadata, extractor.families, profiles, extractor.aliases,
+                                 extractor.max_refs_per_chunk, watch=True)
+            profiles.update(ann.profiles)
+            resolved = docs
+        # A record made against other profiles than the final ones holds while none of what it read changed
+        # (checked again only against what the documents resolved since changed: their claims).
+        changed: dict[int, Change] = {}
+        todo = set()
+        for d, r in records.items():
+            if d in tried:
+                continue
+            i = base_of[d]
+            if i not in changed:
+                changed[i] = changes(bases[i], profiles, extractor.aliases)
+                new[i] = changed[i].since(checked.get(i))
+                checked[i] = changed[i]
+            if r.depends_on(new[i]):
+                todo.add(d)
+        if not todo:
+            break
+
+    patches = _patches_for(resolved, ann) if ann is not None else {}
     if patches:
         ctx.update_metadata(patches)
-    api.record("crossref", "backfill", updated=len(patches), documents=len(docs), deleted=list(deleted))
+    kept = {d: r for d, r in records.items() if d not in tried}   # those tried and holding no text are dropped
+    if ann is not None:
+        kept.update(doc_records(resolved, ann))
+    location.write(kept, made_with)
+    _OUT_OF_LINE.discard(location.index_id)
+    api.record("crossref", "backfill", updated=len(patches), documents=len(indexed), resolved=len(resolved),
+               from_state=state is not None, deleted=list(deleted))
     return len(patches)
 
 
-def _patches(ctx: Any, extractor: CrossrefExtractor) -> tuple[dict[str, dict[str, str]], dict]:
-    """The metadata each stored chunk should hold after resolving the whole collection, where it differs."""
-    docs, metadata = group_by_document(ctx.all_nodes())
-    ann = run_annotation(docs, metadata, extractor.families, {}, extractor.aliases, extractor.max_refs_per_chunk)
+def _read(ctx: Any, indexed: dict[str, Any], chunks: dict[str, list[BaseNode]], doc_ids: set[str]) -> None:
+    """Add the stored chunks of ``doc_ids`` not in ``chunks`` yet (every chunk in one pass when that is all)."""
+    missing = [d for d in doc_ids if d not in chunks]
+    if not missing:
+        return
+    if len(missing) == len(indexed):
+        nodes = ctx.all_nodes()
+    else:
+        nodes = ctx.store.get_nodes([n for d in missing for n in indexed[d].node_ids])
+    for node in nodes:
+        chunks.setdefault(node.ref_doc_id or node.node_id, []).append(node)
+    for d in missing:
+        chunks.setdefault(d, [])
+
+
+def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, dict[str, str]]:
+    """The metadata each chunk of ``docs`` should hold after ``ann``, where it differs from what it holds."""
     patches: dict[str, dict[str, str]] = {}
-    for doc_id, chunks in docs.items():
-        for i, node in enumerate(chunks):
+    for doc_id, doc_chunks in docs.items():
+        for i, node in enumerate(doc_chunks):
             want = {REFS_KEY: dump_refs(ann.refs.get(node.node_id, []))}
             if i == 0:
                 want[DOC_KEY] = ann.profiles[doc_id].to_json()
             diff = {k: v for k, v in want.items() if node.metadata.get(k) != v}
             if diff:
                 patches[node.node_id] = diff
-    return patches, docs
+    return patches
+
+
+def _patches(ctx: Any, extractor: CrossrefExtractor) -> tuple[dict[str, dict[str, str]], dict]:
+    """The metadata each stored chunk should hold after resolving the whole collection, where it differs."""
+    docs, metadata = group_by_document(ctx.all_nodes())
+    ann = run_annotation(docs, metadata, extractor.families, {}, extractor.aliases, extractor.max_refs_per_chunk)
+    return _patches_for(docs, ann), docs
 
 
 def stale_references(ctx: Any, extractor: CrossrefExtractor) -> list[str]:
@@ -51,5 +154,6 @@ def stale_references(ctx: Any, extractor: CrossrefExtractor) -> list[str]:
     patches, docs = _patches(ctx, extractor)
     if not patches:
         return []
+    _OUT_OF_LINE.add(ctx.index_id)
     return [f"crossref: {len(patches)} chunks of {len(docs)} documents hold references out of line with the "
             "index; 'ragplugins check --repair' resolves them again"]

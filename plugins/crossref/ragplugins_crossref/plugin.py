@@ -57,7 +57,7 @@ def ragplugins_transformations(config: CrossrefConfig, ctx: api.RagContext):
 @api.hookimpl
 def ragplugins_after_index(config: CrossrefConfig, ctx: api.RagContext, nodes, deleted_doc_ids):
     if config.extract:
-        backfill(ctx, extractor(config, ctx), {n.ref_doc_id for n in nodes}, list(deleted_doc_ids))
+        backfill(ctx, extractor(config, ctx), nodes, list(deleted_doc_ids))
 
 
 @api.hookimpl

@@ -42,6 +42,48 @@ def _parent_sections(key: str) -> Iterable[str]:
         yield f"{word} {'.'.join(parts[:n])}"
 
 
+class Reads:
+    """The registry entries looked up while one document is read and resolved ("files|x.md",
+    "claims|exhibit a"): what its references depend on, so that a later write re-resolves only
+    the documents whose entries it changed (ragplugins_crossref.corpus_state)."""
+
+    def __init__(self) -> None:
+        self.into: set[str] | None = None
+
+    def note(self, table: str, key: Any) -> None:
+        if self.into is not None:
+            self.into.add(entry_key(table, key))
+
+
+def entry_key(table: str, key: Any) -> str:
+    """One registry entry, as kept in the plugin state: 'exact|master services agreement'."""
+    return f"{table}|{' '.join(key) if isinstance(key, tuple) else key}"
+
+
+class _Watched(dict):
+    """A registry table that notes each key looked up (not the lookups that build it)."""
+
+    def __init__(self, table: str, data: dict, reads: Reads):
+        super().__init__(data)
+        self._name, self._reads = table, reads
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._reads.note(self._name, key)
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self._reads.note(self._name, key)
+        return dict.__contains__(self, key)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._reads.note(self._name, key)
+        return dict.__getitem__(self, key)
+
+
+# The tables a reference's resolution reads (names are found through ``names``: see corpus_state).
+WATCHED_TABLES = ("profiles", "exact", "files", "ids", "definers", "claims", "anchors", "headings", "paths", "stems")
+
+
 @dataclass
 class Registry:
     """Every document's names, labels, sections and claims, for one collection."""
@@ -59,6 +101,8 @@ class Registry:
     paths: dict[str, str] = field(default_factory=dict)
     stems: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     entry_owners: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    # Set by watch(): every lookup of a table in WATCHED_TABLES is noted there.
+    reads: Reads | None = None
 
     def __post_init__(self) -> None:
         for doc_id, prof in self.profiles.items():
@@ -84,10 +128,18 @@ class Registry:
         self.refresh_claims()
 
     def refresh_claims(self) -> None:
-        self.claims = defaultdict(list)
+        claims: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         for doc_id, prof in self.profiles.items():
             for label, caption, owner in prof.claims:
-                self.claims[label].append((doc_id, caption, owner))
+                claims[label].append((doc_id, caption, owner))
+        self.claims = _Watched("claims", claims, self.reads) if self.reads is not None else claims
+
+    def watch(self) -> Reads:
+        """Note from now on which entries each lookup reads (into ``reads.into`` while it is a set)."""
+        self.reads = Reads()
+        for table in WATCHED_TABLES:
+            setattr(self, table, _Watched(table, getattr(self, table), self.reads))
+        return self.reads
 
     def scan(self, text: str, families: Sequence[ReferenceFamily]) -> list[RawRef]:
         return scan_chunk(text, families, self.names, self.files, self.exact)
@@ -303,6 +355,8 @@ class Annotation:
     profiles: dict[str, Profile]
     refs: dict[str, list[dict[str, Any]]]
     first_chunk: dict[str, str]
+    # Per document, the registry entries its reading and resolving looked up (annotate(watch=True)).
+    reads: dict[str, set[str]] = field(default_factory=dict)
 
     def stats(self) -> dict[str, int]:
         recs = [r for rs in self.refs.values() for r in rs]
@@ -316,30 +370,40 @@ class Annotation:
 
 def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, dict],
              families: Sequence[ReferenceFamily], *, stored: dict[str, Profile] | None = None,
-             aliases: dict[str, list[str]] | None = None, max_refs: int = 16) -> Annotation:
+             aliases: dict[str, list[str]] | None = None, max_refs: int = 16, watch: bool = False) -> Annotation:
     """Extract and resolve the references of ``documents`` ({doc id: [(chunk id, text)] in reading
-    order}) against themselves plus the ``stored`` profiles of documents indexed earlier."""
+    order}) against themselves plus the ``stored`` profiles of documents indexed earlier.
+    ``watch``: also note, per document, the registry entries its references depend on."""
     profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families) for d, chunks in documents.items()}
     registry = Registry({**(stored or {}), **profiles}, aliases=aliases or {})
-    scanned = {d: [(cid, registry.scan(text, families)) for cid, text in chunks] for d, chunks in documents.items()}
+    reads = registry.watch() if watch else Reads()
+    noted: dict[str, set[str]] = {d: set() for d in documents} if watch else {}
+    scanned: dict[str, list[tuple[str, list[RawRef]]]] = {}
+    for d, texts in documents.items():
+        reads.into = noted.get(d)
+        scanned[d] = [(cid, registry.scan(text, families)) for cid, text in texts]
     # Claims first ("Exhibit C of the Acquisition Agreement" says whose Exhibit C it is), so that
     # every document's labels resolve against every other document's claims.
-    for d, chunks in scanned.items():
+    for d, raw_chunks in scanned.items():
+        reads.into = noted.get(d)
         claims: dict[tuple[str, str, str], None] = {}   # a dict: ordered, and membership in constant time
-        for _, raws in chunks:
+        for _, raws in raw_chunks:
             for ref in raws:
                 if ref.kind == "label" and ref.qualifier is not None:
                     for owner in sorted(_owner_docs(ref.qualifier, d, registry, families) - {d}):
                         claims[(ref.key, ref.caption, owner)] = None
         profiles[d].claims = [list(claim) for claim in claims]
+    reads.into = None
     registry.refresh_claims()
     refs = {}
-    for d, chunks in scanned.items():
-        for cid, raws in chunks:
+    for d, raw_chunks in scanned.items():
+        reads.into = noted.get(d)
+        for cid, raws in raw_chunks:
             recs = [rec for ref in raws for rec in resolve_ref(ref, d, registry, families)]
             refs[cid] = cap_refs(recs, max_refs)
+    reads.into = None
     first = {d: chunks[0][0] for d, chunks in documents.items() if chunks}
-    return Annotation(profiles=profiles, refs=refs, first_chunk=first)
+    return Annotation(profiles=profiles, refs=refs, first_chunk=first, reads=noted)
 
 
 def dump_refs(records: list[dict[str, Any]]) -> str:

@@ -123,8 +123,11 @@ class Profile:
             out.append(file_stem_name(self.file_name).replace("_", " "))
         return out
 
-    def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if v and k != "doc_id"}
+    def to_json(self, partial: bool = False) -> str:
+        """``partial``: resolved without the rest of the index (the after-index step resolves it again)."""
+        data: dict[str, Any] = {k: v for k, v in asdict(self).items() if v and k != "doc_id"}
+        if partial:
+            data["partial"] = True
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
     @classmethod

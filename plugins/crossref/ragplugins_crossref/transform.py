@@ -10,11 +10,21 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, TextNode, TransformComponent
 
 from ragplugins import api
+from ragplugins_crossref.corpus_state import DocRecord, Extracted, capitalised_words, fingerprint, keep_extracted
 from ragplugins_crossref.families import BUILTIN_FAMILIES, ReferenceFamily
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, annotate, dump_refs
 from ragplugins_crossref.scan import Profile
 
 KEYS = (REFS_KEY, DOC_KEY)
+# In a profile resolved without the index (a Ray worker's batch): the after-index step resolves the
+# document again even when its content hash says it is unchanged (``ragplugins index --reindex``).
+PARTIAL = '"partial":true'   # as Profile.to_json(partial=True) writes it
+
+
+def is_partial(profile_json: Any) -> bool:
+    """True for a stored profile its extractor marked as resolved without the index (a JSON string value
+    cannot hold this text unescaped, so no title can fake it)."""
+    return isinstance(profile_json, str) and PARTIAL in profile_json
 
 
 def chunk_position(node: BaseNode) -> tuple:
@@ -33,11 +43,26 @@ def group_by_document(nodes: Sequence[BaseNode]) -> tuple[dict[str, list[BaseNod
     return docs, {d: dict(chunks[0].metadata) for d, chunks in docs.items()}
 
 
+def chunk_texts(docs: dict[str, list[BaseNode]]) -> dict[str, list[tuple[str, str]]]:
+    """{doc id: [(chunk id, original text)] in reading order}."""
+    return {d: [(n.node_id, n.get_content(metadata_mode=MetadataMode.NONE)) for n in chunks]
+            for d, chunks in docs.items()}
+
+
 def run_annotation(docs: dict[str, list[BaseNode]], metadata: dict[str, dict], families: Sequence[ReferenceFamily],
-                   stored: dict[str, Profile], aliases: dict[str, list[str]], max_refs: int) -> Annotation:
-    texts = {d: [(n.node_id, n.get_content(metadata_mode=MetadataMode.NONE)) for n in chunks]
-             for d, chunks in docs.items()}
-    return annotate(texts, metadata, families, stored=stored, aliases=aliases, max_refs=max_refs)
+                   stored: dict[str, Profile], aliases: dict[str, list[str]], max_refs: int,
+                   watch: bool = False) -> Annotation:
+    return annotate(chunk_texts(docs), metadata, families, stored=stored, aliases=aliases, max_refs=max_refs,
+                    watch=watch)
+
+
+def doc_records(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, DocRecord]:
+    """The state records of annotated documents (``ann`` made with ``watch=True``)."""
+    texts = chunk_texts(docs)
+    return {d: DocRecord(str(chunks[0].metadata.get(api.DOC_HASH_KEY) or ""), tuple(sorted(n.node_id for n in chunks)),
+                         ann.profiles[d], frozenset(ann.reads.get(d, ())),
+                         capitalised_words(t for _, t in texts[d]))
+            for d, chunks in docs.items()}
 
 
 def stored_profiles(ctx: Any, exclude: AbstractSet[str] = frozenset()) -> dict[str, Profile]:
@@ -92,14 +117,36 @@ class CrossrefExtractor(TransformComponent):
     def families(self) -> tuple[ReferenceFamily, ...]:
         return self._families
 
+    @property
+    def made_with(self) -> str:
+        """Names the settings the references depend on (corpus_state keeps records only for the same)."""
+        return fingerprint(self.family_names, self.aliases, self.max_refs_per_chunk)
+
+    def _index_id(self) -> str | None:
+        if self._ctx is None or self._ctx.index is None:
+            return None
+        try:
+            return str(self._ctx.index_id)
+        except Exception:  # noqa: BLE001 - a host store without an id: nothing is kept for its after-index step
+            return None
+
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         docs, metadata = group_by_document(nodes)
-        ann = run_annotation(docs, metadata, self._families, stored_profiles(self._ctx, set(docs)), self.aliases,
-                             self.max_refs_per_chunk)
+        stored = stored_profiles(self._ctx, set(docs))
+        index_id = self._index_id()
+        ann = run_annotation(docs, metadata, self._families, stored, self.aliases, self.max_refs_per_chunk,
+                             watch=index_id is not None)
+        if index_id is not None:
+            # Inside ragplugins the after-index step follows in this process: it takes these records instead
+            # of reading and resolving the batch again (corpus_state).
+            keep_extracted(index_id, self.made_with,
+                           Extracted({**stored, **ann.profiles}, doc_records(docs, ann)))
+        # Inside ragplugins without the index: what a Ray worker sees (its batch only).
+        partial = self._ctx is not None and index_id is None
         for doc_id, chunks in docs.items():
             for node in chunks:
                 node.metadata[REFS_KEY] = dump_refs(ann.refs.get(node.node_id, []))
                 exclude_keys(node)
-            chunks[0].metadata[DOC_KEY] = ann.profiles[doc_id].to_json()
+            chunks[0].metadata[DOC_KEY] = ann.profiles[doc_id].to_json(partial=partial)
         api.record("crossref", "extract", documents=len(docs), **ann.stats())
         return nodes
