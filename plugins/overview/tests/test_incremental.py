@@ -8,7 +8,6 @@ import pytest
 
 import ragplugins_overview.plugin as plugin
 from ragplugins.api import RagContext
-from ragplugins.stores.lancedb import LanceDBAdapter
 from ragplugins.testing import make_rag
 from ragplugins_overview import build
 from ragplugins_overview.corpus_terms import TermsLocation
@@ -47,13 +46,20 @@ def _lists(rag):
     return [[(n.node.node_id, round(n.score, 5)) for n in rag.search(q).final] for q in QUERIES]
 
 
+def _store_adapter_class(root, embed_model) -> type:
+    """The class of the store adapter an index of make_rag gets (the embedded LanceDB's)."""
+    rag = make_rag([plugin], {"overview": {}}, embed_model=embed_model, persist_dir=root / "index")
+    return type(rag.context(rag.index()).store)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, bundled_embed_model):
     """A: four batches (adds, a change, a removed file, a deleted document); A_full: the same batches with
     the kept statistics ignored (every chunk scanned, as before); B: the final corpus in one go."""
     root = tmp_path_factory.mktemp("incremental")
     reads: dict[str, int] = {}
-    original, original_rows = RagContext.all_nodes, LanceDBAdapter.iter_chunk_rows
+    adapter = _store_adapter_class(tmp_path_factory.mktemp("probe"), bundled_embed_model)
+    original, original_rows = RagContext.all_nodes, adapter.iter_chunk_rows
 
     def counting(self):  # a read of the whole index: every chunk as a node, or every chunk's row
         reads[self.index_id] = reads.get(self.index_id, 0) + 1
@@ -70,7 +76,7 @@ def built(tmp_path_factory, bundled_embed_model):
                                    persist_dir=root / arm / "index")
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(RagContext, "all_nodes", counting)
-            mp.setattr(LanceDBAdapter, "iter_chunk_rows", counting_rows)
+            mp.setattr(adapter, "iter_chunk_rows", counting_rows)
             if arm == "A_full":
                 mp.setattr(TermsLocation, "read", lambda self: None)
             for name in ("boiler.md", "lease.md", "payroll.md", "orchard.md"):
@@ -166,10 +172,11 @@ def test_kept_statistics_of_another_version_are_rebuilt_by_reading_every_chunk(t
     ctx.state("overview").write("terms", records, dict(stored.meta, version=0))
     _write(corpus, "orchard.md")
     reads = []
-    original, original_rows = RagContext.all_nodes, LanceDBAdapter.iter_chunk_rows
+    adapter = type(rag.context(rag.index()).store)
+    original, original_rows = RagContext.all_nodes, adapter.iter_chunk_rows
     with pytest.MonkeyPatch.context() as mp:  # a whole-index read: every node, or every chunk's row
         mp.setattr(RagContext, "all_nodes", lambda self: reads.append(1) or original(self))
-        mp.setattr(LanceDBAdapter, "iter_chunk_rows",
+        mp.setattr(adapter, "iter_chunk_rows",
                    lambda self, keys=(): reads.append(1) or original_rows(self, keys))
         rag.index_paths([corpus])
     ctx, _, terms = _state(rag)
