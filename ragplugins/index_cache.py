@@ -16,10 +16,15 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# Values kept per store, least recently used dropped first: a value per host filter ("retry.vocabulary"
+# under each tenant's filter) would otherwise grow without end in a long-lived app.
+MAX_VALUES = 64
 
 
 class IndexCache:
@@ -27,7 +32,7 @@ class IndexCache:
         self._lock = threading.Lock()
         # Keyed by id(): stores are unhashable pydantic models; entries die with the store.
         self._generation: dict[int, int] = {}
-        self._built: dict[int, dict[str, tuple[Any, Any]]] = {}
+        self._built: dict[int, OrderedDict[str, tuple[Any, Any]]] = {}
         # One lock per value being built: the first thread to miss builds it, the others wait for it.
         self._building: dict[tuple, threading.Lock] = {}
 
@@ -57,22 +62,36 @@ class IndexCache:
         with self._lock:
             key = self._watch(adapter.vector_store)
             stamp = (self._generation[key], version)
-            cached = self._built.get(key, {}).get(name)
+            built = self._built.setdefault(key, OrderedDict())
+            cached = built.get(name)
             if cached is not None and cached[0] == stamp:
+                built.move_to_end(name)
                 return cached[1]
             building = self._building.setdefault((key, name, stamp), threading.Lock())
         with building:
             with self._lock:
-                cached = self._built.get(key, {}).get(name)
+                cached = self._built.setdefault(key, OrderedDict()).get(name)
                 if cached is not None and cached[0] == stamp:
                     return cached[1]
             try:
                 value = build()
                 with self._lock:
-                    self._built.setdefault(key, {})[name] = (stamp, value)
+                    self._keep(self._built.setdefault(key, OrderedDict()), name, stamp, value)
             finally:
                 with self._lock:
                     self._building.pop((key, name, stamp), None)
         return value
+
+    @staticmethod
+    def _keep(built: OrderedDict[str, tuple[Any, Any]], name: str, stamp: Any, value: Any) -> None:
+        """Store ``value``; drop the values of older stamps (never read again) and the least recently used
+        beyond MAX_VALUES."""
+        for stale in [n for n, (s, _) in built.items() if s != stamp]:
+            del built[stale]
+        built[name] = (stamp, value)
+        built.move_to_end(name)
+        while len(built) > MAX_VALUES:
+            built.popitem(last=False)
+
 
 cache = IndexCache()
