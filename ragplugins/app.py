@@ -11,6 +11,7 @@ in :mod:`ragplugins.indexing`, query time in :mod:`ragplugins.assembly`.
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,8 @@ class RagPlugins(Indexing, Assembly):
         self._embed_model = embed_model
         self._vector_store = vector_store
         self._index: VectorStoreIndex | None = None
+        # Threads that ask for the index before it is open wait for one of them to open it.
+        self._opening = threading.RLock()
         self._contexts: dict[int, RagContext] = {}
         # Query-time components built once per index (and filters/top_k for the retriever),
         # so plugin components keep their caches across queries; cleared after every write.

@@ -26,6 +26,7 @@ class AppPart:
         registry: PluginRegistry
         llm: Any
         _index: VectorStoreIndex | None
+        _opening: Any
         _vector_store: Any
         _assembled: dict[tuple, Any]
         _index_uid: str | None

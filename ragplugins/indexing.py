@@ -138,9 +138,16 @@ class Indexing(AppPart):
 
     def index(self) -> VectorStoreIndex:
         """The index: the embedded LanceDB one under persist_dir unless a store was given. A write
-        that a stopped process left unfinished is completed first (when no other process is writing)."""
+        that a stopped process left unfinished is completed first (when no other process is writing).
+        Safe from many threads at once: one opens it, the others wait and get the same index."""
         if self._index is not None:
             return self._index
+        with self._opening:
+            if self._index is not None:
+                return self._index
+            return self._open()
+
+    def _open(self) -> VectorStoreIndex:
         store = self._vector_store
         if store is None:
             home = self.home

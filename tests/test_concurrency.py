@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -396,6 +397,31 @@ def test_one_thread_builds_an_index_derived_value_while_the_others_wait():
     with ThreadPoolExecutor(max_workers=8) as pool:
         values = list(pool.map(get, range(8)))
     assert len(calls) == 1 and len({id(v) for v in values}) == 1
+
+
+def test_threads_opening_one_app_get_one_index(served, monkeypatch):
+    """The first rp.index() from 8 threads at once: one opens the store, the others get that index."""
+    from ragplugins.store import RagLanceDBVectorStore
+
+    rp = worker.open_app(served.served_from)
+    opened: list[int] = []
+    init = RagLanceDBVectorStore.__init__
+
+    def counting(self, *args, **kwargs):
+        opened.append(1)
+        time.sleep(0.2)  # a slow open, so the other threads arrive while it runs
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(RagLanceDBVectorStore, "__init__", counting)
+    start = threading.Barrier(8)
+
+    def open_index(_: int) -> Any:
+        start.wait(timeout=30)
+        return rp.index()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        indexes = list(pool.map(open_index, range(8)))
+    assert len(opened) == 1 and len({id(i) for i in indexes}) == 1
 
 
 def test_the_context_embeds_texts_safely_under_threads(monkeypatch):
