@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -465,8 +466,6 @@ class Indexing(AppPart):
             if table is None:
                 return 0, 0
             before = len(table.list_versions())
-            from datetime import timedelta
-
             table.optimize(cleanup_older_than=timedelta(days=keep_days))
             search.invalidate(index)
             return before, len(table.list_versions())

@@ -65,11 +65,11 @@ def document_name(metadata: dict[str, Any], doc_id: str | None = None) -> str:
 
 
 class SparseIndex:
-    """BM25 (bm25s) over chunks given as (chunk id, document name, text[, locator]); ``search`` returns (position,
+    """BM25 (bm25s) over chunks given as (chunk id, document name, text, locator); ``search`` returns (position,
     score) pairs, best first, and ``ids[position]`` is the chunk. Only ids and the BM25 matrix are kept:
     a query process holds no chunk text or node (the winners are fetched from the store)."""
 
-    def __init__(self, chunks: Iterable[tuple[str, str, str] | tuple[str, str, str, Any]]):
+    def __init__(self, chunks: Iterable[tuple[str, str, str, Any]]):
         import bm25s
 
         self.tokenize = Tokenizer()
@@ -78,9 +78,9 @@ class SparseIndex:
         self.locators: list[Any] = []
         vocab: dict[str, int] = {}
         token_ids = []
-        for chunk_id, name, text, *locator in chunks:
+        for chunk_id, name, text, locator in chunks:
             self.ids.append(chunk_id)
-            self.locators.append(locator[0] if locator else None)
+            self.locators.append(locator)
             token_ids.append([vocab.setdefault(t, len(vocab)) for t in self.tokenize(f"{name}\n{text}")])
         self.vocab = vocab
         self.model = bm25s.BM25()
@@ -89,7 +89,7 @@ class SparseIndex:
 
     @classmethod
     def from_nodes(cls, nodes: Iterable[BaseNode]) -> SparseIndex:
-        return cls((n.node_id, document_name(n.metadata or {}, n.ref_doc_id), n.get_content()) for n in nodes)
+        return cls((n.node_id, document_name(n.metadata or {}, n.ref_doc_id), n.get_content(), None) for n in nodes)
 
     def ranked(self, query: str) -> Iterator[tuple[int, float]]:
         """Every chunk that shares a term with ``query``, best first (ties in stored order), sorted as

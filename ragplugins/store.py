@@ -11,6 +11,8 @@ not filterable) and a warning names them.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
 import re
@@ -502,25 +504,23 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         if table is None:
             return
         names = [*columns, "_rowid"] if with_row_id else list(columns)
-        try:
+        with _store_errors(self):
             for batch in table.search().select(columns).with_row_id(with_row_id).limit(None).to_batches(batch_size):
                 yield from batch.select(names).to_pylist()
-        except (RuntimeError, OSError) as exc:
-            error = _store_error(self, exc)
-            if error is exc:
-                raise
-            raise error from exc
 
 
-def _store_error(store: RagLanceDBVectorStore, exc: RuntimeError | OSError) -> Exception:
+@contextlib.contextmanager
+def _store_errors(store: RagLanceDBVectorStore) -> Iterator[None]:
     """Lance reports a damaged table (a lost data file, a cut-short version record) with RuntimeError or
-    OSError from deep inside; callers get one StoreError that names the table and the fix (another
-    RuntimeError is returned as it was)."""
-    if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
-        return exc
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return StoreError(f"the LanceDB table '{store._name}' in '{store.uri}' cannot be read "
-                      f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`")
+    OSError from deep inside; callers get one StoreError that names the table and the fix."""
+    try:
+        yield
+    except (RuntimeError, OSError) as exc:
+        if isinstance(exc, RuntimeError) and "lance" not in str(exc).lower():
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"the LanceDB table '{store._name}' in '{store.uri}' cannot be read "
+                         f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
 
 
 # Below this an exact scan is fast anyway, and IVF training wants many rows per partition.
@@ -536,17 +536,10 @@ def _sub_vectors(dim: int) -> int:
 
 
 def _reads_store(method):
-    import functools
-
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        try:
+        with _store_errors(self):
             return method(self, *args, **kwargs)
-        except (RuntimeError, OSError) as exc:
-            error = _store_error(self, exc)
-            if error is exc:
-                raise
-            raise error from exc
     return wrapper
 
 

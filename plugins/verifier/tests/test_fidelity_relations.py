@@ -34,6 +34,13 @@ def reasons(v):
     return " | ".join(r for s in v.sentences for r in s.reasons) or (v.error or "")
 
 
+def assert_judged(v, grounded, why):
+    """``v`` is grounded as expected; a rejection names ``why``."""
+    assert v.grounded is grounded, reasons(v)
+    if not grounded:
+        assert why in reasons(v)
+
+
 @pytest.mark.parametrize("answer", [
     "The sync tool copies src to dest every night.",
     "The appliance keeps fast SSD caches S1 and S2, backed by a large disk pool D1.",
@@ -138,7 +145,7 @@ COUNTER = ("Each time the counter is read, it returns a whole number between 0 a
 ])
 def test_ranges_clauses_negation_scope_and_scaled_hedges(check, answer):
     v = check(answer, evidence=[COUNTER])
-    assert v.grounded, " | ".join(r for s in v.sentences for r in s.reasons)
+    assert v.grounded, reasons(v)
 
 
 @pytest.mark.parametrize("answer, reason", [
@@ -150,7 +157,7 @@ def test_ranges_clauses_negation_scope_and_scaled_hedges(check, answer):
 ])
 def test_the_same_mechanisms_still_reject(check, answer, reason):
     v = check(answer, evidence=[COUNTER])
-    assert not v.grounded and reason in " | ".join(r for s in v.sentences for r in s.reasons)
+    assert not v.grounded and reason in reasons(v)
 
 
 BOUNDS = "The relay handles 40,000 or more messages per second. A frame holds at most 512 bytes."
@@ -166,10 +173,7 @@ BOUNDS = "The relay handles 40,000 or more messages per second. A frame holds at
     ("A frame holds not less than 512 bytes.", False),
 ])
 def test_a_bound_on_a_value_must_point_the_way_the_evidence_does(check, answer, grounded):
-    v = check(answer, evidence=[BOUNDS])
-    assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
-    if not grounded:
-        assert "bound" in " | ".join(r for s in v.sentences for r in s.reasons)
+    assert_judged(check(answer, evidence=[BOUNDS]), grounded, "bound")
 
 
 CONTRAST = "Inside a sandbox, $ID expands to the session number of the parent console, not the sandbox."
@@ -181,7 +185,4 @@ CONTRAST = "Inside a sandbox, $ID expands to the session number of the parent co
     ("Inside a sandbox, $ID gives the session number of the sandbox instead of the parent console.", False),
 ])
 def test_what_a_contrast_sets_aside_must_not_trade_places(check, answer, grounded):
-    v = check(answer, evidence=[CONTRAST])
-    assert v.grounded is grounded, " | ".join(r for s in v.sentences for r in s.reasons)
-    if not grounded:
-        assert "contrast" in " | ".join(r for s in v.sentences for r in s.reasons)
+    assert_judged(check(answer, evidence=[CONTRAST]), grounded, "contrast")
