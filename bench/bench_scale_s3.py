@@ -62,15 +62,61 @@ class Unsupported(SystemExit):
 
 
 # -- the store ----------------------------------------------------------------
-def start_s3() -> Any:
-    """moto's S3 server on a free port of 127.0.0.1, with the AWS_* variables that point clients at it."""
-    from moto.server import ThreadedMotoServer
+class CountingMotoServer:
+    """moto's S3 server on 127.0.0.1 that counts the requests it serves and the bytes it sends.
 
+    Why: moto answers a range read by copying the whole object (0.6 ms per MB of the object here, see
+    ``calibrate``), so its latencies grow with file size where S3's do not; requests and bytes per query
+    are what carries over to a real object store."""
+
+    def __init__(self, port: int):
+        from moto.server import ThreadedMotoServer
+
+        self.requests: dict[str, int] = defaultdict(int)
+        self.bytes_sent = 0
+        self._lock = threading.Lock()
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self._server._server_entry = self._serve  # type: ignore[method-assign]
+
+    def _serve(self) -> None:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import make_server
+
+        app = DomainDispatcherApplication(create_backend_app)
+
+        def counted(environ: dict, start_response: Callable) -> Iterator[bytes]:
+            sent = 0
+            for part in app(environ, start_response):
+                sent += len(part)
+                yield part
+            with self._lock:
+                self.requests[environ["REQUEST_METHOD"]] += 1
+                self.bytes_sent += sent
+
+        inner = self._server
+        inner._server = make_server("127.0.0.1", inner._port, counted, True)
+        inner._server_ready_event.set()
+        inner._server.serve_forever()
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def snapshot(self) -> tuple[int, int]:
+        """(GET requests, bytes sent) so far."""
+        with self._lock:
+            return self.requests["GET"], self.bytes_sent
+
+
+def start_s3() -> CountingMotoServer:
+    """moto's S3 server on a free port of 127.0.0.1, with the AWS_* variables that point clients at it."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = CountingMotoServer(port)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
     os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
@@ -78,6 +124,21 @@ def start_s3() -> Any:
                        "AWS_ALLOW_HTTP": "true"})
     _s3().create_bucket(Bucket=BUCKET)
     return server
+
+
+def calibrate() -> dict[str, float]:
+    """Milliseconds moto takes for a 4 KB range read of objects of 1 to 256 MB (median of 5)."""
+    client, out = _s3(), {}
+    for mb in (1, 16, 64, 256):
+        client.put_object(Bucket=BUCKET, Key=f"calibrate/{mb}", Body=os.urandom(mb << 20))
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            client.get_object(Bucket=BUCKET, Key=f"calibrate/{mb}", Range="bytes=0-4095")["Body"].read()
+            times.append((time.perf_counter() - t) * 1000)
+        out[f"{mb} MB"] = statistics.median(times)
+        client.delete_object(Bucket=BUCKET, Key=f"calibrate/{mb}")
+    return out
 
 
 def _s3() -> Any:
@@ -111,6 +172,17 @@ def stored_bytes(location: str) -> dict[str, int]:
     for key, size in files:
         parts[_part(key)] += size
     return dict(parts)
+
+
+def largest_data_file(location: str) -> int:
+    """Bytes of the largest Lance data file under ``location`` (what moto copies per range read)."""
+    if location.startswith("s3://"):
+        prefix = location.removeprefix(f"s3://{BUCKET}/").rstrip("/") + "/"
+        pages = _s3().get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+        sizes = [obj["Size"] for page in pages for obj in page.get("Contents", []) if "/data/" in obj["Key"]]
+    else:
+        sizes = [f.stat().st_size for f in Path(location).rglob("*.lance") if "/data/" in f.as_posix()]
+    return max(sizes, default=0)
 
 
 def remove(location: str) -> None:
@@ -276,22 +348,29 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def run_queries(ctx: Any, location: str, enable: list[str], retrieval: str, procs: int,
-                rounds: int, queries: int) -> dict[str, Any]:
-    out, gate = ctx.Queue(), ctx.Barrier(procs)
+                rounds: int, queries: int, server: CountingMotoServer | None) -> dict[str, Any]:
+    # The parent passes the gate with the children, so the server's counts between the gate and the last
+    # result cover the timed queries only (not opening the index or building the BM25 leg).
+    out, gate = ctx.Queue(), ctx.Barrier(procs + 1)
     children = [ctx.Process(target=query_child, args=(location, enable, retrieval, rounds, queries, gate, out))
                 for _ in range(procs)]
     for c in children:
         c.start()
+    gate.wait()
+    before = server.snapshot() if server else (0, 0)
     results = [out.get() for _ in children]
+    after = server.snapshot() if server else (0, 0)
     for c in children:
         c.join()
     errors = [r["error"] for r in results if "error" in r]
     if errors:
         raise RuntimeError(f"a query process failed: {errors[0]}")
     lat = [x for r in results for x in r["latencies_ms"]]
+    counts = {"s3_gets_per_query": (after[0] - before[0]) / len(lat),
+              "s3_mb_per_query": (after[1] - before[1]) / len(lat) / 2**20} if server else {}
     return {"p50_ms": statistics.median(lat), "p99_ms": _pct(lat, 0.99), "queries": len(lat),
             "open_s": max(r["open_s"] for r in results), "first_query_s": max(r["first_query_s"] for r in results),
-            "peak_rss_mb_per_process": max(r["peak_rss_mb"] for r in results)}
+            "peak_rss_mb_per_process": max(r["peak_rss_mb"] for r in results), **counts}
 
 
 def main() -> None:
@@ -315,6 +394,7 @@ def main() -> None:
     args = p.parse_args()
     os.environ["BENCH_VECTOR_INDEX"] = args.vector_index  # the build and query processes read it
     server = start_s3() if args.store == "s3" else None
+    moto_range_read_ms = calibrate() if server else None
     local_root = Path(tempfile.mkdtemp(prefix="scale-s3-")) if server is None else None
     tag = f"{args.store}-{args.executor}{args.workers if args.executor != 'serial' else ''}"
     out_path = Path(args.out) if args.out else RESULTS / f"{tag}.json"
@@ -346,9 +426,11 @@ def main() -> None:
                 row["bytes"] = sum(row["bytes_by_part"].values())
                 row["bytes_per_chunk"] = row["bytes"] / max(1, row["chunks"])
                 row["lance_versions"] = built.get("lance_versions")
+                row["largest_data_file_mb"] = largest_data_file(location) / 2**20
+                row["moto_range_read_ms"] = moto_range_read_ms
                 for n in [int(x) for x in args.query_procs.split(",") if x]:
                     row[f"query_{n}p"] = run_queries(ctx, location, enable, args.retrieval, n, args.rounds,
-                                                     args.queries)
+                                                     args.queries, server)
                 row["load1_after"] = os.getloadavg()[0]
                 remove(location)
                 rows.append(row)
@@ -362,13 +444,16 @@ def main() -> None:
     procs = [int(x) for x in args.query_procs.split(",") if x]
     print(f"\n{tag}, batches of {args.batch_docs or 'all'} documents\n")
     print("| chunks | plugins | index s | chunks/s | peak RSS MB | bytes/chunk | "
-          + " | ".join(f"p50 / p99 ms, {n} proc" for n in procs) + " | first query s |")
-    print("|---" * (6 + len(procs) + 1) + "|")
+          + " | ".join(f"p50 / p99 ms, {n} proc" for n in procs) + " | first query s | S3 GETs / MB per query "
+          "| largest data file MB |")
+    print("|---" * (6 + len(procs) + 3) + "|")
     for r in rows:
         qs = " | ".join(f"{r[f'query_{n}p']['p50_ms']:.0f} / {r[f'query_{n}p']['p99_ms']:.0f}" for n in procs)
+        q1 = r.get(f"query_{procs[0]}p", {}) if procs else {}
+        io = (f"{q1['s3_gets_per_query']:.0f} / {q1['s3_mb_per_query']:.1f}" if "s3_gets_per_query" in q1 else "-")
         first = f"{r[f'query_{procs[0]}p']['first_query_s']:.1f}" if procs else "-"
         print(f"| {r['chunks']:,} | {r['arm']} | {r['index_s']:.0f} | {r['chunks_per_s']:.0f} | {r['peak_rss_mb']:.0f} "
-              f"| {r['bytes_per_chunk']:.0f} | {qs} | {first} |")
+              f"| {r['bytes_per_chunk']:.0f} | {qs} | {first} | {io} | {r['largest_data_file_mb']:.0f} |")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import logging
 import math
 import re
@@ -319,20 +320,33 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             return 0
         self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
         ids = list(updates)
-        found = self._rows.search().where(f"id IN ({', '.join(_sql_literal(i) for i in ids)})") \
-            .limit(None).to_arrow().to_pylist()
         fields = self.metadata_fields()
-        rows = []
-        for row in found:
-            node = metadata_dict_to_node(row["metadata"])
-            node.metadata = {**node.metadata, **updates[row["id"]]}
-            meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
-            rows.append({**row, "metadata": self._conform(meta, fields)})
-        if rows:
-            data = pa.Table.from_pylist(rows, schema=self._rows.schema)
-            self._rows.merge_insert("id").when_matched_update_all().execute(data)
-            self._unpin()
-        return len(rows)
+        updated = 0
+
+        def patched() -> Iterator[pa.RecordBatch]:
+            # Read a slice of rows at a time (vectors too: merge_insert writes whole rows) while LanceDB
+            # writes: one table version, without every row of a large update in Python at once.
+            nonlocal updated
+            for start in range(0, len(ids), UPDATE_SLICE_ROWS):
+                where = ", ".join(_sql_literal(i) for i in ids[start:start + UPDATE_SLICE_ROWS])
+                rows = []
+                for row in self._rows.search().where(f"id IN ({where})").limit(None).to_arrow().to_pylist():
+                    node = metadata_dict_to_node(row["metadata"])
+                    node.metadata = {**node.metadata, **updates[row["id"]]}
+                    meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
+                    rows.append({**row, "metadata": self._conform(meta, fields)})
+                updated += len(rows)
+                yield from pa.Table.from_pylist(rows, schema=schema).to_batches()
+
+        schema = self._rows.schema
+        batches = patched()
+        first = next(batches, None)   # none of the ids stored: no write, no new table version
+        if first is None:
+            return 0
+        self._rows.merge_insert("id").when_matched_update_all() \
+            .execute(pa.RecordBatchReader.from_batches(schema, itertools.chain([first], batches)))
+        self._unpin()
+        return updated
 
     # -- reads -------------------------------------------------------------
     def where_clause(self, filters: MetadataFilters) -> str:
@@ -522,6 +536,12 @@ def _store_errors(store: RagLanceDBVectorStore) -> Iterator[None]:
         raise StoreError(f"the LanceDB table '{store._name}' in '{store.uri}' cannot be read "
                          f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
 
+
+# Ids one metadata update reads back per query (the IN list of one SQL filter).
+UPDATE_SLICE_ROWS = 5_000
+
+# The keys LlamaIndex's node_to_metadata_dict stores next to a node's own metadata.
+LLAMAINDEX_KEYS = frozenset({"_node_content", "_node_type", "doc_id", "document_id", "ref_doc_id"})
 
 # Below this an exact scan is fast anyway, and IVF training wants many rows per partition.
 VECTOR_INDEX_MIN_ROWS = 10_000

@@ -297,6 +297,8 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     assert {i: (r.doc_id, r.text, r.metadata) for i, r in chunk_rows.items()} == {
         n.node_id: (n.ref_doc_id, n.get_content(), {"file_name": n.metadata["file_name"]}) for n in nodes}, \
         "iter_chunk_rows(keys) != each chunk's id, document id, text and those metadata keys it has"
+    assert {r.id: r.metadata for r in adapter.iter_chunk_rows(None)} == {n.node_id: n.metadata for n in nodes}, \
+        "iter_chunk_rows(None) != each chunk's whole metadata"
     some = nodes[0]
     assert [n.node_id for n in adapter.get_nodes([some.node_id])] == [some.node_id], "get_nodes(ids) by id"
 

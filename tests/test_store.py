@@ -14,6 +14,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQuery,
 )
 
+import ragplugins.store as store_module
 from ragplugins import EmbedderMismatchError
 from ragplugins.store import RagLanceDBVectorStore
 from ragplugins.testing import make_rag
@@ -149,6 +150,23 @@ def test_update_metadata_keeps_text_and_vectors(tmp_path):
     assert {k: (n.get_content(), n.embedding) for k, n in after.items()} == before
     assert after["n1"].metadata["kind"] == "z"
     assert _ids(store, MetadataFilters(filters=[MetadataFilter(key="kind", value="z")])) == ["n1"]
+
+
+def test_update_metadata_over_many_reads_is_one_write(tmp_path, monkeypatch):
+    """An update larger than one read (ids read back a slice at a time) is still one table version, and
+    ids that are not stored are left out; an update of none of the stored ids writes nothing."""
+    monkeypatch.setattr(store_module, "UPDATE_SLICE_ROWS", 2)
+    store = _store(tmp_path)
+    before = {n.node_id: (n.get_content(), n.embedding) for n in store.get_nodes()}
+    version = store.table.version
+    assert store.update_metadata({"n0": {"kind": "a"}, "gone": {"kind": "b"}, "n1": {"kind": "c"},
+                                  "n2": {"kind": "d"}}) == 3
+    assert store.table.version == version + 1
+    after = {n.node_id: n for n in store.get_nodes()}
+    assert {k: n.metadata["kind"] for k, n in after.items()} == {"n0": "a", "n1": "c", "n2": "d"}
+    assert {k: (n.get_content(), n.embedding) for k, n in after.items()} == before
+    assert store.update_metadata({"gone": {"kind": "e"}}) == 0
+    assert store.table.version == version + 1
 
 
 def _vector_nodes(rng, start: int, count: int, dim: int = 32) -> list[TextNode]:

@@ -175,12 +175,14 @@ class StoreAdapter:
             raise RuntimeError(f"cannot list the nodes of {type(self.vector_store).__name__}: {exc}") from exc
         yield from nodes
 
-    def iter_chunk_rows(self, metadata_keys: Sequence[str] = ()) -> Iterator[ChunkRow]:
-        """Every stored chunk's id, document id, text and the given metadata keys (those it has), in
-        stored order, without vectors: a store that can project columns streams them."""
+    def iter_chunk_rows(self, metadata_keys: Sequence[str] | None = ()) -> Iterator[ChunkRow]:
+        """Every stored chunk's id, document id, text and the given metadata keys (those it has; None:
+        all of its metadata), in stored order, without vectors: a store that can project columns
+        streams them."""
         for n in self.iter_nodes():
             meta = n.metadata or {}
-            yield ChunkRow(n.node_id, n.ref_doc_id, n.get_content(), {k: meta[k] for k in metadata_keys if k in meta})
+            keys = meta if metadata_keys is None else [k for k in metadata_keys if k in meta]
+            yield ChunkRow(n.node_id, n.ref_doc_id, n.get_content(), {k: meta[k] for k in keys})
 
     def iter_texts(self) -> Iterator[str]:
         """The text of every stored chunk (without metadata), for corpus statistics."""

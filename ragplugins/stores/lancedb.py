@@ -48,9 +48,13 @@ class LanceDBAdapter(StoreAdapter):
     def iter_nodes(self) -> Iterator[Any]:
         return iter(self.vector_store.get_nodes())
 
-    def iter_chunk_rows(self, metadata_keys: Sequence[str] = ()) -> Iterator[ChunkRow]:
+    def iter_chunk_rows(self, metadata_keys: Sequence[str] | None = ()) -> Iterator[ChunkRow]:
+        from ragplugins.store import LLAMAINDEX_KEYS
+
         store = self.vector_store  # the projected columns only, never the vectors, a batch at a time
-        keys = [k for k in metadata_keys if k in store.metadata_fields()]
+        fields = store.metadata_fields()
+        keys = [k for k in fields if k not in LLAMAINDEX_KEYS] if metadata_keys is None \
+            else [k for k in metadata_keys if k in fields]
         columns = {"id": "id", "doc": store.doc_id_key, "text": store.text_key, **{k: f"metadata.{k}" for k in keys}}
         for r in store.scan_rows(columns, with_row_id=True):
             yield ChunkRow(r["id"], r["doc"], r["text"] or "", {k: r[k] for k in keys if r[k] is not None},

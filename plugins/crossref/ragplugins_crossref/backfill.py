@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.schema import BaseNode
+from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 
 from ragplugins import api
 from ragplugins_crossref.corpus_state import Change, DocRecord, StateLocation, changes, take_extracted
@@ -32,6 +32,8 @@ from ragplugins_crossref.transform import (
 # Indexes ``stale_references`` found out of line in this process: the next after-index step (check
 # --repair's) resolves every document, whatever the state says.
 _OUT_OF_LINE: set[str] = set()
+# Chunks one metadata update rewrites at most (whole rows, vectors too: about 300 MB at 384 dimensions).
+PATCH_GROUP_CHUNKS = 50_000
 
 
 def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], deleted: list[str]) -> int:
@@ -100,8 +102,8 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
             break
 
     patches = _patches_for(resolved, ann) if ann is not None else {}
-    if patches:
-        ctx.update_metadata(patches)
+    for group in _whole_documents(resolved, patches):
+        ctx.update_metadata(group)
     kept = {d: r for d, r in records.items() if d not in tried}   # those tried and holding no text are dropped
     if ann is not None:
         kept.update(doc_records(resolved, ann))
@@ -118,13 +120,21 @@ def _read(ctx: Any, indexed: dict[str, Any], chunks: dict[str, list[BaseNode]], 
     if not missing:
         return
     if len(missing) == len(indexed):
-        nodes = ctx.all_nodes()
+        nodes = stored_chunks(ctx)
     else:
         nodes = ctx.store.get_nodes([n for d in missing for n in indexed[d].node_ids])
     for node in nodes:
         chunks.setdefault(node.ref_doc_id or node.node_id, []).append(node)
     for d in missing:
         chunks.setdefault(d, [])
+
+
+def stored_chunks(ctx: Any) -> list[TextNode]:
+    """Every stored chunk as a text node without its vector: resolving reads text and metadata only, and
+    a million chunks' vectors would not fit beside them."""
+    return [TextNode(id_=r.id, text=r.text, metadata=r.metadata,
+                     relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=r.doc_id)} if r.doc_id else {})
+            for r in ctx.store.iter_chunk_rows(None)]
 
 
 def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, dict[str, str]]:
@@ -141,9 +151,22 @@ def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, 
     return patches
 
 
+def _whole_documents(docs: dict[str, list[BaseNode]], patches: dict[str, dict[str, str]],
+                     most: int = PATCH_GROUP_CHUNKS) -> list[dict[str, dict[str, str]]]:
+    """``patches`` in groups of whole documents of up to ``most`` chunks, one metadata update each: a
+    reader sees each document's references all before or all after, and a group's rows fit in memory."""
+    groups: list[dict[str, dict[str, str]]] = [{}]
+    for chunks in docs.values():
+        mine = {n.node_id: patches[n.node_id] for n in chunks if n.node_id in patches}
+        if groups[-1] and len(groups[-1]) + len(mine) > most:
+            groups.append({})
+        groups[-1].update(mine)
+    return [g for g in groups if g]
+
+
 def _patches(ctx: Any, extractor: CrossrefExtractor) -> tuple[dict[str, dict[str, str]], dict]:
     """The metadata each stored chunk should hold after resolving the whole collection, where it differs."""
-    docs, metadata = group_by_document(ctx.all_nodes())
+    docs, metadata = group_by_document(stored_chunks(ctx))
     ann = run_annotation(docs, metadata, extractor.families, {}, extractor.aliases, extractor.max_refs_per_chunk)
     return _patches_for(docs, ann), docs
 

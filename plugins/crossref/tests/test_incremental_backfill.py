@@ -12,7 +12,7 @@ import pytest
 
 import ragplugins_crossref.backfill as backfill_module
 import ragplugins_crossref.transform as transform_module
-from ragplugins.api import RagContext
+from ragplugins.stores.base import StoreAdapter
 from ragplugins.testing import make_rag
 from ragplugins_crossref import plugin
 from ragplugins_crossref.corpus_state import NAME, PLUGIN, StateLocation
@@ -88,20 +88,27 @@ def _out_of_line(rag):
 
 @pytest.fixture
 def resolved_docs(monkeypatch):
-    """The documents each backfill read and resolved again, and the calls that read every chunk."""
-    seen: dict[str, list] = {"resolved": [], "all_nodes": 0}
-    run, all_nodes = backfill_module.run_annotation, RagContext.all_nodes
+    """The documents each backfill read and resolved again, the calls that read every chunk, and the
+    reads of whole nodes (vectors too) from the store, which resolving never needs."""
+    seen: dict[str, list] = {"resolved": [], "all_nodes": 0, "node_reads": 0, "node_reads_per_step": []}
+    run, whole_read, iter_nodes = backfill_module.run_annotation, backfill_module.stored_chunks, \
+        StoreAdapter.iter_nodes
 
     def counting_run(docs, *args, **kwargs):
         seen["resolved"].append(set(docs))
         return run(docs, *args, **kwargs)
 
-    def counting_all(self):
+    def counting_all(ctx):
         seen["all_nodes"] += 1
-        return all_nodes(self)
+        return whole_read(ctx)
+
+    def counting_nodes(self):
+        seen["node_reads"] += 1
+        return iter_nodes(self)
 
     monkeypatch.setattr(backfill_module, "run_annotation", counting_run)
-    monkeypatch.setattr(RagContext, "all_nodes", counting_all)
+    monkeypatch.setattr(backfill_module, "stored_chunks", counting_all)
+    monkeypatch.setattr(StoreAdapter, "iter_nodes", counting_nodes)
     return seen
 
 
@@ -111,9 +118,10 @@ def _run_sequence(tmp_path, embed_model, seen, arm="serial"):
     history = []
     for step in steps:
         seen["resolved"].clear()
-        seen["all_nodes"] = 0
+        seen["all_nodes"] = seen["node_reads"] = 0
         step()
         resolved, reads = [set(s) for s in seen["resolved"]], seen["all_nodes"]
+        seen["node_reads_per_step"].append(seen["node_reads"])
         assert _out_of_line(rag) == {}, f"step {len(history)}: stored references differ from a whole-corpus pass"
         history.append((_stored(rag), resolved, reads))
     return rag, history
@@ -170,6 +178,8 @@ def test_the_ray_executors_empty_batch_gives_the_same(tmp_path, bundled_embed_mo
     assert [stored for stored, _, _ in empty_batch] == [stored for stored, _, _ in serial]
     # Every chunk is read back only when every document was rewritten (the last step).
     assert [reads for _, _, reads in empty_batch[1:]] == [0] * (len(empty_batch) - 2) + [1]
+    # ... as text and metadata: no write read a stored node (with its vector) to resolve.
+    assert resolved_docs["node_reads_per_step"] == [0] * (2 * len(empty_batch))
 
 
 @pytest.mark.parametrize("spoil", ["missing", "other settings", "unreadable"])
@@ -209,3 +219,18 @@ def test_capitalised_words_are_the_words_a_name_can_be_written_with():
                                         if t[0].isupper() or t[0].isdigit()}
     assert {"über", "école", "σίγμα", "9000", "master"} <= capitalised_words(texts)
     assert not {"die", "éclair", "c1", "the", "of"} & capitalised_words(texts)
+
+
+def test_patches_are_written_in_groups_of_whole_documents():
+    """A large backfill is several metadata updates (each group's rows are read into memory whole), and
+    no document is split between two: a reader sees its references all before or all after."""
+    from llama_index.core.schema import TextNode
+
+    docs = {d: [TextNode(id_=f"{d}-{i}", text="x") for i in range(n)] for d, n in [("a", 3), ("b", 2), ("c", 4)]}
+    patches = {n.node_id: {REFS_KEY: "[]"} for chunks in docs.values() for n in chunks if n.node_id != "b-0"}
+    groups = backfill_module._whole_documents(docs, patches, most=4)
+    assert [sorted(g) for g in groups] == [["a-0", "a-1", "a-2", "b-1"], ["c-0", "c-1", "c-2", "c-3"]]
+    assert backfill_module._whole_documents(docs, patches, most=2) == [
+        {k: patches[k] for k in ("a-0", "a-1", "a-2")}, {"b-1": patches["b-1"]},
+        {k: patches[k] for k in ("c-0", "c-1", "c-2", "c-3")}]
+    assert backfill_module._whole_documents(docs, {}) == []
