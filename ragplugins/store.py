@@ -321,24 +321,26 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
         ids = list(updates)
         fields = self.metadata_fields()
+        # Only the id and metadata columns are read and written (LanceDB merges a partial row into the
+        # stored one): a corpus-wide step may patch every chunk of a million, vectors stay where they are.
+        schema = pa.schema([self._rows.schema.field("id"), self._rows.schema.field("metadata")])
         updated = 0
 
         def patched() -> Iterator[pa.RecordBatch]:
-            # Read a slice of rows at a time (vectors too: merge_insert writes whole rows) while LanceDB
-            # writes: one table version, without every row of a large update in Python at once.
             nonlocal updated
             for start in range(0, len(ids), UPDATE_SLICE_ROWS):
                 where = ", ".join(_sql_literal(i) for i in ids[start:start + UPDATE_SLICE_ROWS])
-                rows = []
-                for row in self._rows.search().where(f"id IN ({where})").limit(None).to_arrow().to_pylist():
-                    node = metadata_dict_to_node(row["metadata"])
-                    node.metadata = {**node.metadata, **updates[row["id"]]}
-                    meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
-                    rows.append({**row, "metadata": self._conform(meta, fields)})
-                updated += len(rows)
-                yield from pa.Table.from_pylist(rows, schema=schema).to_batches()
+                query = self._rows.search().where(f"id IN ({where})").select(["id", "metadata"]).limit(None)
+                for batch in query.to_batches(8192):
+                    rows = []
+                    for row in batch.to_pylist():
+                        node = metadata_dict_to_node(row["metadata"])
+                        node.metadata = {**node.metadata, **updates[row["id"]]}
+                        meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
+                        rows.append({"id": row["id"], "metadata": self._conform(meta, fields)})
+                    updated += len(rows)
+                    yield from pa.Table.from_pylist(rows, schema=schema).to_batches()
 
-        schema = self._rows.schema
         batches = patched()
         first = next(batches, None)   # none of the ids stored: no write, no new table version
         if first is None:
@@ -537,8 +539,8 @@ def _store_errors(store: RagLanceDBVectorStore) -> Iterator[None]:
                          f"({first.split(', /')[0][:200]}); run `ragplugins check --repair`") from exc
 
 
-# Ids one metadata update reads back per query (the IN list of one SQL filter).
-UPDATE_SLICE_ROWS = 5_000
+# Ids one metadata update looks up per query (the IN list of one SQL filter).
+UPDATE_SLICE_ROWS = 50_000
 
 # The keys LlamaIndex's node_to_metadata_dict stores next to a node's own metadata.
 LLAMAINDEX_KEYS = frozenset({"_node_content", "_node_type", "doc_id", "document_id", "ref_doc_id"})

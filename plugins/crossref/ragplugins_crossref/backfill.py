@@ -32,7 +32,7 @@ from ragplugins_crossref.transform import (
 # Indexes ``stale_references`` found out of line in this process: the next after-index step (check
 # --repair's) resolves every document, whatever the state says.
 _OUT_OF_LINE: set[str] = set()
-# Chunks one metadata update rewrites at most (whole rows, vectors too: about 300 MB at 384 dimensions).
+# Chunks one metadata update patches at most (their metadata is read into memory: about 150 MB).
 PATCH_GROUP_CHUNKS = 50_000
 
 
@@ -154,7 +154,7 @@ def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, 
 def _whole_documents(docs: dict[str, list[BaseNode]], patches: dict[str, dict[str, str]],
                      most: int = PATCH_GROUP_CHUNKS) -> list[dict[str, dict[str, str]]]:
     """``patches`` in groups of whole documents of up to ``most`` chunks, one metadata update each: a
-    reader sees each document's references all before or all after, and a group's rows fit in memory."""
+    reader sees each document's references all before or all after, and a group's metadata fits in memory."""
     groups: list[dict[str, dict[str, str]]] = [{}]
     for chunks in docs.values():
         mine = {n.node_id: patches[n.node_id] for n in chunks if n.node_id in patches}
