@@ -44,7 +44,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, CachedEmbedding, K, corpus, ragplugins_nodes, split_of  # noqa: E402
+from bench_firststage import CACHE, CachedEmbedding, K, corpus_with_extra, in_split, ragplugins_nodes  # noqa: E402
 
 from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
@@ -72,6 +72,14 @@ def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum", depth: int = DE
         if how == "complete" and order:  # a candidate missing from this leg's top: its real score, same scale
             mean, sd = scores[order].mean(), scores[order].std()
             part = {i: part.get(i, (scores[i] - (mean - 3 * sd)) / (6 * sd) if sd > 0 else 0.0) for i in candidates}
+        if how == "floor" and order:  # missing from this leg's top: the bound on its score, on the same scale
+            mean, sd = scores[order].mean(), scores[order].std()
+            # The leg listed ``depth`` chunks: the missing one scores at most the last; BM25 listed fewer: it scores 0.
+            bound = float(scores[order[-1]]) if len(order) == depth else 0.0
+            part = {i: part.get(i, (bound - (mean - 3 * sd)) / (6 * sd) if sd > 0 else 0.0) for i in candidates}
+        if how == "index-z":  # each leg's scores as z over every chunk of the index, not over its own top
+            mean, sd = scores.mean(), scores.std()
+            part = {i: (float(scores[i]) - mean) / sd if sd > 0 else 0.0 for i in order}
         for i, value in part.items():
             fused[i] = max(fused[i], weight * value) if how == "max" else fused[i] + weight * value
     return sorted(fused, key=lambda i: (-fused[i], dense_rank.get(i, 10**9)))
@@ -134,8 +142,10 @@ def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
-    p.add_argument("--lever", choices=["fusion", "weights", "windows", "diagnose"], required=True)
-    p.add_argument("--split", default="dev")
+    p.add_argument("--lever", choices=["fusion", "impute", "weights", "windows", "diagnose"], required=True)
+    p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
+    p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
+                   help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -145,11 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
     if args.lever == "diagnose":
         for name in args.corpus:
-            diagnose(name, embed, inner._model.tokenizer, args.split)
+            diagnose(name, embed, inner._model.tokenizer, args.split, args.extra_dev)
         return 0
     for name in args.corpus:
-        paths, gold = corpus(name)
-        rows = [r for r in gold if split_of(r) == args.split]
+        paths, gold = corpus_with_extra(name, args.extra_dev)
+        rows = [r for r in gold if in_split(r, args.split)]
         nodes = ragplugins_nodes(name, paths, embed, {})
         texts = [n.get_content() for n in nodes]
         docs = [str(n.ref_doc_id) for n in nodes]
@@ -195,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
                 for factor in (2, 3):
                     scored[f"sum, no chunk below {factor} x its best leg rank"].append(
                         score(rank_bound(fuse([(dense, 1.0), (bm, 1.0)]), leg_orders([dense, bm]), factor)))
+            elif args.lever == "impute":
+                for how, arm in (("floor", "missing from a leg's top 50: that leg's lowest listed score"),
+                                 ("complete", "missing from a leg's top 50: its real score"),
+                                 ("index-z", "each leg as z over the whole index, summed")):
+                    scored[arm].append(score(fuse([(dense, 1.0), (bm, 1.0)], how)))
             elif args.lever == "weights":
                 tokens = bm25.tokenize(row.query)
                 known = sum(t in bm25.vocab for t in tokens) / max(1, len(tokens))
@@ -239,14 +254,14 @@ def gold_word_piece(tokenizer, nodes, row) -> str:
     return "-"
 
 
-def diagnose(name: str, embed, tokenizer, split: str) -> None:
+def diagnose(name: str, embed, tokenizer, split: str, extra_dev: Path | None = None) -> None:
     """Ours against the peer per question (see the module docstring)."""
     from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.retrievers.bm25 import BM25Retriever
 
-    paths, gold = corpus(name)
-    rows = [r for r in gold if split_of(r) == split]
+    paths, gold = corpus_with_extra(name, extra_dev)
+    rows = [r for r in gold if in_split(r, split)]
     nodes = ragplugins_nodes(name, paths, embed, {})
     texts = [n.get_content() for n in nodes]
     docs = [str(n.ref_doc_id) for n in nodes]
