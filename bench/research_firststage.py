@@ -10,7 +10,7 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever weights --corpus ...
     python bench/research_firststage.py --lever windows --corpus mixed docs acq acq+docs git
     python bench/research_firststage.py --lever diagnose --corpus mixed docs acq acq+docs git postgres python
-    python bench/research_firststage.py --lever impute --corpus ... --extra-dev bench/goldsets/public_dev2
+    python bench/research_firststage.py --lever impute --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
     python bench/research_firststage.py --lever diagnose --corpus docs --extra-dev bench/goldsets/public_dev2 \
         --split public_dev2    # the extra dev rows alone
 
@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
                    help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
+    p.add_argument("--changes", action="store_true",
+                   help="also list, per arm and corpus, the questions whose R@10 differs from the current arm's")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -261,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
                     score([int(i) for i in np.argsort(-dense, kind="stable")]))
         for arm, values in scored.items():
             table[arm][name] = (float(np.mean([v[0] for v in values])), float(np.mean([v[1] for v in values])))
+            if args.changes and arm != "current (distribution sum)":
+                now = scored["current (distribution sum)"]
+                moved = [f"{'+' if v[1] > c[1] else '-'}{row.id}"
+                         for row, v, c in zip(rows, values, now) if v[1] != c[1]]
+                print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
     print(f"\n{args.lever}, {args.split} split, nDCG@10 / R@10\n")
     print("| arm | " + " | ".join(args.corpus) + " |")
     print("|---|" + "---|" * len(args.corpus))
