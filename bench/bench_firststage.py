@@ -14,14 +14,20 @@ the peer and ragplugins embed a text once across runs; the cache changes no vect
     python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres python
     python bench/bench_firststage.py --corpus git --split dev          # tuning runs
     python bench/bench_firststage.py --split test --out bench/results/firststage/test.json
+    python bench/bench_firststage.py --corpus docs mixed acq+docs --split dev --extra-dev bench/goldsets/public_dev2
 
 Splits: the Debian corpora's rows carry ``dimensions.split``; the public sets have none, so a
 row is ``dev`` when the first hex digit of sha1(id) is even (decided before the first run).
+``--extra-dev FOLDER`` adds the rows of FOLDER/{docs,atlas7,hr}.jsonl (questions written later over
+the public documents) to the dev split of every public corpus that holds those documents: docs rows
+count for docs, mixed and acq+docs; atlas7 and hr rows for mixed. Each such row is marked
+``dimensions.set = FOLDER's name`` so a report can show them apart.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -106,6 +112,36 @@ class CachedEmbedding(BaseEmbedding):
         return self._many(list(texts), "doc")
 
 
+# Which public documents each bench corpus holds: the gold files whose extra dev rows it takes.
+EXTRA_DEV_PARTS = {"mixed": ("atlas7", "hr", "docs"), "docs": ("docs",), "acq+docs": ("docs",)}
+
+
+def extra_dev_rows(name: str, folder: Path | None) -> list[GoldRow]:
+    """The dev rows of ``folder`` over the documents corpus ``name`` holds (none for the others)."""
+    if folder is None:
+        return []
+    if not folder.is_dir():
+        raise SystemExit(f"--extra-dev: '{folder}' is not a folder; give the folder holding docs.jsonl, "
+                         "atlas7.jsonl, hr.jsonl")
+    files = [folder / f"{part}.jsonl" for part in EXTRA_DEV_PARTS.get(name, ())]
+    rows = load_gold([f for f in files if f.is_file()])
+    for row in rows:
+        if row.dimensions.get("split", "dev") != "dev":
+            raise SystemExit(f"--extra-dev: row {row.id} in {folder} says split "
+                             f"'{row.dimensions['split']}'; every row there must be a dev row")
+    return [dataclasses.replace(r, dimensions={**r.dimensions, "split": "dev", "set": folder.name}) for r in rows]
+
+
+def corpus_with_extra(name: str, folder: Path | None) -> tuple[list[Path], list[GoldRow]]:
+    """``corpus(name)`` with the extra dev rows of ``folder`` added (ids must not repeat)."""
+    paths, gold = corpus(name)
+    extra = extra_dev_rows(name, folder)
+    clash = {r.id for r in gold} & {r.id for r in extra}
+    if clash:
+        raise SystemExit(f"--extra-dev: ids already in the {name} gold set: {', '.join(sorted(clash)[:5])}")
+    return paths, sorted(gold + extra, key=lambda r: r.id)
+
+
 def split_of(row: GoldRow) -> str:
     split = row.dimensions.get("split")
     if split in ("dev", "test"):
@@ -188,6 +224,11 @@ def score(retrieve, rows: Sequence[GoldRow]) -> dict[str, Any]:
             "p50_ms": statistics.median(times) if times else 0.0, "per_query": per_query}
 
 
+def in_split(row: GoldRow, split: str) -> bool:
+    """``split`` is dev, test, all, or the name of an --extra-dev folder (its rows alone)."""
+    return split == "all" or split_of(row) == split or row.dimensions.get("set") == split
+
+
 ARMS = {
     "llamaindex (1024/200, its default)": ("peer", None, None),
     "llamaindex (512/50)": ("peer", 512, 50),
@@ -204,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[],
                    help="extra ragplugins arm: NAME=JSON config, e.g. 'bm25s={\"sparse\": \"bm25s\"}'")
     p.add_argument("--out", type=Path, help="write the results as JSON here")
+    p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
+                   help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -216,10 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [a for a in arms if not args.arm or a in args.arm or a in dict(s.partition("=")[::2] for s in args.set)]
     results: dict[str, Any] = {}
     for name in args.corpus:
-        paths, gold = corpus(name)
+        paths, gold = corpus_with_extra(name, args.extra_dev)
         rows = [r for r in gold if args.split in ("all", "both") or split_of(r) == args.split]
         splits = ("dev", "test") if args.split == "both" else (args.split,)
-        counts = ", ".join(f"{sp} {sum(1 for r in rows if sp == 'all' or split_of(r) == sp)}" for sp in splits)
+        if args.extra_dev and any(r.dimensions.get("set") == args.extra_dev.name for r in rows):
+            splits += (args.extra_dev.name,)  # the extra dev rows alone, also counted in dev
+        counts = ", ".join(f"{sp} {sum(1 for r in rows if in_split(r, sp))}" for sp in splits)
         print(f"\n## {name} ({counts} of {len(gold)} questions)\n")
         print("| arm | chunks | " + " | ".join(f"{sp} nDCG@10 | {sp} R@10" for sp in splits) + " |")
         print("|---|---|" + "---|---|" * len(splits))
@@ -233,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             res["chunks"] = chunks
             res["splits"] = {}
             for sp in splits:
-                ids = [r.id for r in rows if sp == "all" or split_of(r) == sp]
+                ids = [r.id for r in rows if in_split(r, sp)]
                 per = [res["per_query"][i] for i in ids]
                 res["splits"][sp] = {"n": len(per), **{m: sum(v[m] for v in per) / max(1, len(per))
                                                        for m in ("ndcg@10", "recall@10", "recall@20")}}

@@ -10,6 +10,9 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever weights --corpus ...
     python bench/research_firststage.py --lever windows --corpus mixed docs acq acq+docs git
     python bench/research_firststage.py --lever diagnose --corpus mixed docs acq acq+docs git postgres python
+    python bench/research_firststage.py --lever impute --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
+    python bench/research_firststage.py --lever diagnose --corpus docs --extra-dev bench/goldsets/public_dev2 \
+        --split public_dev2    # the extra dev rows alone
 
 Levers:
 - fusion: distribution sum (the default), max, reciprocal rank, "complete" (a chunk missing from a
@@ -17,6 +20,10 @@ Levers:
   of one document in the top 10 (does one document crowd the answer out?); each leg ranking 30 or 20
   instead of 50 (the peer's QueryFusionRetriever fuses its legs' top 20); and no chunk ranked below
   2x or 3x its best leg rank (what interleaving the two legs would guarantee a leg's best hits).
+- impute: what a chunk missing from one leg's top 50 gets from that leg (today 0 after normalising):
+  the leg's lowest listed score (a bound: its score is at most that; BM25 listing fewer than 50 chunks
+  means the rest score 0), for both legs, the dense leg only, the BM25 leg only, or the dense leg only
+  for chunks longer than the embedder reads; its real score; or each leg as z over the whole index.
 - diagnose: no variant; per dev question, the peer (LlamaIndex's own pipeline, 512/50 and 1024/200,
   as bench_firststage.py builds it) against ours: R@10, the rank of the first relevant chunk in each
   leg and fused, the distinct documents and mean characters per chunk in each top 10, and, for the
@@ -29,7 +36,8 @@ Levers:
   from where the embedder stopped, with the same metadata header) are embedded (cached by text in
   bench/.cache/embeddings.sqlite: slow the first time), and the dense leg scores a chunk by its
   first window (today), the mean of its windows, its best window, its first window plus the mean
-  of the others (the lead weighted as much as the rest), or the mean of its first and best windows.
+  of the others (the lead weighted as much as the rest), the mean of its first and best windows, or one
+  vector halfway between its first window's and the mean of its windows.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, CachedEmbedding, K, corpus, ragplugins_nodes, split_of  # noqa: E402
+from bench_firststage import CACHE, CachedEmbedding, K, corpus_with_extra, in_split, ragplugins_nodes  # noqa: E402
 
 from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
@@ -57,14 +65,17 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-9)
 
 
-def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum", depth: int = DEPTH) -> list[int]:
-    """Chunk positions, best first: each leg's top ``depth`` (BM25: score > 0) fused like ragplugins.search.fuse."""
+def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum", depth: int = DEPTH,
+         floor_for: dict[int, np.ndarray | None] | None = None) -> list[int]:
+    """Chunk positions, best first: each leg's top ``depth`` (BM25: score > 0) fused like ragplugins.search.fuse.
+    ``floor_for``: leg position -> the chunks (a boolean mask, None: every chunk) that, missing from that leg's
+    top, get that leg's floor (as ``how = "floor"``) instead of 0."""
     orders = [[int(i) for i in np.argsort(-scores, kind="stable")[:depth] if n == 0 or scores[i] > 0]
               for n, (scores, _) in enumerate(legs)]
     dense_rank = {i: r for r, i in enumerate(orders[0])}
     candidates = set().union(*orders)
     fused: dict[int, float] = defaultdict(float)
-    for (scores, weight), order in zip(legs, orders):
+    for leg_no, ((scores, weight), order) in enumerate(zip(legs, orders)):
         if how == "rrf":
             part = {i: 1.0 / (61 + r) for r, i in enumerate(order)}
         else:
@@ -72,6 +83,17 @@ def fuse(legs: list[tuple[np.ndarray, float]], how: str = "sum", depth: int = DE
         if how == "complete" and order:  # a candidate missing from this leg's top: its real score, same scale
             mean, sd = scores[order].mean(), scores[order].std()
             part = {i: part.get(i, (scores[i] - (mean - 3 * sd)) / (6 * sd) if sd > 0 else 0.0) for i in candidates}
+        if (how == "floor" or (floor_for and leg_no in floor_for)) and order:
+            # missing from this leg's top: the bound on its score, on the same scale
+            mean, sd = scores[order].mean(), scores[order].std()
+            # The leg listed ``depth`` chunks: the missing one scores at most the last; BM25 listed fewer: it scores 0.
+            bound = float(scores[order[-1]]) if len(order) == depth else 0.0
+            mask = floor_for.get(leg_no) if floor_for and leg_no in floor_for else None
+            part = {i: part.get(i, (bound - (mean - 3 * sd)) / (6 * sd) if sd > 0 and (mask is None or mask[i])
+                                else 0.0) for i in candidates}
+        if how == "index-z":  # each leg's scores as z over every chunk of the index, not over its own top
+            mean, sd = scores.mean(), scores.std()
+            part = {i: (float(scores[i]) - mean) / sd if sd > 0 else 0.0 for i in order}
         for i, value in part.items():
             fused[i] = max(fused[i], weight * value) if how == "max" else fused[i] + weight * value
     return sorted(fused, key=lambda i: (-fused[i], dense_rank.get(i, 10**9)))
@@ -134,8 +156,12 @@ def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
-    p.add_argument("--lever", choices=["fusion", "weights", "windows", "diagnose"], required=True)
-    p.add_argument("--split", default="dev")
+    p.add_argument("--lever", choices=["fusion", "impute", "weights", "windows", "diagnose"], required=True)
+    p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
+    p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
+                   help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
+    p.add_argument("--changes", action="store_true",
+                   help="also list, per arm and corpus, the questions whose R@10 differs from the current arm's")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -145,17 +171,24 @@ def main(argv: list[str] | None = None) -> int:
     table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
     if args.lever == "diagnose":
         for name in args.corpus:
-            diagnose(name, embed, inner._model.tokenizer, args.split)
+            diagnose(name, embed, inner._model.tokenizer, args.split, args.extra_dev)
         return 0
     for name in args.corpus:
-        paths, gold = corpus(name)
-        rows = [r for r in gold if split_of(r) == args.split]
+        paths, gold = corpus_with_extra(name, args.extra_dev)
+        rows = [r for r in gold if in_split(r, args.split)]
         nodes = ragplugins_nodes(name, paths, embed, {})
         texts = [n.get_content() for n in nodes]
         docs = [str(n.ref_doc_id) for n in nodes]
         vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))
         bm25 = sparse.SparseIndex.from_nodes(nodes)
         windows = None
+        if args.lever == "impute":  # chunks whose embedded text is longer than MiniLM reads (256 word pieces)
+            from llama_index.core.schema import MetadataMode
+
+            tok = inner._model.tokenizer
+            unread = np.asarray([len(tok(n.get_content(MetadataMode.EMBED), add_special_tokens=False)["input_ids"])
+                                 > inner._model.max_seq_length - 2 for n in nodes])
+            print(f"{name}: {unread.mean():.0%} of {len(nodes)} chunks longer than the embedder reads", flush=True)
         if args.lever == "windows":
             tok = inner._model.tokenizer
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -167,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
             # The chunk's lead (its first window) weighted as much as the rest of it together.
             lead = unit(np.stack([unit(w[0]) + (unit(unit(np.stack(w[1:])).mean(0)) if len(w) > 1 else unit(w[0]))
                                   for w in per_chunk]))
-            windows = (owner, every, mean, lead)
+            # One vector per chunk halfway between today's (its first window) and embed_windows' (the mean).
+            half = unit(np.stack([unit(w[0]) + unit(unit(np.stack(w)).mean(0)) for w in per_chunk]))
+            windows = (owner, every, mean, lead, half)
         scored: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
             # Called within this iteration only, so the row it reads is the current one.
@@ -195,6 +230,16 @@ def main(argv: list[str] | None = None) -> int:
                 for factor in (2, 3):
                     scored[f"sum, no chunk below {factor} x its best leg rank"].append(
                         score(rank_bound(fuse([(dense, 1.0), (bm, 1.0)]), leg_orders([dense, bm]), factor)))
+            elif args.lever == "impute":
+                for how, arm in (("floor", "missing from a leg's top 50: that leg's lowest listed score"),
+                                 ("complete", "missing from a leg's top 50: its real score"),
+                                 ("index-z", "each leg as z over the whole index, summed")):
+                    scored[arm].append(score(fuse([(dense, 1.0), (bm, 1.0)], how)))
+                for legs_floor, arm in (({0: None}, "missing from the dense top 50 only: dense floor"),
+                                        ({1: None}, "missing from the BM25 top 50 only: BM25 floor"),
+                                        ({0: unread}, "missing from the dense top 50 and longer than the "
+                                                      "embedder reads: dense floor")):
+                    scored[arm].append(score(fuse([(dense, 1.0), (bm, 1.0)], floor_for=legs_floor)))
             elif args.lever == "weights":
                 tokens = bm25.tokenize(row.query)
                 known = sum(t in bm25.vocab for t in tokens) / max(1, len(tokens))
@@ -205,18 +250,24 @@ def main(argv: list[str] | None = None) -> int:
                                       "BM25 x 1.5": (1.0, 1.5), "dense x 1.5": (1.5, 1.0)}.items():
                     scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
             else:
-                owner, every, mean, lead = windows
+                owner, every, mean, lead, half = windows
                 best = np.full(len(nodes), -1.0)
                 np.maximum.at(best, owner, every @ q)
                 for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best),
                                ("windows: lead + mean of the rest", lead @ q),
-                               ("windows: (first + best window) / 2", (dense + best) / 2)):
+                               ("windows: (first + best window) / 2", (dense + best) / 2),
+                               ("windows: one vector, first window + mean vector", half @ q)):
                     scored[f"{arm}, dense alone"].append(score([int(i) for i in np.argsort(-d, kind="stable")]))
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
                     score([int(i) for i in np.argsort(-dense, kind="stable")]))
         for arm, values in scored.items():
             table[arm][name] = (float(np.mean([v[0] for v in values])), float(np.mean([v[1] for v in values])))
+            if args.changes and arm != "current (distribution sum)":
+                now = scored["current (distribution sum)"]
+                moved = [f"{'+' if v[1] > c[1] else '-'}{row.id}"
+                         for row, v, c in zip(rows, values, now) if v[1] != c[1]]
+                print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
     print(f"\n{args.lever}, {args.split} split, nDCG@10 / R@10\n")
     print("| arm | " + " | ".join(args.corpus) + " |")
     print("|---|" + "---|" * len(args.corpus))
@@ -239,14 +290,14 @@ def gold_word_piece(tokenizer, nodes, row) -> str:
     return "-"
 
 
-def diagnose(name: str, embed, tokenizer, split: str) -> None:
+def diagnose(name: str, embed, tokenizer, split: str, extra_dev: Path | None = None) -> None:
     """Ours against the peer per question (see the module docstring)."""
     from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.retrievers.bm25 import BM25Retriever
 
-    paths, gold = corpus(name)
-    rows = [r for r in gold if split_of(r) == split]
+    paths, gold = corpus_with_extra(name, extra_dev)
+    rows = [r for r in gold if in_split(r, split)]
     nodes = ragplugins_nodes(name, paths, embed, {})
     texts = [n.get_content() for n in nodes]
     docs = [str(n.ref_doc_id) for n in nodes]
