@@ -12,7 +12,7 @@ import pytest
 
 import ragplugins_crossref.backfill as backfill_module
 import ragplugins_crossref.transform as transform_module
-from ragplugins.stores.base import StoreAdapter
+from ragplugins.api import StoreAdapter
 from ragplugins.testing import make_rag
 from ragplugins_crossref import plugin
 from ragplugins_crossref.corpus_state import NAME, PLUGIN, StateLocation
