@@ -746,8 +746,8 @@ class CrossrefHop(BaseNodePostprocessor):
     def _declaring_chunks(self, pointer: dict[str, Any], nodes: list[NodeWithScore],
                           by_id: dict[str, tuple[float, NodeWithScore]],
                           query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
-        """(cosine, chunk) declaring each object the pointer's sentence names by a Sphinx role, in the
-        sentence's order: the role points at that entry, as a "Section N.N" link points at its section
+        """(cosine, chunk) declaring each object the pointer's sentence names by a Sphinx role, the best
+        match for the query first: the role points at that entry, as a "Section N.N" link points at its section
         (issue 14: the hop brought the io page's best dense match, not TextIOWrapper's entry). Only
         chunks the query may see (the host's filters); none while they are unknown."""
         refs = [r for r in pointer.get("refs", []) if r and _OBJECT_ROLE.fullmatch(r.strip())]
@@ -770,6 +770,9 @@ class CrossrefHop(BaseNodePostprocessor):
                 out.append(by_id[chunk_id])
             elif (nws := known.get(chunk_id) or fetched.get(chunk_id)) is not None:
                 out.append((self._cosine(nws, query_embedding), nws))
+        # The sentence names its entries alike ("either an io.BytesIO or io.TextIOWrapper object"): the
+        # question chooses among them, as it chooses among pointers.
+        out.sort(key=lambda entry: -entry[0])
         if out:
             pointer["declared_chunks"] = [n.node.node_id for _, n in out]
         return out
