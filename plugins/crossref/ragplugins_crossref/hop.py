@@ -51,7 +51,9 @@ to the best remaining one; on questions whose sources were already retrieved
 that hop could only land elsewhere, and it never reached an expected source.
 
 Placement: ``swap`` (default; issue 14) brings the pointed-at document's chunks
-into the top ``window`` even when its best match is already there (the chunk
+into the top ``window`` even when its best match is already there: the section the
+reference names, or the entry declaring each object a Sphinx role of its sentence
+names (best match first), then the document's other candidates (the chunk
 that answers is often its second or fourth candidate, ranked below the window):
 each takes the place of the lowest-ranked chunk below the referrer that repeats
 a third document already represented above it, and nothing else moves, so no
