@@ -8,8 +8,7 @@ import pytest
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 import ragplugins_crossref.plugin as plugin
-from ragplugins.api import query_scope
-from ragplugins.stores.base import ChunkRow
+from ragplugins.api import ChunkRow, query_scope
 from ragplugins.testing import make_rag
 from ragplugins_crossref.hop import CrossrefHop, declaring_chunk, object_declarations
 
