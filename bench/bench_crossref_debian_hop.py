@@ -4,8 +4,10 @@ pointer, where the answer sits in a document the question's document points to) 
 question of the split (where the hop must not lower anything).
 
     python bench/bench_crossref_debian_hop.py git postgres python [--split dev] [--kinds pointer] [--config JSON]
+    python bench/bench_crossref_debian_hop.py git python --gold-dir bench/goldsets/debian_dev2 --tag=-dev2
 
-Reads the question sets from bench/goldsets/debian/<corpus>.jsonl (or --gold-dir); writes
+Reads the question sets from bench/goldsets/debian/<corpus>.jsonl (or --gold-dir: the extra dev pointer
+questions of bench/goldsets/debian_dev2/); writes
 bench/results/crossref/debian-hop-<corpus>-<split>/. Chunk and query vectors come from the on-disk text
 cache of bench_firststage.py (bench/.cache/embeddings.sqlite), indexes from bench/.cache/eval.
 """

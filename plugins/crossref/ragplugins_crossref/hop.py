@@ -51,7 +51,9 @@ to the best remaining one; on questions whose sources were already retrieved
 that hop could only land elsewhere, and it never reached an expected source.
 
 Placement: ``swap`` (default; issue 14) brings the pointed-at document's chunks
-into the top ``window`` even when its best match is already there (the chunk
+into the top ``window`` even when its best match is already there: the section the
+reference names, or the entry declaring each object a Sphinx role of its sentence
+names (best match first), then the document's other candidates (the chunk
 that answers is often its second or fourth candidate, ranked below the window):
 each takes the place of the lowest-ranked chunk below the referrer that repeats
 a third document already represented above it, and nothing else moves, so no
@@ -81,6 +83,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from ragplugins import api
 from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
+from ragplugins_crossref.scan import _RST_DIRECTIVE
 from ragplugins_crossref.transform import stored_profiles
 
 PLUGIN = "crossref"
@@ -311,6 +314,54 @@ def code_names(query: str, modules: Mapping[str, set[str]], dotted: Mapping[str,
     return out
 
 
+# A Sphinx role naming an object (not a module, whose page is the whole document): ":class:`io.TextIOWrapper`",
+# ":func:`~os.path.join`", ":attr:`ssl.SSLContext.check_hostname`", ":meth:`text <itertools.groupby>`".
+_OBJECT_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|data|exc|obj|const|deco):`(?:[^`<]*<)?[~!]?"
+                          r"([\w.]+?)(?:\(\))?>?`")
+
+
+def object_declarations(rows: Any) -> dict[str, dict[str, str]]:
+    """Document id -> {declared name, lower case -> the chunk holding its entry}: ".. class:: TextIOWrapper"
+    declares "textiowrapper", a method declared inside a class block in the same chunk "class.method" too.
+    Chunks overlap, so a directive at the end of one chunk starts the next: the entry's chunk is the one
+    where the directive comes earliest (its body follows it there)."""
+    out: dict[str, dict[str, tuple[int, str]]] = {}
+    for row in rows:
+        if ".. " not in row.text:
+            continue
+        names = out.setdefault(row.doc_id, {})
+        cls, cls_indent = "", -1
+        for m in _RST_DIRECTIVE.finditer(row.text):
+            what, name, indent = m.group("what"), m.group("name").lower(), len(m.group("indent").expandtabs())
+            if what in ("module", "currentmodule"):
+                continue
+            keys = [name]
+            if cls and indent > cls_indent and "." not in name:
+                keys.append(f"{cls}.{name}")
+            elif indent <= cls_indent:
+                cls, cls_indent = "", -1
+            for key in keys:
+                if key not in names or m.start() < names[key][0]:
+                    names[key] = (m.start(), row.id)
+            if what in ("class", "exception"):
+                cls, cls_indent = name, indent
+    return {doc: {name: chunk for name, (_, chunk) in names.items()} for doc, names in out.items() if names}
+
+
+def declaring_chunk(ref: str, declared: Mapping[str, str], scope: str) -> str | None:
+    """The chunk of the pointed-at document that declares the object a role names (Sphinx resolves the
+    role to that object's entry, not to the top of its page): the name without the document's module,
+    "SSLContext.check_hostname" for ":attr:`ssl.SSLContext.check_hostname`" on the ssl page, else as
+    written. None for a role naming a module, or an object the document does not declare."""
+    m = _OBJECT_ROLE.fullmatch(ref.strip())
+    if not m:
+        return None
+    name = m.group(1).lower().lstrip(".")
+    scope = scope.lower()
+    local = name[len(scope) + 1:] if scope and name.startswith(scope + ".") else name
+    return declared.get(local) or declared.get(name)
+
+
 def hopped(nws: NodeWithScore) -> bool:
     return PLUGIN in api.tags(nws)
 
@@ -529,6 +580,9 @@ class CrossrefHop(BaseNodePostprocessor):
                                 default=0.0)
                 choice = max(sentence_claim, own_claim) if reads else sentence_claim
                 p["claim"] = claim
+            # The references the best sentence makes to this document, in text order ("either an
+            # :class:`io.BytesIO` or :class:`io.TextIOWrapper` object"): each names a place in it.
+            p["refs"] = list(dict.fromkeys(m["ref"] for m in p["mentions"] if m["sentence"] == best["sentence"]))
             p.update({k: v for k, v in best.items() if k not in ("match", "claim_match")},
                      context=max(best["match"], passage[0]) if reads else best["match"],
                      choice=choice,
@@ -628,6 +682,8 @@ class CrossrefHop(BaseNodePostprocessor):
         order: list[tuple[float, NodeWithScore]] = []
         if section in by_id and section not in top:
             order.append(by_id[section])
+        order += [entry for entry in self._declaring_chunks(pointer, nodes, by_id, query_embedding)
+                  if entry[1].node.node_id not in top]
         order += [by_id.get(n.node.node_id, (self._cosine(n, query_embedding), n)) for n in below]
         order += [(s, n) for s, n in scored if n.node.node_id not in present]
         picks = list({n.node.node_id: (s, n) for s, n in order if n.node.node_id not in top}.values())
@@ -688,6 +744,40 @@ class CrossrefHop(BaseNodePostprocessor):
             if picks and not placed:
                 pointer["outcome"] = "followed, no chunk to spare in the window"
         return out, added, removed
+
+    def _declaring_chunks(self, pointer: dict[str, Any], nodes: list[NodeWithScore],
+                          by_id: dict[str, tuple[float, NodeWithScore]],
+                          query_embedding: list[float]) -> list[tuple[float, NodeWithScore]]:
+        """(cosine, chunk) declaring each object the pointer's sentence names by a Sphinx role, the best
+        match for the query first: the role points at that entry, as a "Section N.N" link points at its section
+        (issue 14: the hop brought the io page's best dense match, not TextIOWrapper's entry). Only
+        chunks the query may see (the host's filters); none while they are unknown."""
+        refs = [r for r in pointer.get("refs", []) if r and _OBJECT_ROLE.fullmatch(r.strip())]
+        if not refs:
+            return []
+        declared = self._ctx.cached_for_query(f"{PLUGIN}.object_declarations", object_declarations)
+        if not declared or pointer["target"] not in declared:
+            return []
+        scopes = self._ctx.cached(f"{PLUGIN}.scopes",
+                                  lambda ctx: {doc: prof.scope for doc, prof in stored_profiles(ctx).items()})
+        scope = scopes.get(pointer["target"]) or ""
+        ids = list(dict.fromkeys(c for r in refs if (c := declaring_chunk(r, declared[pointer["target"]], scope))))
+        known = {n.node.node_id: n for n in nodes}
+        missing = [i for i in ids if i not in known and i not in by_id]
+        fetched = {n.node_id: NodeWithScore(node=n, score=0.0) for n in self._ctx.store.get_nodes(missing)} \
+            if missing else {}
+        out = []
+        for chunk_id in ids:
+            if chunk_id in by_id:
+                out.append(by_id[chunk_id])
+            elif (nws := known.get(chunk_id) or fetched.get(chunk_id)) is not None:
+                out.append((self._cosine(nws, query_embedding), nws))
+        # The sentence names its entries alike ("either an io.BytesIO or io.TextIOWrapper object"): the
+        # question chooses among them, as it chooses among pointers.
+        out.sort(key=lambda entry: -entry[0])
+        if out:
+            pointer["declared_chunks"] = [n.node.node_id for _, n in out]
+        return out
 
     @staticmethod
     def _kept(pointer: dict[str, Any], named: set[str]) -> set[str]:

@@ -1,0 +1,81 @@
+"""A Sphinx role naming an object points at the entry that declares it: the hop brings that chunk of the
+pointed-at page, not the page's best dense match (issue 14, debian_dev2: python_d05 brought the io page's
+overview for a question about TextIOWrapper)."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+import ragplugins_crossref.plugin as plugin
+from ragplugins.api import ChunkRow, query_scope
+from ragplugins.testing import make_rag
+from ragplugins_crossref.hop import CrossrefHop, declaring_chunk, object_declarations
+
+
+def test_declarations_are_read_per_chunk_and_a_role_finds_its_entry():
+    rows = [ChunkRow("c1", "ssl.rst.txt", ".. module:: ssl\n\nOverview of TLS.\n", {}),
+            ChunkRow("c2", "ssl.rst.txt", ".. class:: SSLContext(protocol)\n\n   A context.\n\n"
+                                          "   .. attribute:: check_hostname\n\n      Whether to match.\n", {}),
+            ChunkRow("c3", "ssl.rst.txt", ".. attribute:: SSLContext.verify_mode\n\n   Mode.\n", {}),
+            ChunkRow("c4", "notes.txt", "No directive here.\n", {})]
+    declared = object_declarations(rows)
+    assert set(declared) == {"ssl.rst.txt"}
+    # Overlapping chunks: a directive ending one chunk starts the next, which holds the entry's body.
+    overlap = [ChunkRow("end", "io.rst.txt", "Text streams.\n\n.. class:: TextIOWrapper(buffer)\n", {}),
+               ChunkRow("body", "io.rst.txt", ".. class:: TextIOWrapper(buffer)\n\n   A buffered text stream.\n", {})]
+    assert object_declarations(overlap)["io.rst.txt"]["textiowrapper"] == "body"
+    ssl = declared["ssl.rst.txt"]
+    assert ssl["sslcontext"] == "c2" and ssl["sslcontext.check_hostname"] == "c2" and ssl["check_hostname"] == "c2"
+    assert declaring_chunk(":attr:`ssl.SSLContext.check_hostname`", ssl, "ssl") == "c2"
+    assert declaring_chunk(":attr:`~ssl.SSLContext.verify_mode`", ssl, "ssl") == "c3"
+    assert declaring_chunk(":class:`context <ssl.SSLContext>`", ssl, "ssl") == "c2"
+    # A module's page is the whole document; an object the page does not declare has no entry.
+    assert declaring_chunk(":mod:`ssl`", ssl, "ssl") is None
+    assert declaring_chunk(":func:`ssl.wrap_socket`", ssl, "ssl") is None
+    assert declaring_chunk("linkgit:git-config[1]", ssl, "ssl") is None
+
+
+_PAD = "This paragraph talks about streams in general, buffering, encodings and files on disk. " * 6
+IO_PAGE = (":mod:`io` --- Core tools for working with streams\n==================================================\n\n"
+           ".. module:: io\n\nOverview\n--------\n\nThe io module provides the main facilities for dealing with "
+           "a text wrapper, in-memory buffers and files. " + _PAD + "\n\n"
+           ".. class:: BytesIO(initial_bytes=b'')\n\n   A binary stream using an in-memory bytes buffer. "
+           + _PAD + "\n\n"
+           ".. class:: TextIOWrapper(buffer, encoding=None)\n\n   A buffered text stream providing higher-level "
+           "access to a buffered binary stream. " + _PAD + "\n")
+TEMPFILE_PAGE = (":mod:`tempfile` --- Temporary files\n===================================\n\n.. module:: tempfile\n\n"
+                 ".. function:: SpooledTemporaryFile(max_size=0, mode='w+b')\n\n   The returned object's _file "
+                 "attribute is either an :class:`io.BytesIO` or :class:`io.TextIOWrapper` object, depending on "
+                 "the mode.\n")
+QUERY = "A spooled temporary file keeps its data in a text wrapper object in text mode. What is that wrapper?"
+
+
+@pytest.fixture(scope="module")
+def pages(corpus_writer, tmp_path_factory, bundled_embed_model):
+    root = tmp_path_factory.mktemp("declarations")
+    rp = make_rag([plugin], {"crossref": {}, "chunk_size": 128, "chunk_overlap": 0},
+                  embed_model=bundled_embed_model, persist_dir=root / "idx")
+    rp.index_paths([corpus_writer(root / "corpus", {"io.rst.txt": IO_PAGE, "tempfile.rst.txt": TEMPFILE_PAGE})])
+    ctx = rp.context()
+    nodes = {}
+    for node in ctx.all_nodes():
+        nodes.setdefault(node.ref_doc_id, []).append(node)
+    assert len(nodes["io.rst.txt"]) >= 3 and len(nodes["tempfile.rst.txt"]) == 1
+    return ctx, nodes
+
+
+def test_the_hop_brings_the_entries_the_pointer_s_roles_name(pages):
+    ctx, nodes = pages
+    entry = {name: next(n.node_id for n in nodes["io.rst.txt"] if f".. class:: {name}" in n.get_content())
+             for name in ("BytesIO", "TextIOWrapper")}
+    candidates = [NodeWithScore(node=nodes["tempfile.rst.txt"][0], score=1.0)]
+    with query_scope(QUERY, filters=None) as tr:
+        out = CrossrefHop(ctx=ctx, gate=0.0).postprocess_nodes(list(candidates), query_bundle=QueryBundle(QUERY))
+    decision = tr.get("crossref", "hop")
+    pointer = decision["considered"][0]
+    assert pointer["target"] == "io.rst.txt" and pointer["refs"] == [":class:`io.BytesIO`", ":class:`io.TextIOWrapper`"]
+    # Both roles of the sentence name an entry of the io page: those two chunks, the one the question
+    # asks about (the text wrapper) first, though the sentence names it second.
+    assert pointer["declared_chunks"] == [entry["TextIOWrapper"], entry["BytesIO"]]
+    assert [n.node.node_id for n in out[1:]] == [entry["TextIOWrapper"], entry["BytesIO"]]
