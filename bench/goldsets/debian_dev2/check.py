@@ -10,11 +10,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "debian"))
-from validate import norm, page_texts, corpus_dir  # noqa: E402
+from validate import corpus_dir, norm, page_texts  # noqa: E402
 
 bad = 0
 for corpus in sys.argv[1:]:
-    rows = [json.loads(l) for l in (HERE / f"{corpus}.jsonl").read_text().splitlines() if l.strip()]
+    rows = [json.loads(line) for line in (HERE / f"{corpus}.jsonl").read_text().splitlines() if line.strip()]
     ids = [r["id"] for r in rows]
     root = corpus_dir(corpus)
     problems = [f"duplicate {i}" for i in set(ids) if ids.count(i) > 1]
