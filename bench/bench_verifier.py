@@ -133,12 +133,24 @@ _MDOC_CALLS = {"Ns", "Ar", "Cm", "Fl", "Li", "Pq", "Op", "Dq", "Sq", "Ql", "Em",
                "No", "Sy", "Ic", "Aq", "Brq", "Oo", "Oc", "Sx", "Dv", "Er", "Fn", "Fa", "Qq", "Xr"}
 
 
+def _mdoc_words(args: str) -> str:
+    """A macro line's arguments without the nested macro names; the word after Fl gets its dash back (Fl o: -o)."""
+    words, dash = [], False
+    for word in args.replace('"', "").split():
+        if word in _MDOC_CALLS:
+            dash = word == "Fl"
+            continue
+        words.append("-" + word if dash and re.match(r"[A-Za-z0-9]", word) else word)
+        dash = False
+    return " ".join(words)
+
+
 def _roff_text(raw: str) -> str:
     """A manual page's words without its formatting: comment and request lines without text are dropped, a macro
     line (.B, .Nm, .Cm, .Fl ...) keeps its arguments (mdoc flags get their dash back: .Fl o is -o), font and
     character escapes are removed or replaced by the character they name. Not groff's layout, but deterministic
     and independent of the installed man/groff versions."""
-    lines = []
+    lines, page = [], ""
     for line in raw.splitlines():
         if line.startswith((".\\\"", "'\\\"")) or line.strip() in (".", "'"):
             continue
@@ -149,16 +161,21 @@ def _roff_text(raw: str) -> str:
                         "P", "LP", "br", "sp", "fi", "nf", "RS", "RE", "TP", "IP", "HP", "Sh", "SH", "SS", "Ss",
                         "It", "TS", "TE"):
                 if name in ("Sh", "SH", "SS", "Ss", "It", "IP"):  # headings and list items keep their words
-                    lines.append(" ".join(w for w in rest.replace('"', "").split() if w not in _MDOC_CALLS) + ".")
+                    lines.append(_mdoc_words(rest) + ".")
                 continue
-            if name == "Fl":
-                rest = " ".join("-" + w if re.match(r"[A-Za-z0-9]", w) else w for w in rest.split())
+            if name == "Nm":  # .Nm without an argument repeats the page's name (the first .Nm's argument)
+                if not rest.strip():
+                    rest = page
+                elif not page:
+                    page = rest.split()[0]
+            elif name == "Fl":
+                rest = "Fl " + rest
             elif name == "Xr":
                 parts = rest.split()
                 rest = f"{parts[0]}({parts[1]})" + " ".join(parts[2:]) if len(parts) > 1 else rest
             elif name in ("Dq", "Do", "Qq"):
                 rest = f"\u201c{rest}\u201d"
-            line = " ".join(w for w in rest.replace('"', "").split() if w not in _MDOC_CALLS)
+            line = _mdoc_words(rest)
         for pattern, replacement in _ROFF_ESCAPES:
             line = pattern.sub(replacement, line)
         lines.append(line)
