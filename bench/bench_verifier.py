@@ -21,6 +21,8 @@ pages); its split rule is in the file's header.
 ``v4`` (bench/goldsets/verifier_cases_v4.jsonl, issue 18's third round) is stored the same way over three more corpora
 (``V4_ROOTS``: sqlite3-doc's HTML pages, bash-doc's reference manual, the gzipped GNU Info manuals of coreutils,
 units, grep, gzip and wget). ``--check-only`` cuts a set's passages and prints its counts without verifying anything.
+``v5`` (bench/goldsets/verifier_cases_v5.jsonl, issue 18's fourth round) is stored the same way over git-doc's HTML
+pages, bzip2-doc's HTML manual and OpenSSH's gzipped roff manual pages (``V5_ROOTS``; ``_roff_text`` reads the roff).
 
 ``v1`` points into the benchmark corpora ($RAGPLUGINS_BENCH, default ../shared/bench): a PDF page or a
 Markdown section per evidence item; nothing from the corpora is copied. Each case has a ``split``: ``dev``
@@ -104,10 +106,10 @@ def corpus_text(root: str, corpus: str, file: str) -> str:
     """A corpus file's text with all whitespace collapsed (HTML pages: their visible text)."""
     path = Path(root) / corpus / file
     if not path.is_file():
-        if root.startswith("/usr/share"):  # v3 and v4 read what Debian's documentation packages install
+        if root.startswith("/usr/share"):  # v3-v5 read what Debian's documentation packages install
             raise SystemExit(f"{path} is missing: install the Debian package that ships it (v3: nodejs-doc "
                              "valgrind python3.11-doc postgresql-doc-15; v4: sqlite3-doc bash-doc units; "
-                             "v5: git-doc bzip2-doc openssh-client apt)")
+                             "v5: git-doc bzip2-doc openssh-client)")
         raise SystemExit(f"{path} is missing: run python bench/debian_corpora.py {corpus}")
     if path.suffix == ".gz":
         raw = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
