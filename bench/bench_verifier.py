@@ -21,6 +21,8 @@ pages); its split rule is in the file's header.
 ``v4`` (bench/goldsets/verifier_cases_v4.jsonl, issue 18's third round) is stored the same way over three more corpora
 (``V4_ROOTS``: sqlite3-doc's HTML pages, bash-doc's reference manual, the gzipped GNU Info manuals of coreutils,
 units, grep, gzip and wget). ``--check-only`` cuts a set's passages and prints its counts without verifying anything.
+``v5`` (bench/goldsets/verifier_cases_v5.jsonl, issue 18's fourth round) is stored the same way over git-doc's HTML
+pages, bzip2-doc's HTML manual and OpenSSH's gzipped roff manual pages (``V5_ROOTS``; ``_roff_text`` reads the roff).
 
 ``v1`` points into the benchmark corpora ($RAGPLUGINS_BENCH, default ../shared/bench): a PDF page or a
 Markdown section per evidence item; nothing from the corpora is copied. Each case has a ``split``: ``dev``
@@ -56,12 +58,16 @@ CASES = ROOT / "bench" / "goldsets" / "verifier_cases.jsonl"
 CASES_V2 = ROOT / "bench" / "goldsets" / "verifier_cases_v2.jsonl"
 CASES_V3 = ROOT / "bench" / "goldsets" / "verifier_cases_v3.jsonl"
 CASES_V4 = ROOT / "bench" / "goldsets" / "verifier_cases_v4.jsonl"
+CASES_V5 = ROOT / "bench" / "goldsets" / "verifier_cases_v5.jsonl"
 # v3's corpora are read where Debian installs them (nodejs-doc, valgrind, python3.11-doc, postgresql-doc-15).
 V3_ROOTS = {"nodejs": "/usr/share/doc/nodejs/api", "valgrind": "/usr/share/doc/valgrind/html",
             "pydocs": "/usr/share/doc/python3.11/html/_sources", "pgclient": "/usr/share/doc/postgresql-doc-15/html"}
 # v4's corpora, also read where Debian installs them (sqlite3-doc, bash-doc, the GNU info manuals of coreutils,
 # units, grep, gzip, sed, wget: gzipped Info text).
 V4_ROOTS = {"sqlite": "/usr/share/doc/sqlite3", "bash": "/usr/share/doc/bash-doc", "info": "/usr/share/info"}
+# v5's corpora: git-doc's HTML pages, bzip2-doc's HTML manual and gzipped roff manual pages (man5/ssh_config.5.gz,
+# man1/ssh-keygen.1.gz, ...) read as text by _roff_text.
+V5_ROOTS = {"git-doc": "/usr/share/doc/git-doc", "bzip2": "/usr/share/doc/bzip2", "man": "/usr/share/man"}
 OUT = ROOT / "bench" / "results" / "verifier"
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -100,9 +106,10 @@ def corpus_text(root: str, corpus: str, file: str) -> str:
     """A corpus file's text with all whitespace collapsed (HTML pages: their visible text)."""
     path = Path(root) / corpus / file
     if not path.is_file():
-        if root.startswith("/usr/share"):  # v3 and v4 read what Debian's documentation packages install
+        if root.startswith("/usr/share"):  # v3-v5 read what Debian's documentation packages install
             raise SystemExit(f"{path} is missing: install the Debian package that ships it (v3: nodejs-doc "
-                             "valgrind python3.11-doc postgresql-doc-15; v4: sqlite3-doc bash-doc units)")
+                             "valgrind python3.11-doc postgresql-doc-15; v4: sqlite3-doc bash-doc units; "
+                             "v5: git-doc bzip2-doc openssh-client)")
         raise SystemExit(f"{path} is missing: run python bench/debian_corpora.py {corpus}")
     if path.suffix == ".gz":
         raw = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
@@ -112,7 +119,69 @@ def corpus_text(root: str, corpus: str, file: str) -> str:
         parser = _HTMLText()
         parser.feed(raw)
         raw = "".join(parser.parts)
+    if re.fullmatch(r"man\d\w*", path.parent.name):
+        raw = _roff_text(raw)
     return re.sub(r"\s+", " ", raw).strip()
+
+
+_ROFF_ESCAPES = [(re.compile(p), r) for p, r in [
+    (r"\\f(\[[^]]*\]|\(..|.)", ""), (r"\\s[-+]?\d", ""), (r"\\\*\((Lq|lq)", "\u201c"), (r"\\\*\((Rq|rq)", "\u201d"),
+    (r"\\\(em", "\u2014"), (r"\\\(en", "\u2013"), (r"\\\(aq", "'"), (r"\\\(dq", '"'), (r"\\\(co", "\u00a9"),
+    (r"\\\(.." , ""), (r"\\\*\(..", ""), (r"\\\*.", ""), (r"\\[&|^%:]", ""), (r"\\-", "-"), (r"\\e", "\\\\"),
+    (r"\\ ", " "), (r"\\~", " "), (r"\\c", "")]]
+
+# mdoc macros that may be called inside another macro's line (.It Cm Port): dropped, their arguments kept.
+_MDOC_CALLS = {"Ns", "Ar", "Cm", "Fl", "Li", "Pq", "Op", "Dq", "Sq", "Ql", "Em", "Pa", "Va", "Ev", "Nm", "Xo", "Xc",
+               "No", "Sy", "Ic", "Aq", "Brq", "Oo", "Oc", "Sx", "Dv", "Er", "Fn", "Fa", "Qq", "Xr"}
+
+
+def _mdoc_words(args: str) -> str:
+    """A macro line's arguments without the nested macro names; the word after Fl gets its dash back (Fl o: -o)."""
+    words, dash = [], False
+    for word in args.replace('"', "").split():
+        if word in _MDOC_CALLS:
+            dash = word == "Fl"
+            continue
+        words.append("-" + word if dash and re.match(r"[A-Za-z0-9]", word) else word)
+        dash = False
+    return " ".join(words)
+
+
+def _roff_text(raw: str) -> str:
+    """A manual page's words without its formatting: comment and request lines without text are dropped, a macro
+    line (.B, .Nm, .Cm, .Fl ...) keeps its arguments (mdoc flags get their dash back: .Fl o is -o), font and
+    character escapes are removed or replaced by the character they name. Not groff's layout, but deterministic
+    and independent of the installed man/groff versions."""
+    lines, page = [], ""
+    for line in raw.splitlines():
+        if line.startswith((".\\\"", "'\\\"")) or line.strip() in (".", "'"):
+            continue
+        if line.startswith((".", "'")):
+            name, _, rest = line[1:].strip().partition(" ")
+            if name in ("TH", "Dd", "Dt", "Os", "de", "ds", "nr", "if", "ie", "el", "so", "ft", "ps", "ll", "in",
+                        "ta", "ti", "ne", "na", "nh", "hy", "ad", "bd", "ed", "Bl", "El", "Bd", "Ed", "Pp", "PP",
+                        "P", "LP", "br", "sp", "fi", "nf", "RS", "RE", "TP", "IP", "HP", "Sh", "SH", "SS", "Ss",
+                        "It", "TS", "TE"):
+                if name in ("Sh", "SH", "SS", "Ss", "It", "IP"):  # headings and list items keep their words
+                    lines.append(_mdoc_words(rest) + ".")
+                continue
+            if name == "Nm":  # .Nm without an argument repeats the page's name (the first .Nm's argument)
+                if not rest.strip():
+                    rest = page
+                elif not page:
+                    page = rest.split()[0]
+            elif name == "Fl":
+                rest = "Fl " + rest
+            elif name == "Xr":
+                parts = rest.split()
+                rest = f"{parts[0]}({parts[1]})" + " ".join(parts[2:]) if len(parts) > 1 else rest
+            elif name in ("Dq", "Do", "Qq"):
+                rest = f"\u201c{rest}\u201d"
+            line = _mdoc_words(rest)
+        for pattern, replacement in _ROFF_ESCAPES:
+            line = pattern.sub(replacement, line)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 # A sentence ends at . ! or ? followed by space and something that can start one (AsciiDoc options start with -).
@@ -224,14 +293,16 @@ def load_set(args):
         return read_v2(CASES_V2, args.debian_dir)
     if args.set == "v3":
         return read_v2(CASES_V3, V3_ROOTS)
-    return read_v2(CASES_V4, V4_ROOTS)
+    if args.set == "v4":
+        return read_v2(CASES_V4, V4_ROOTS)
+    return read_v2(CASES_V5, V5_ROOTS)
 
 
 def check_only(args) -> None:
     """The mechanics of a set without running any verifier: every evidence passage is cut, non-empty and holds
     its anchor (v2-v4); prints the cases per kind, label and split."""
     cases = load_set(args)
-    path = {"v2": CASES_V2, "v3": CASES_V3, "v4": CASES_V4}.get(args.set)
+    path = {"v2": CASES_V2, "v3": CASES_V3, "v4": CASES_V4, "v5": CASES_V5}.get(args.set)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.startswith("//")] if path else []
     for case, row in zip(cases, rows):
@@ -249,8 +320,8 @@ def check_only(args) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--set", choices=["v1", "v2", "v3", "v4"], default="v2",
-                   help="v1: the 108 cases of issue 7; v2-v4: issue 18 (v3, v4 over corpora earlier rules never saw).")
+    p.add_argument("--set", choices=["v1", "v2", "v3", "v4", "v5"], default="v2",
+                   help="v1: the 108 cases of issue 7; v2-v5: issue 18 (v3-v5 over corpora earlier rules never saw).")
     p.add_argument("--split", default="all", help="dev, test (v2) / heldout (v1), or all.")
     p.add_argument("--bench-dir", default=os.environ.get("RAGPLUGINS_BENCH", str(ROOT.parent / "shared" / "bench")),
                    help="v1: the benchmark corpora.")
