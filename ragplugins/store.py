@@ -192,6 +192,10 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         struct = table.schema.field("metadata").type
         return {struct.field(i).name: struct.field(i).type for i in range(struct.num_fields)}
 
+    def node_metadata_keys(self) -> list[str]:
+        """The metadata columns that hold nodes' own metadata (not the keys LlamaIndex stores beside it)."""
+        return [k for k in self.metadata_fields() if k not in LLAMAINDEX_KEYS]
+
     def _new_schema(self, dim: int, metas: list[dict]) -> pa.Schema:
         fields: dict[str, pa.DataType] = {k: _ARROW_TYPES[t] for k, t in self._declared.items()}
         for meta in metas:

@@ -49,12 +49,9 @@ class LanceDBAdapter(StoreAdapter):
         return iter(self.vector_store.get_nodes())
 
     def iter_chunk_rows(self, metadata_keys: Sequence[str] | None = ()) -> Iterator[ChunkRow]:
-        from ragplugins.store import LLAMAINDEX_KEYS
-
         store = self.vector_store  # the projected columns only, never the vectors, a batch at a time
-        fields = store.metadata_fields()
-        keys = [k for k in fields if k not in LLAMAINDEX_KEYS] if metadata_keys is None \
-            else [k for k in metadata_keys if k in fields]
+        own = store.node_metadata_keys()
+        keys = own if metadata_keys is None else [k for k in metadata_keys if k in own]
         columns = {"id": "id", "doc": store.doc_id_key, "text": store.text_key, **{k: f"metadata.{k}" for k in keys}}
         for r in store.scan_rows(columns, with_row_id=True):
             yield ChunkRow(r["id"], r["doc"], r["text"] or "", {k: r[k] for k in keys if r[k] is not None},
@@ -73,7 +70,7 @@ class LanceDBAdapter(StoreAdapter):
 
     def list_documents(self) -> dict[str, DocumentInfo]:
         store = self.vector_store
-        keys = {k: f"metadata.{k}" for k in store.metadata_fields() if k != "_node_content"}
+        keys = {k: f"metadata.{k}" for k in store.node_metadata_keys()}
         rows = store.document_rows({"id": "id", "doc": store.doc_id_key, **keys})
         rows.sort(key=lambda r: (r["doc"], r.get(CHUNK_INDEX_KEY) or 0))
         docs: dict[str, DocumentInfo] = {}

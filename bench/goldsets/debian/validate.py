@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import html
 import json
-import re
 import sys
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+
+from ragplugins.eval.metrics import norm
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
@@ -25,10 +26,6 @@ from debian_corpora import corpus_dir  # noqa: E402
 GOLD_FIELDS = ("id", "corpus", "query", "expected", "match", "expected_sources", "dimensions")
 REF_FIELDS = ("id", "corpus", "from", "line", "cue", "to", "family")
 KINDS = ("factoid", "pointer", "paraphrase")
-
-
-def norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().lower()
 
 
 class _Text(HTMLParser):

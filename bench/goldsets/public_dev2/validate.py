@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pypdf
 
+from ragplugins.eval.metrics import norm
+
 HERE = Path(__file__).resolve().parent
 GOLD_FILES = {"docs": "docs.jsonl", "atlas7": "atlas7.jsonl", "hr": "hr.jsonl"}
 REQUIRED = ("id", "corpus", "query", "expected", "match", "fact_ids", "answer",
@@ -32,10 +34,6 @@ DIMENSIONS = {
     "split": {"dev"},
 }
 MARKUP = re.compile(r"[`*|<>]")
-
-
-def norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().lower()
 
 
 def source_text(corpus_dir: Path, corpus: str, name: str) -> str:

@@ -83,7 +83,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from ragplugins import api
 from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
-from ragplugins_crossref.scan import _RST_DIRECTIVE
+from ragplugins_crossref.scan import RST_DIRECTIVE
 from ragplugins_crossref.transform import stored_profiles
 
 PLUGIN = "crossref"
@@ -331,7 +331,7 @@ def object_declarations(rows: Any) -> dict[str, dict[str, str]]:
             continue
         names = out.setdefault(row.doc_id, {})
         cls, cls_indent = "", -1
-        for m in _RST_DIRECTIVE.finditer(row.text):
+        for m in RST_DIRECTIVE.finditer(row.text):
             what, name, indent = m.group("what"), m.group("name").lower(), len(m.group("indent").expandtabs())
             if what in ("module", "currentmodule"):
                 continue
@@ -405,10 +405,14 @@ class CrossrefHop(BaseNodePostprocessor):
             return set()
         aliases = json.dumps(self.aliases, sort_keys=True)   # configs may differ in aliases, not in documents
         names = self._ctx.cached(f"crossref.names:{aliases}",
-                                 lambda ctx: Registry(stored_profiles(ctx), aliases=self.aliases).names)
+                                 lambda ctx: Registry(self._profiles(), aliases=self.aliases).names)
         named = {doc for mention in names.find(query, as_written=False) for doc in mention.doc_ids}
-        declared = self._ctx.cached(f"{PLUGIN}.declared_names", lambda ctx: declared_names(stored_profiles(ctx)))
+        declared = self._ctx.cached(f"{PLUGIN}.declared_names", lambda ctx: declared_names(self._profiles()))
         return named | code_names(query, *declared)
+
+    def _profiles(self) -> dict[str, Any]:
+        """The stored documents' profiles, read once per index version for every table built from them."""
+        return self._ctx.cached(f"{PLUGIN}.profiles", stored_profiles)
 
     def _pointers(self, nodes: list[NodeWithScore], named: set[str]) -> dict[str, dict[str, Any]]:
         """Documents referenced by the top candidates (present among the candidates or not), each
@@ -759,7 +763,7 @@ class CrossrefHop(BaseNodePostprocessor):
         if not declared or pointer["target"] not in declared:
             return []
         scopes = self._ctx.cached(f"{PLUGIN}.scopes",
-                                  lambda ctx: {doc: prof.scope for doc, prof in stored_profiles(ctx).items()})
+                                  lambda ctx: {doc: prof.scope for doc, prof in self._profiles().items()})
         scope = scopes.get(pointer["target"]) or ""
         ids = list(dict.fromkeys(c for r in refs if (c := declaring_chunk(r, declared[pointer["target"]], scope))))
         known = {n.node.node_id: n for n in nodes}

@@ -31,7 +31,7 @@ _SETEXT_TITLE = re.compile(
 )
 # Names a reStructuredText (Sphinx) document declares for others to point at.
 _RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$", re.M)
-_RST_DIRECTIVE = re.compile(
+RST_DIRECTIVE = re.compile(
     r"^(?P<indent>[ \t]{0,12})\.\.[ \t]{1,3}(?:py:)?(?P<what>module|currentmodule|function|class|exception|data|"
     r"method|attribute|decorator|classmethod|staticmethod|property|decoratormethod|abstractmethod)::[ \t]{1,5}"
     r"(?P<name>[\w.]{1,200})", re.M)
@@ -216,7 +216,7 @@ def _declarations(text: str) -> tuple[list[str], str]:
     duplicates dropped."""
     anchors: dict[str, None] = {}
     scope, module, cls, cls_indent = "", "", "", -1
-    for m in _RST_DIRECTIVE.finditer(text):
+    for m in RST_DIRECTIVE.finditer(text):
         what, name, indent = m.group("what"), m.group("name"), len(m.group("indent").expandtabs())
         if what in ("module", "currentmodule"):
             module, cls = name, ""
