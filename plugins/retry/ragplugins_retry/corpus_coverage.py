@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Any, ClassVar
 
+import numpy as np
 from llama_index.core.schema import NodeWithScore
 
 from ragplugins_retry import text, vocabulary
@@ -49,7 +49,7 @@ class CorpusCoverageSignal(RetrySignal):
             return Measurement(None, f"the index's text could not be read ({type(exc).__name__}: {exc})")
         if vocab is None:
             return Measurement(None, vocabulary.FILTERS_UNKNOWN)
-        weight = {t: math.log((vocab.n_chunks + 1) / (len(vocab.stem_postings[t]) + 0.5))
+        weight = {t: math.log((vocab.n_chunks + 1) / (vocab.stem_postings.count(t) + 0.5))
                   for t in terms if t in vocab.stem_postings}
         weight = {t: w for t, w in weight.items() if w > 0}
         if not weight:
@@ -67,8 +67,7 @@ class CorpusCoverageSignal(RetrySignal):
 
 def _ceiling(weight: dict[str, float], vocab: vocabulary.Vocabulary) -> float:
     """The largest summed weight of the question's terms that one chunk of the index contains."""
-    held: dict[int, float] = defaultdict(float)
-    for term, w in weight.items():
-        for chunk in vocab.stem_postings[term]:
-            held[chunk] += w
-    return max(held.values())
+    held = np.zeros(vocab.n_chunks)
+    for term, w in weight.items():   # summed term by term, as a chunk would be on its own
+        held[vocab.stem_postings.chunks(term)] += w
+    return float(held.max())

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 from llama_index.core.schema import NodeWithScore
 
 from ragplugins_retry import text, vocabulary
@@ -101,7 +102,7 @@ class VocabularyStrategy(RetryStrategy):
             candidates.setdefault(term, {"via": via, "link": link})
         if not candidates:
             return [], "no corpus token is linked by form to a question word the top candidates lack"
-        idf = {s: math.log((vocab.n_chunks + 1) / (len(vocab.stem_postings[s]) + 0.5))
+        idf = {s: math.log((vocab.n_chunks + 1) / (vocab.stem_postings.count(s) + 0.5))
                for s in asked if s in vocab.stem_postings}
         ranked = []
         for term, c in candidates.items():
@@ -172,17 +173,12 @@ def _says_nothing_new(term: str, asked: set[str]) -> bool:
     return not mine or mine <= asked or all(w.isdigit() for w in text.words(term))
 
 
-def _postings(term: str, vocab: vocabulary.Vocabulary) -> frozenset[int]:
-    words = term.split()
-    if len(words) == 1:
-        return vocab.postings.get(term, frozenset())
-    found = [vocab.postings.get(w, frozenset()) for w in words]
-    return frozenset.intersection(*found)
+def _postings(term: str, vocab: vocabulary.Vocabulary) -> np.ndarray:
+    return vocab.postings.all_of(term.split())
 
 
-def _stem_postings(stems: frozenset[str], vocab: vocabulary.Vocabulary) -> frozenset[int]:
-    found = [vocab.stem_postings.get(s, frozenset()) for s in stems]
-    return frozenset.intersection(*found) if found else frozenset()
+def _stem_postings(stems: frozenset[str], vocab: vocabulary.Vocabulary) -> np.ndarray:
+    return vocab.stem_postings.all_of(stems)
 
 
 def _term_idf(term: str, vocab: vocabulary.Vocabulary) -> float:
@@ -194,13 +190,12 @@ def _share(stems: frozenset[str], others: dict[str, float]) -> float:
     return sum(w for s, w in others.items() if s in stems) / total if total > 0 else 0.0
 
 
-def _co_occurrence(chunks: frozenset[int], others: dict[str, float], vocab: vocabulary.Vocabulary) -> float:
+def _co_occurrence(chunks: np.ndarray, others: dict[str, float], vocab: vocabulary.Vocabulary) -> float:
     """The best chunk containing the term: the idf-weighted share of the other question terms it has."""
     total = sum(others.values())
-    postings = {s: vocab.stem_postings[s] for s in others}
-    best = 0.0
-    for chunk in chunks:
-        best = max(best, sum(w for s, w in others.items() if chunk in postings[s]))
-        if best >= total:
-            break
-    return best / total if total > 0 else 0.0
+    if total <= 0 or not len(chunks):
+        return 0.0
+    held = np.zeros(len(chunks))
+    for s, w in others.items():   # summed term by term, in the question's order, for every chunk at once
+        held += w * np.isin(chunks, vocab.stem_postings.chunks(s), assume_unique=True)
+    return float(held.max()) / total

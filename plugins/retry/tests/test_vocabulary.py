@@ -167,3 +167,36 @@ def test_initials_across_stopwords_are_not_an_acronym_unless_the_corpus_defines_
     assert expand("What happens to the pieces before an absolute path?", corpus=corpus)[0] == []
     # Initials of content words alone still make an acronym.
     assert expand("Does it build an approximate-nearest-neighbour index?")[0] == ["ANN"]
+
+
+def test_is_built_in_one_pass_over_a_stream_at_a_few_bytes_per_chunk_and_token():
+    """A query process builds it over every chunk of the index: it reads the texts once, as they stream
+    from the store, and keeps its postings packed (Python sets of ints took about 60 bytes per pair,
+    more than 10 GB at a million chunks)."""
+    import tracemalloc
+
+    words = [f"term{i}" for i in range(400)]
+    chunks = [" ".join(words[(7 * c + j * 13) % 400] for j in range(60)) for c in range(3000)]
+    pairs = sum(len(set(c.split())) for c in chunks)
+    read = []
+
+    def stream():
+        for chunk in chunks:
+            read.append(1)
+            yield chunk
+
+    tracemalloc.start()
+    vocab = vocabulary.build(stream())
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(read) == len(chunks) and vocab.n_chunks == len(chunks)
+    assert vocab.df("term0") == sum("term0" in c.split() for c in chunks) > 0
+    assert list(vocab.postings.chunks("term0")) == [i for i, c in enumerate(chunks) if "term0" in c.split()]
+    assert held < 12 * 2 * pairs   # token and stem postings of every (token, chunk) pair, plus the 400 keys
+
+
+def test_an_acronym_is_defined_only_where_a_chunk_writes_it_as_one():
+    corpus = ["Fusion is reciprocal rank fusion (RRF) here.", "The RRF constant is 60.",
+              "Also reciprocal rank fusion (rrf) in lower case.", "RRF again."]
+    vocab = vocabulary.build(corpus)
+    assert vocab.expansions["rrf"] == {"reciprocal rank fusion": 1}
