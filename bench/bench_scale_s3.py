@@ -428,6 +428,9 @@ def main() -> None:
                 row["lance_versions"] = built.get("lance_versions")
                 row["largest_data_file_mb"] = largest_data_file(location) / 2**20
                 row["moto_range_read_ms"] = moto_range_read_ms
+                # Written before the queries: at a million chunks the build alone takes an hour.
+                print(json.dumps({k: v for k, v in row.items() if k != "stages"}), flush=True)
+                out_path.write_text(json.dumps([*rows, row], indent=1))
                 for n in [int(x) for x in args.query_procs.split(",") if x]:
                     row[f"query_{n}p"] = run_queries(ctx, location, enable, args.retrieval, n, args.rounds,
                                                      args.queries, server)
