@@ -373,6 +373,22 @@ def run_queries(ctx: Any, location: str, enable: list[str], retrieval: str, proc
             "peak_rss_mb_per_process": max(r["peak_rss_mb"] for r in results), **counts}
 
 
+def memory_short(row: dict[str, Any], procs: int) -> str:
+    """Why ``procs`` query processes would not fit in this machine's free memory, judged by the largest
+    one measured so far on this index ('' when they fit or nothing was measured yet)."""
+    measured = [v["peak_rss_mb_per_process"] for k, v in row.items()
+                if k.startswith("query_") and isinstance(v, dict) and "peak_rss_mb_per_process" in v]
+    if not measured:
+        return ""
+    with open("/proc/meminfo") as f:
+        available = next(int(line.split()[1]) for line in f if line.startswith("MemAvailable")) / 1024
+    need = procs * max(measured) * 1.1
+    if need <= available:
+        return ""
+    return (f"memory: {procs} processes of about {max(measured):,.0f} MB need {need:,.0f} MB, "
+            f"{available:,.0f} MB available")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="10000,100000", help="Corpus sizes in chunks (about 11 chunks a document).")
@@ -432,8 +448,10 @@ def main() -> None:
                 print(json.dumps({k: v for k, v in row.items() if k != "stages"}), flush=True)
                 out_path.write_text(json.dumps([*rows, row], indent=1))
                 for n in [int(x) for x in args.query_procs.split(",") if x]:
-                    row[f"query_{n}p"] = run_queries(ctx, location, enable, args.retrieval, n, args.rounds,
-                                                     args.queries, server)
+                    short = memory_short(row, n)
+                    row[f"query_{n}p"] = {"not_run": short} if short else run_queries(
+                        ctx, location, enable, args.retrieval, n, args.rounds, args.queries, server)
+                    out_path.write_text(json.dumps([*rows, row], indent=1))
                 row["load1_after"] = os.getloadavg()[0]
                 remove(location)
                 rows.append(row)
