@@ -180,7 +180,8 @@ def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
-    p.add_argument("--lever", choices=["fusion", "impute", "weights", "windows", "structure", "diagnose"], required=True)
+    p.add_argument("--lever", required=True,
+                   choices=["fusion", "impute", "weights", "windows", "structure", "diagnose"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
                    help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
@@ -289,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
                     if arm != "current (distribution sum)":  # scored above
                         scored[arm].append(score(order))
                 if row.id in args.show:
-                    show(row, arms, texts, [str(n.metadata.get("file_name", n.ref_doc_id)) for n in nodes], dense, best, bm, headed, owner, per_window)
+                    names = [str(n.metadata.get("file_name", n.ref_doc_id)) for n in nodes]
+                    show(row, arms, texts, names, dense, best, bm, headed, owner, per_window)
             else:
                 owner, every, mean, lead, half = windows
                 best = np.full(len(nodes), -1.0)

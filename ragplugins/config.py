@@ -118,9 +118,10 @@ class CoreSettings(BaseModel):
                              "reads 256 word pieces of a ~550-piece chunk). 'blend': its first window's cosine plus "
                              "a quarter of the way to its best window's (ragplugins.windows): every window's vector is "
                              "kept with its chunk (512-token chunks: 2.4-2.8x the embedding time, about 4 kB of store "
-                             "per window) and held in memory at query time, like the BM25 leg. 'off': the first window only (the store's "
-                             "own dense search; before 2026-12-02). Re-index after changing it; an index written "
-                             "without the windows is searched as 'off'. Sentence-transformers embedders only.")
+                             "per window) and held in memory at query time, like the BM25 leg. 'off': the first "
+                             "window only (the store's own dense search; before 2026-12-02). Re-index after "
+                             "changing it; an index written without the windows is searched as 'off'. "
+                             "Sentence-transformers embedders only.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "

@@ -105,7 +105,7 @@ def window_texts(tokenizer: Any, limit: int, node: BaseNode) -> list[str]:
     return [header + full[offsets[start][0]:] for start in range(limit, len(offsets), step)]
 
 
-def encode_windows(vectors: Sequence[Sequence[float]]) -> str:
+def encode_windows(vectors: Sequence[Sequence[float]] | np.ndarray) -> str:
     """A chunk's window vectors (first window first) as one metadata string: ``"<dim>:<base64 float32>"``."""
     array = np.asarray(vectors, dtype=np.float32)
     return f"{array.shape[1]}:{base64.b64encode(array.tobytes()).decode('ascii')}"
