@@ -66,10 +66,12 @@ def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequen
 
     windows = index_cache.cache.get(store, "ragplugins.windows", lambda: WindowIndex.build(store))
     if not windows.complete or not windows.ids:
-        if windows.ids or not windows.complete:
-            _warn_once(store, "ragplugins: this index has no window vectors for some chunks (written before "
-                              "window_scoring, or by another embedder): the dense leg reads first windows only; "
-                              "re-index (`ragplugins index PATH --reindex`) to score windows")
+        # None: an embedder whose windows are unknown (not sentence-transformers) or an index written before
+        # window scoring, as documented; some: a mix worth a warning.
+        _note_once(store, logging.WARNING if windows.ids else logging.INFO,
+                   "ragplugins: %s chunks of this index have window vectors: the dense leg reads first windows "
+                   "only; re-index (`ragplugins index PATH --reindex`) to score windows",
+                   "some" if windows.ids else "no")
         return dense_search(store, query, query_embedding, k, filters)
     scores = windows.scores(query_embedding)
     order = iter(int(i) for i in np.argsort(-scores, kind="stable"))
@@ -91,13 +93,13 @@ def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequen
     return out
 
 
-_warned: set[str] = set()
+_noted: set[str] = set()
 
 
-def _warn_once(store: StoreAdapter, message: str) -> None:
-    if store.index_id not in _warned:
-        _warned.add(store.index_id)
-        logger.warning(message)
+def _note_once(store: StoreAdapter, level: int, message: str, *args: Any) -> None:
+    if store.index_id not in _noted:
+        _noted.add(store.index_id)
+        logger.log(level, message, *args)
 
 
 def invalidate(index: VectorStoreIndex) -> None:

@@ -115,6 +115,6 @@ def test_an_index_written_without_windows_is_searched_by_first_windows(tmp_path,
     old = _app(tmp_path, bundled_embed_model, "off")
     old.index_paths([corpus])
     expected = _names(old.search(QUERY))
-    with caplog.at_level(logging.WARNING, logger="ragplugins.search"):
+    with caplog.at_level(logging.INFO, logger="ragplugins.search"):
         assert _names(_app(tmp_path, bundled_embed_model, "blend").search(QUERY)) == expected
     assert "re-index" in caplog.text
