@@ -13,6 +13,11 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever impute --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
     python bench/research_firststage.py --lever diagnose --corpus docs --extra-dev bench/goldsets/public_dev2 \
         --split public_dev2    # the extra dev rows alone
+    python bench/research_firststage.py --lever structure --corpus ... --extra-dev bench/goldsets/public_dev2 \
+        --changes --show python_q06
+
+The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
+arms embed the windows here), so ``current`` stays the first stage before window scoring.
 
 Levers:
 - fusion: distribution sum (the default), max, reciprocal rank, "complete" (a chunk missing from a
@@ -29,6 +34,12 @@ Levers:
   leg and fused, the distinct documents and mean characters per chunk in each top 10, and, for the
   questions the peer has in its top 10 and we do not, at which word piece of each pipeline's
   relevant chunk the expected string starts (MiniLM reads the first 256).
+- structure: window scores that spare a chunk's first window: (first + best window) / 2; the first window
+  alone where the chunk starts with a heading line (Markdown, AsciiDoc, an underlined title), else
+  (first + best) / 2; a chunk's dense part the larger of its normalised scores in the first-window list and
+  the (first + best) / 2 list (never below today's); (first + best) / 2 only for chunks BM25 lists; and
+  first + (best - first) / 4 (what ``window_scoring = "blend"`` ships). ``--show ID``: that question's top 12
+  under each arm, with each chunk's first and best window and which window scored.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
