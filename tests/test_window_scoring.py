@@ -118,3 +118,16 @@ def test_an_index_written_without_windows_is_searched_by_first_windows(tmp_path,
     with caplog.at_level(logging.INFO, logger="ragplugins.search"):
         assert _names(_app(tmp_path, bundled_embed_model, "blend").search(QUERY)) == expected
     assert "re-index" in caplog.text
+
+
+def test_an_index_with_windows_for_only_some_chunks_warns_and_reads_first_windows(tmp_path, bundled_embed_model,
+                                                                                  caplog):
+    corpus = _corpus(tmp_path / "corpus")
+    _app(tmp_path, bundled_embed_model, "blend").index_paths([corpus])
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "kites.txt").write_text("Fly a kite on a windy day in an open field.")
+    _app(tmp_path, bundled_embed_model, "off").index_paths([tmp_path / "more"])  # no windows for this one
+    expected = _names(_app(tmp_path, bundled_embed_model, "off").search(QUERY))
+    with caplog.at_level(logging.WARNING, logger="ragplugins.search"):
+        assert _names(_app(tmp_path, bundled_embed_model, "blend").search(QUERY)) == expected
+    assert "some chunks of this index have window vectors" in caplog.text
