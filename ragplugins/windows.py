@@ -44,10 +44,13 @@ def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
     """(tokenizer, word pieces read per text, special tokens excluded) of an embedder that names its
     model (``model_name``: a local folder or a Hub name in the local cache, with a ``tokenizer.json``)
     and its input length (``max_length``), as LlamaIndex's HuggingFaceEmbedding and the bundled ONNX
-    embedder do; else None."""
+    embedder do, or that wraps such an embedder (``wrapped_embed_model``); else None."""
+    wrapped = getattr(embed_model, "wrapped_embed_model", None)
+    if wrapped is not None:  # a wrapper (a cache, say) that embeds with another embedder: that one's reader
+        return embedder_reader(wrapped)
     name, length = getattr(embed_model, "model_name", None), getattr(embed_model, "max_length", None)
     if not isinstance(name, str) or not isinstance(length, int) or length < 8:
-        return _loaded_reader(embed_model)
+        return None
     path: Any = Path(name).expanduser() / "tokenizer.json"
     if not path.is_file():
         from huggingface_hub import try_to_load_from_cache
@@ -57,19 +60,8 @@ def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
         except ValueError:  # not a Hub name (huggingface_hub's HFValidationError)
             path = None
         if not isinstance(path, str):
-            return _loaded_reader(embed_model)
+            return None
     return _tokenizer(str(path)), length - 2  # [CLS] and [SEP]
-
-
-def _loaded_reader(embed_model: Any) -> tuple[Any, int] | None:
-    """The reader of the sentence-transformers model an embedder holds (``_model``, as HuggingFaceEmbedding
-    and wrappers of it do), read from the loaded model's own fast tokenizer; else None."""
-    model = getattr(embed_model, "_model", None)
-    backend = getattr(getattr(model, "tokenizer", None), "backend_tokenizer", None)
-    length = getattr(model, "max_seq_length", None)
-    if backend is None or not isinstance(length, int) or length < 8:
-        return None
-    return _tokenizer_from_json(backend.to_str()), length - 2
 
 
 @functools.lru_cache(maxsize=8)
@@ -78,16 +70,6 @@ def _tokenizer(path: str) -> Any:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(path)
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
-@functools.lru_cache(maxsize=8)
-def _tokenizer_from_json(config: str) -> Any:
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_str(config)
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer
