@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
-import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,6 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
 from ragplugins.nodes import hide_metadata
-
-logger = logging.getLogger(__name__)
 
 WINDOWS_KEY = "ragplugins_windows"
 # How far a chunk's dense score moves from its first window's cosine toward its best window's. Measured
@@ -150,7 +147,7 @@ class WindowIndex:
     score chunks by their windows. ``complete``: every chunk has them (else the index was written without
     window scoring, and the dense leg stays the store's own search)."""
 
-    def __init__(self, rows: Sequence[Any]):
+    def __init__(self, rows: Iterable[Any]):
         self.ids: list[str] = []
         self.locators: list[Any] = []
         blocks: list[np.ndarray] = []
@@ -176,7 +173,7 @@ class WindowIndex:
     @classmethod
     def build(cls, store: Any) -> WindowIndex:
         """From ``store`` (a StoreAdapter), read without vectors."""
-        return cls(list(store.iter_chunk_rows([WINDOWS_KEY])))
+        return cls(store.iter_chunk_rows([WINDOWS_KEY]))
 
     def scores(self, query_embedding: Sequence[float], share: float = BEST_WINDOW_SHARE) -> np.ndarray:
         """Per chunk (in ``ids`` order): first window's cosine + ``share`` x (best window's - first's)."""
@@ -185,7 +182,6 @@ class WindowIndex:
             raise ValueError(f"the query vector has {query.shape[0]} dimensions, the stored windows "
                              f"{self.vectors.shape[1]}: index and query embedders differ")
         cosines = self.vectors @ (query / (np.linalg.norm(query) + 1e-12))
-        best = np.full(len(self.ids), -np.inf, dtype=np.float32)
-        np.maximum.at(best, self.owner, cosines)
+        best = np.maximum.reduceat(cosines, self.first)  # each chunk's windows are contiguous, first first
         first = cosines[self.first]
         return first + share * (best - first)
