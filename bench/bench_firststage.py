@@ -61,7 +61,7 @@ class CachedEmbedding(BaseEmbedding):
 
     _inner: Any = PrivateAttr()
     _db: Any = PrivateAttr()
-    _model: Any = PrivateAttr()  # the inner sentence-transformers model: ragplugins.windows reads its tokenizer
+    _model: Any = PrivateAttr()  # the inner sentence-transformers model: research_firststage.py reads its tokenizer
 
     def __init__(self, inner: Any, path: Path, **kwargs: Any):
         super().__init__(model_name=f"cached:{getattr(inner, 'model_name', type(inner).__name__)}",
@@ -75,6 +75,11 @@ class CachedEmbedding(BaseEmbedding):
     @classmethod
     def class_name(cls) -> str:
         return "bench.CachedEmbedding"
+
+    @property
+    def wrapped_embed_model(self) -> Any:
+        """The embedder behind the cache (ragplugins.windows reads its tokenizer to cut windows)."""
+        return self._inner
 
     def _lookup(self, keys: list[str]) -> dict[str, list[float]]:
         out = {}

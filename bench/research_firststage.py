@@ -13,6 +13,11 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever impute --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
     python bench/research_firststage.py --lever diagnose --corpus docs --extra-dev bench/goldsets/public_dev2 \
         --split public_dev2    # the extra dev rows alone
+    python bench/research_firststage.py --lever structure --corpus ... --extra-dev bench/goldsets/public_dev2 \
+        --changes --show python_q06
+
+The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
+arms embed the windows here), so ``current`` stays the first stage before window scoring.
 
 Levers:
 - fusion: distribution sum (the default), max, reciprocal rank, "complete" (a chunk missing from a
@@ -29,6 +34,12 @@ Levers:
   leg and fused, the distinct documents and mean characters per chunk in each top 10, and, for the
   questions the peer has in its top 10 and we do not, at which word piece of each pipeline's
   relevant chunk the expected string starts (MiniLM reads the first 256).
+- structure: window scores that spare a chunk's first window: (first + best window) / 2; the first window
+  alone where the chunk starts with a heading line (Markdown, AsciiDoc, an underlined title), else
+  (first + best) / 2; a chunk's dense part the larger of its normalised scores in the first-window list and
+  the (first + best) / 2 list (never below today's); (first + best) / 2 only for chunks BM25 lists; and
+  first + (best - first) / 4 (what ``window_scoring = "blend"`` ships). ``--show ID``: that question's top 12
+  under each arm, with each chunk's first and best window and which window scored.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
@@ -43,6 +54,7 @@ Levers:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -59,6 +71,29 @@ from ragplugins.eval import metrics  # noqa: E402
 from ragplugins.search import _distribution_normalised  # noqa: E402
 
 DEPTH = 50
+# The index the levers are scored on: the first stage as it was before window scoring (its chunks and
+# first-window vectors; the window arms embed the windows themselves).
+FIRST_WINDOW = {"window_scoring": "off"}
+
+# A heading line in the markup the readers give: Markdown ATX (``# Title``), AsciiDoc one-line titles
+# (``== Title``), or a title over an underline of one repeated punctuation character at least about as long
+# (reStructuredText, AsciiDoc two-line titles, a manual page's ``NAME`` / ``----``), with or without an overline.
+_ATX = re.compile(r"(#{1,6}|={1,5})[ \t]+\S")
+_RULE = re.compile(r"([=\-~^\"'`#*+:._])\1{2,}[ \t]*")
+
+
+def starts_with_heading(text: str) -> bool:
+    """Whether a chunk's content begins with a heading line (it opens a section)."""
+    lines = text.lstrip("\r\n").splitlines()[:3]
+    if not lines:
+        return False
+    first = lines[0].strip()
+    if _ATX.match(first):
+        return True
+    if _RULE.fullmatch(first) and len(lines) == 3 and lines[1].strip() and _RULE.fullmatch(lines[2].strip()):
+        return True
+    return (bool(first) and len(lines) > 1 and _RULE.fullmatch(lines[1].strip()) is not None
+            and len(lines[1].strip()) >= max(3, len(first) - 2))
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -156,10 +191,13 @@ def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
-    p.add_argument("--lever", choices=["fusion", "impute", "weights", "windows", "diagnose"], required=True)
+    p.add_argument("--lever", required=True,
+                   choices=["fusion", "impute", "weights", "windows", "structure", "diagnose"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
                    help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
+    p.add_argument("--show", action="append", default=[], metavar="ID",
+                   help="structure: print question ID's top 12 under each arm (ranks, legs, which window scored)")
     p.add_argument("--changes", action="store_true",
                    help="also list, per arm and corpus, the questions whose R@10 differs from the current arm's")
     args = p.parse_args(argv)
@@ -176,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.corpus:
         paths, gold = corpus_with_extra(name, args.extra_dev)
         rows = [r for r in gold if in_split(r, args.split)]
-        nodes = ragplugins_nodes(name, paths, embed, {})
+        nodes = ragplugins_nodes(name, paths, embed, FIRST_WINDOW)
         texts = [n.get_content() for n in nodes]
         docs = [str(n.ref_doc_id) for n in nodes]
         vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))
@@ -189,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             unread = np.asarray([len(tok(n.get_content(MetadataMode.EMBED), add_special_tokens=False)["input_ids"])
                                  > inner._model.max_seq_length - 2 for n in nodes])
             print(f"{name}: {unread.mean():.0%} of {len(nodes)} chunks longer than the embedder reads", flush=True)
-        if args.lever == "windows":
+        if args.lever in ("windows", "structure"):
             tok = inner._model.tokenizer
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
                                 embed.get_text_embedding_batch(window_texts(tok, n))] if window_texts(tok, n) else [v]
@@ -203,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
             # One vector per chunk halfway between today's (its first window) and embed_windows' (the mean).
             half = unit(np.stack([unit(w[0]) + unit(unit(np.stack(w)).mean(0)) for w in per_chunk]))
             windows = (owner, every, mean, lead, half)
+            headed = np.asarray([starts_with_heading(t) for t in texts])
+            if args.lever == "structure":
+                print(f"{name}: {headed.sum()} of {len(nodes)} chunks start with a heading line", flush=True)
         scored: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for row in rows:
             # Called within this iteration only, so the row it reads is the current one.
@@ -249,6 +290,19 @@ def main(argv: list[str] | None = None) -> int:
                                       "each leg x how far its best stands out": (share, 1 - share),
                                       "BM25 x 1.5": (1.0, 1.5), "dense x 1.5": (1.5, 1.0)}.items():
                     scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
+            elif args.lever == "structure":
+                owner, every = windows[0], windows[1]
+                per_window = every @ q
+                best = np.full(len(nodes), -1.0)
+                np.maximum.at(best, owner, per_window)
+                half = (dense + best) / 2
+                arms = structure_arms(dense, half, bm, headed)
+                for arm, order in arms.items():
+                    if arm != "current (distribution sum)":  # scored above
+                        scored[arm].append(score(order))
+                if row.id in args.show:
+                    names = [str(n.metadata.get("file_name", n.ref_doc_id)) for n in nodes]
+                    show(row, arms, texts, names, dense, best, bm, headed, owner, per_window)
             else:
                 owner, every, mean, lead, half = windows
                 best = np.full(len(nodes), -1.0)
@@ -268,12 +322,76 @@ def main(argv: list[str] | None = None) -> int:
                 moved = [f"{'+' if v[1] > c[1] else '-'}{row.id}"
                          for row, v, c in zip(rows, values, now) if v[1] != c[1]]
                 print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
+                if args.lever == "structure":
+                    shifted = [f"{row.id} {c[0]:.2f}->{v[0]:.2f}" for row, v, c in zip(rows, values, now)
+                               if abs(v[0] - c[0]) > 1e-9]
+                    print(f"{name}: {arm}: nDCG@10 changed on {', '.join(shifted) or 'none'}", flush=True)
     print(f"\n{args.lever}, {args.split} split, nDCG@10 / R@10\n")
     print("| arm | " + " | ".join(args.corpus) + " |")
     print("|---|" + "---|" * len(args.corpus))
     for arm, per in table.items():
         print(f"| {arm} | " + " | ".join(f"{per[n][0]:.3f} / {per[n][1]:.3f}" for n in args.corpus) + " |")
     return 0
+
+
+def structure_arms(dense: np.ndarray, half: np.ndarray, bm: np.ndarray, headed: np.ndarray) -> dict[str, list[int]]:
+    """The fused orders of the structure lever's arms (``half``: (first + best window) / 2 per chunk)."""
+    by_heading = np.where(headed, dense, half)
+    return {
+        "current (distribution sum)": fuse([(dense, 1.0), (bm, 1.0)]),
+        "(first + best window) / 2": fuse([(half, 1.0), (bm, 1.0)]),
+        "first window where the chunk starts with a heading, else (first + best) / 2": fuse([(by_heading, 1.0),
+                                                                                               (bm, 1.0)]),
+        "dense part = max(first-window list's, (first + best) / 2 list's), each normalised on its own top 50":
+            fuse_max_dense([dense, half], bm),
+        "the same with the heading rule for the window list": fuse_max_dense([dense, by_heading], bm),
+        # Less of the later windows' evidence: first + w (best - first), w = 0 today, 0.5 the arm above.
+        "first + (best - first) / 4": fuse([(dense + (half - dense) / 2, 1.0), (bm, 1.0)]),
+        # The leg that read the whole chunk (BM25) must list it before its later windows count.
+        "(first + best) / 2 only for chunks in the BM25 top 50, else first window":
+            fuse([(np.where(in_top(bm, DEPTH), half, dense), 1.0), (bm, 1.0)]),
+    }
+
+
+def in_top(scores: np.ndarray, depth: int) -> np.ndarray:
+    """A mask of the chunks a leg lists (its top ``depth`` with a score above 0)."""
+    mask = np.zeros(len(scores), dtype=bool)
+    order = np.argsort(-scores, kind="stable")[:depth]
+    mask[order[scores[order] > 0]] = True
+    return mask
+
+
+def fuse_max_dense(denses: list[np.ndarray], bm: np.ndarray) -> list[int]:
+    """Like ``fuse`` (distribution sum), but the dense part of a chunk is the larger of its normalised scores in
+    several dense lists (each its own top 50): a chunk's dense part is never below what the first list gives it."""
+    orders = [[int(i) for i in np.argsort(-d, kind="stable")[:DEPTH]] for d in denses]
+    sparse_order = [int(i) for i in np.argsort(-bm, kind="stable")[:DEPTH] if bm[i] > 0]
+    dense_part: dict[int, float] = {}
+    for d, order in zip(denses, orders):
+        for i, v in zip(order, _distribution_normalised([float(d[i]) for i in order])):
+            dense_part[i] = max(dense_part.get(i, 0.0), v)
+    fused: dict[int, float] = defaultdict(float, dense_part)
+    for i, v in zip(sparse_order, _distribution_normalised([float(bm[i]) for i in sparse_order])):
+        fused[i] += v
+    first_rank = {i: r for r, i in enumerate(orders[0])}
+    return sorted(fused, key=lambda i: (-fused[i], first_rank.get(i, 10**9)))
+
+
+def show(row, arms: dict[str, list[int]], texts, docs, dense, best, bm, headed, owner, per_window) -> None:
+    """One question's top 12 under each arm: rank, relevant?, document, first-window and best-window cosine
+    (and which window), BM25, heading, the chunk's opening."""
+    dense_rank = {int(i): r for r, i in enumerate(np.argsort(-dense, kind="stable"), 1)}
+    half_rank = {int(i): r for r, i in enumerate(np.argsort(-(dense + best) / 2, kind="stable"), 1)}
+    bm_rank = {int(i): r for r, i in enumerate(np.argsort(-bm, kind="stable"), 1)}
+    print(f"\n{row.id}: {row.query!r} expects {row.expected}")
+    for arm, order in arms.items():
+        print(f"  {arm}")
+        for r, i in enumerate(order[:12], 1):
+            windows = per_window[owner == i]
+            print(f"    {r:2d} {'*' if metrics.is_relevant(texts[i], row.expected) else ' '} {docs[i][-28:]:28s} "
+                  f"first {dense[i]:.3f} (#{dense_rank[i]}) best {best[i]:.3f} (window {int(np.argmax(windows))} "
+                  f"of {len(windows)}; half #{half_rank[i]}) bm25 {bm[i]:.2f} (#{bm_rank[i] if bm[i] > 0 else '-'}) "
+                  f"{'H' if headed[i] else ' '} {texts[i][:50]!r}")
 
 
 def gold_word_piece(tokenizer, nodes, row) -> str:
@@ -298,7 +416,7 @@ def diagnose(name: str, embed, tokenizer, split: str, extra_dev: Path | None = N
 
     paths, gold = corpus_with_extra(name, extra_dev)
     rows = [r for r in gold if in_split(r, split)]
-    nodes = ragplugins_nodes(name, paths, embed, {})
+    nodes = ragplugins_nodes(name, paths, embed, FIRST_WINDOW)
     texts = [n.get_content() for n in nodes]
     docs = [str(n.ref_doc_id) for n in nodes]
     vectors = unit(np.asarray([n.embedding for n in nodes], dtype=np.float32))

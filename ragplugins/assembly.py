@@ -140,7 +140,8 @@ class Assembly(AppPart):
         index = index or self.index()
         core, ctx = self.config.core, self.context(index)
         return search.HybridRetriever(ctx.store, ctx.embed_query, top_k=top_k or core.top_k, mode=core.retrieval,
-                                      filters=filters, fusion_depth=core.fusion_depth, fusion=core.fusion)
+                                      filters=filters, fusion_depth=core.fusion_depth, fusion=core.fusion,
+                                      window_scoring=core.window_scoring)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
                   filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None) -> RagRetriever:

@@ -245,7 +245,10 @@ class Indexing(AppPart):
             parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
         parsers.append(self.splitter())
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
-        embed = WindowedEmbedding(embed_model=self.embed_model) if self.config.core.embed_windows else self.embed_model
+        core = self.config.core
+        embed = (WindowedEmbedding(embed_model=self.embed_model, mean_vector=core.embed_windows,
+                                   keep_windows=core.window_scoring == "blend")
+                 if core.embed_windows or core.window_scoring == "blend" else self.embed_model)
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,

@@ -1,7 +1,8 @@
 """Store-agnostic retrieval primitives shared by the plugins.
 
 - :class:`HybridRetriever`: dense + BM25, each leg's scores normalised by their own
-  distribution and summed (or reciprocal-rank fusion, k = 60).
+  distribution and summed (or reciprocal-rank fusion, k = 60). With ``window_scoring = "blend"`` the
+  dense leg scores chunks by their windows (:func:`window_dense_search`, ``ragplugins.windows``).
   The BM25 leg is the store adapter's own keyword search where it has one, else :mod:`ragplugins.sparse`
   (today on every built-in store). Each result keeps its dense cosine and its
   rank in each leg (``ragplugins.nodes.annotation``).
@@ -17,6 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
@@ -55,6 +57,51 @@ def dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[floa
             for i, n in enumerate(results)]
 
 
+def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[float], k: int,
+                        filters: MetadataFilters | None = None) -> list[NodeWithScore]:
+    """Dense top-k by window scoring (``ragplugins.windows.WindowIndex``: first window's cosine plus a
+    share of the way to the best window's), over the window vectors kept with every chunk; filtered like
+    the store's own search. An index written without them: the store's own dense search."""
+    from ragplugins.windows import WindowIndex
+
+    windows = index_cache.cache.get(store, "ragplugins.windows", lambda: WindowIndex.build(store))
+    if not windows.complete or not windows.ids:
+        # None: an embedder whose windows are unknown (not sentence-transformers) or an index written before
+        # window scoring, as documented; some: a mix worth a warning.
+        _note_once(store, logging.WARNING if windows.ids else logging.INFO,
+                   "ragplugins: %s chunks of this index have window vectors: the dense leg reads first windows "
+                   "only; re-index (`ragplugins index PATH --reindex`) to score windows",
+                   "some" if windows.ids else "no")
+        return dense_search(store, query, query_embedding, k, filters)
+    scores = windows.scores(query_embedding)
+    order = iter(int(i) for i in np.argsort(-scores, kind="stable"))
+    out: list[NodeWithScore] = []
+    block = k
+    while len(out) < k:
+        picked = list(itertools.islice(order, block))
+        if not picked:
+            break
+        nodes = {n.node_id: n for n in store.get_nodes([windows.ids[i] for i in picked],
+                                                       [windows.locators[i] for i in picked])}
+        for i in picked:
+            node = nodes.get(windows.ids[i])
+            if node is not None and query_inputs.passes(node, filters) and len(out) < k:
+                nws = NodeWithScore(node=node, score=float(scores[i]))
+                out.append(annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws),
+                                    dense_window_score=float(scores[i]), dense_rank=len(out) + 1))
+        block = min(block * 4, 4096)
+    return out
+
+
+_noted: set[str] = set()
+
+
+def _note_once(store: StoreAdapter, level: int, message: str, *args: Any) -> None:
+    if store.index_id not in _noted:
+        _noted.add(store.index_id)
+        logger.log(level, message, *args)
+
+
 def invalidate(index: VectorStoreIndex) -> None:
     """Tell the sparse leg and every plugin's index-derived values that ``index`` changed."""
     index_cache.cache.invalidate(index.vector_store)
@@ -90,8 +137,9 @@ def sparse_search(store: StoreAdapter, query: str, k: int,
 
 
 def _leg_scores(results: list[NodeWithScore], leg: str) -> list[float]:
-    if leg == "dense_rank":
-        return [annotation(n).get("dense_cosine", n.score) or 0.0 for n in results]
+    if leg == "dense_rank":  # the window score where the dense leg scored windows, else the cosine
+        return [annotation(n).get("dense_window_score", annotation(n).get("dense_cosine", n.score)) or 0.0
+                for n in results]
     return [n.score or 0.0 for n in results]
 
 
@@ -136,10 +184,10 @@ class HybridRetriever(BaseRetriever):
 
     def __init__(self, store: StoreAdapter, embed_query: EmbedFn, top_k: int = 20,
                  mode: str = "hybrid", filters: MetadataFilters | None = None, fusion_depth: int = 50,
-                 fusion: str = "distribution", **kwargs: Any):
+                 fusion: str = "distribution", window_scoring: str = "off", **kwargs: Any):
         super().__init__(**kwargs)
         self.store, self.embed_query, self.top_k, self.mode, self.filters = store, embed_query, top_k, mode, filters
-        self.fusion_depth, self.fusion = fusion_depth, fusion
+        self.fusion_depth, self.fusion, self.window_scoring = fusion_depth, fusion, window_scoring
 
     @classmethod
     def class_name(cls) -> str:
@@ -155,8 +203,9 @@ class HybridRetriever(BaseRetriever):
             vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
+        search = window_dense_search if self.window_scoring == "blend" else dense_search
         with trace.timed("dense"):
-            dense = dense_search(self.store, query, embedding, depth, self.filters)
+            dense = search(self.store, query, embedding, depth, self.filters)
         if self.mode == "dense":
             return dense
         with trace.timed("sparse"):

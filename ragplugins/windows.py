@@ -1,10 +1,16 @@
 """Letting an embedder that reads only the start of a chunk see all of it.
 
 MiniLM reads 256 word pieces; a 512-token chunk of documentation has about 550, so the dense leg
-never sees the second half of most chunks. With ``embed_windows = true`` a chunk's vector is the mean
-of its windows' vectors: the chunk as usual (the embedder reads its start), then the text from
-where the embedder stopped, with the same metadata header in front, until the chunk is covered.
-One vector per chunk, so the store and the query side are unchanged.
+never sees the second half of most chunks. A chunk's windows: the chunk as usual (the embedder reads
+its start), then the text from where the embedder stopped, with the same metadata header in front,
+until the chunk is covered.
+
+- ``window_scoring = "blend"`` (the default): every window's vector is kept with its chunk (metadata
+  key ``ragplugins_windows``, hidden from the embedded and the LLM text), and the dense leg scores a
+  chunk by its first window's cosine plus a quarter of the way to its best window's
+  (:class:`WindowIndex`, in memory like the BM25 leg). The chunk's own vector stays its first window's.
+- ``embed_windows = true``: a chunk's vector is the mean of its windows' vectors (one vector per
+  chunk, so the query side is unchanged).
 
 An embedder whose tokenizer and input length cannot be found (not a sentence-transformers model) is
 left as it is: its vectors are the usual ones.
@@ -12,8 +18,9 @@ left as it is: its vectors are the usual ones.
 
 from __future__ import annotations
 
+import base64
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +28,23 @@ import numpy as np
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
+from ragplugins.nodes import hide_metadata
+
+WINDOWS_KEY = "ragplugins_windows"
+# How far a chunk's dense score moves from its first window's cosine toward its best window's. Measured
+# on dev (bench/sections/core.md, 2026-12-02): 0.5 lifts six corpora and loses a python question; 0.25
+# lifts six and lowers none.
+BEST_WINDOW_SHARE = 0.25
+
 
 def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
     """(tokenizer, word pieces read per text, special tokens excluded) of an embedder that names its
     model (``model_name``: a local folder or a Hub name in the local cache, with a ``tokenizer.json``)
     and its input length (``max_length``), as LlamaIndex's HuggingFaceEmbedding and the bundled ONNX
-    embedder do; else None."""
+    embedder do, or that wraps such an embedder (``wrapped_embed_model``); else None."""
+    wrapped = getattr(embed_model, "wrapped_embed_model", None)
+    if wrapped is not None:  # a wrapper (a cache, say) that embeds with another embedder: that one's reader
+        return embedder_reader(wrapped)
     name, length = getattr(embed_model, "model_name", None), getattr(embed_model, "max_length", None)
     if not isinstance(name, str) or not isinstance(length, int) or length < 8:
         return None
@@ -34,7 +52,10 @@ def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
     if not path.is_file():
         from huggingface_hub import try_to_load_from_cache
 
-        path = try_to_load_from_cache(name, "tokenizer.json")
+        try:
+            path = try_to_load_from_cache(name, "tokenizer.json")
+        except ValueError:  # not a Hub name (huggingface_hub's HFValidationError)
+            path = None
         if not isinstance(path, str):
             return None
     return _tokenizer(str(path)), length - 2  # [CLS] and [SEP]
@@ -63,11 +84,32 @@ def window_texts(tokenizer: Any, limit: int, node: BaseNode) -> list[str]:
     return [header + full[offsets[start][0]:] for start in range(limit, len(offsets), step)]
 
 
+def encode_windows(vectors: Sequence[Sequence[float]] | np.ndarray) -> str:
+    """A chunk's window vectors (first window first) as one metadata string: ``"<dim>:<base64 float32>"``."""
+    array = np.asarray(vectors, dtype=np.float32)
+    return f"{array.shape[1]}:{base64.b64encode(array.tobytes()).decode('ascii')}"
+
+
+def decode_windows(value: Any) -> np.ndarray | None:
+    """The window vectors (one row per window) ``encode_windows`` wrote, or None for anything else."""
+    if not isinstance(value, str) or ":" not in value:
+        return None
+    dim, _, data = value.partition(":")
+    try:
+        array = np.frombuffer(base64.b64decode(data), dtype=np.float32)
+        return array.reshape(-1, int(dim)) if int(dim) > 0 and array.size % int(dim) == 0 and array.size else None
+    except ValueError:
+        return None
+
+
 class WindowedEmbedding(TransformComponent):
-    """The embedder's own transformation, then each chunk longer than it reads re-embedded as the
-    mean of its windows' unit vectors (at the first vector's length)."""
+    """The embedder's own transformation, then each chunk's later windows embedded: kept with the chunk
+    (``keep_windows``, for window scoring) and/or averaged into its vector (``mean_vector``: the mean of its
+    windows' unit vectors, at the first vector's length)."""
 
     embed_model: Any = Field(description="The LlamaIndex embedder that embeds the chunks.")
+    mean_vector: bool = Field(True, description="Replace a chunk's vector by the mean of its windows' vectors.")
+    keep_windows: bool = Field(False, description=f"Keep every window's vector in metadata '{WINDOWS_KEY}'.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -83,16 +125,63 @@ class WindowedEmbedding(TransformComponent):
             for text in window_texts(*reader, node):
                 texts.append(text)
                 owners.append(position)
-        if not texts:
-            return nodes
         extra: dict[int, list[list[float]]] = {}
-        for position, vector in zip(owners, self.embed_model.get_text_embedding_batch(texts)):
+        vectors = self.embed_model.get_text_embedding_batch(texts) if texts else []
+        for position, vector in zip(owners, vectors):
             extra.setdefault(position, []).append(vector)
-        for position, vectors in extra.items():
-            node = nodes[position]
+        for position, node in enumerate(nodes):
             first = np.asarray(node.embedding, dtype=np.float64)
-            stack = np.asarray([first, *vectors], dtype=np.float64)
+            stack = np.asarray([first, *extra.get(position, [])], dtype=np.float64)
             stack /= np.linalg.norm(stack, axis=1, keepdims=True) + 1e-12
-            mean = stack.mean(axis=0)
-            node.embedding = (mean / (np.linalg.norm(mean) + 1e-12) * np.linalg.norm(first)).tolist()
+            if self.keep_windows:  # every chunk, one window or several: the query side needs them all
+                node.metadata[WINDOWS_KEY] = encode_windows(stack)
+                hide_metadata(node, [WINDOWS_KEY])
+            if self.mean_vector and position in extra:
+                mean = stack.mean(axis=0)
+                node.embedding = (mean / (np.linalg.norm(mean) + 1e-12) * np.linalg.norm(first)).tolist()
         return nodes
+
+
+class WindowIndex:
+    """Every stored chunk's window vectors in memory (built from the store's rows, like the BM25 leg), to
+    score chunks by their windows. ``complete``: every chunk has them (else the index was written without
+    window scoring, and the dense leg stays the store's own search)."""
+
+    def __init__(self, rows: Iterable[Any]):
+        self.ids: list[str] = []
+        self.locators: list[Any] = []
+        blocks: list[np.ndarray] = []
+        owners: list[int] = []
+        self.complete = True
+        for row in rows:
+            windows = decode_windows(row.metadata.get(WINDOWS_KEY))
+            if windows is None:
+                self.complete = False
+                continue
+            owners.extend([len(self.ids)] * len(windows))
+            self.ids.append(row.id)
+            self.locators.append(row.locator)
+            blocks.append(windows)
+        dims = {b.shape[1] for b in blocks}
+        if len(dims) > 1:
+            self.complete = False
+        self.vectors = np.concatenate(blocks) if blocks and len(dims) == 1 else np.zeros((0, 1), dtype=np.float32)
+        self.owner = np.asarray(owners, dtype=np.int64)
+        # Each chunk's first window: the first row it owns.
+        self.first = np.searchsorted(self.owner, np.arange(len(self.ids))) if len(self.ids) else self.owner
+
+    @classmethod
+    def build(cls, store: Any) -> WindowIndex:
+        """From ``store`` (a StoreAdapter), read without vectors."""
+        return cls(store.iter_chunk_rows([WINDOWS_KEY]))
+
+    def scores(self, query_embedding: Sequence[float], share: float = BEST_WINDOW_SHARE) -> np.ndarray:
+        """Per chunk (in ``ids`` order): first window's cosine + ``share`` x (best window's - first's)."""
+        query = np.asarray(query_embedding, dtype=np.float32)
+        if query.shape[0] != self.vectors.shape[1]:
+            raise ValueError(f"the query vector has {query.shape[0]} dimensions, the stored windows "
+                             f"{self.vectors.shape[1]}: index and query embedders differ")
+        cosines = self.vectors @ (query / (np.linalg.norm(query) + 1e-12))
+        best = np.maximum.reduceat(cosines, self.first)  # each chunk's windows are contiguous, first first
+        first = cosines[self.first]
+        return first + share * (best - first)

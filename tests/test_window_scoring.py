@@ -1,0 +1,133 @@
+"""Window scoring: the dense leg scores a chunk by its windows (first window's cosine plus a quarter of
+the way to its best window's), read from the window vectors kept with every chunk."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+from llama_index.core.schema import MetadataMode
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+import ragplugins
+from ragplugins.nodes import annotation
+from ragplugins.stores.base import ChunkRow
+from ragplugins.windows import (
+    BEST_WINDOW_SHARE,
+    WINDOWS_KEY,
+    WindowIndex,
+    decode_windows,
+    embedder_reader,
+    encode_windows,
+    window_texts,
+)
+
+FILLER = " ".join(f"The committee reviewed budget line {i} and approved it without changes." for i in range(21))
+FACT = "Tardigrades survive in outer space by entering a dried tun state."
+QUERY = "How do tardigrades survive in outer space?"
+OTHERS = {
+    "bread.txt": "Knead the dough for ten minutes, then let it rise in a warm place for an hour.",
+    "tyres.txt": "Check the tyre pressure of the car once a month and before long journeys.",
+    "chess.txt": "In chess, castling moves the king two squares toward a rook.",
+    "garden.txt": "Water tomato plants in the morning so their leaves dry before evening.",
+}
+
+
+def _corpus(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "minutes.txt").write_text(FILLER + " " + FACT)
+    for name, text in OTHERS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def _app(tmp_path: Path, embed, scoring: str, persist: str = "index"):
+    return ragplugins.load({"ragplugins": {"enable": [], "retrieval": "dense", "top_k": 5,
+                                           "window_scoring": scoring, "persist_dir": str(tmp_path / persist)}},
+                           embed_model=embed)
+
+
+def _names(result) -> list[str]:
+    return [n.node.metadata["file_name"] for n in result.final]
+
+
+def _cos(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def test_windows_round_trip_through_their_metadata_string():
+    vectors = np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32)
+    assert np.array_equal(decode_windows(encode_windows(vectors)), vectors)
+    assert decode_windows("not windows") is None and decode_windows(None) is None
+
+
+def test_a_chunk_scores_its_first_window_plus_a_quarter_of_the_way_to_its_best():
+    first, later = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    rows = [ChunkRow("long", "d1", "", {WINDOWS_KEY: encode_windows([first, later])}),
+            ChunkRow("short", "d2", "", {WINDOWS_KEY: encode_windows([[0.6, 0.8]])})]
+    windows = WindowIndex(rows)
+    scores = windows.scores([0.0, 1.0])
+    assert windows.complete and windows.ids == ["long", "short"]
+    assert scores[0] == pytest.approx(0.0 + BEST_WINDOW_SHARE * (1.0 - 0.0))  # first 0, best 1
+    assert scores[1] == pytest.approx(0.8)  # one window: its cosine
+    assert not WindowIndex([*rows, ChunkRow("old", "d3", "", {})]).complete
+
+
+def test_an_answer_past_what_the_embedder_reads_is_found_by_its_window(tmp_path, bundled_embed_model):
+    corpus = _corpus(tmp_path / "corpus")
+    found = {}
+    for scoring in ("off", "blend"):
+        rp = _app(tmp_path, bundled_embed_model, scoring, persist=scoring)
+        rp.index_paths([corpus])
+        found[scoring] = rp.search(QUERY)
+    # Read by its first window only, the chunk is budget minutes; its later window holds the answer.
+    assert _names(found["off"])[0] != "minutes.txt"
+    assert _names(found["blend"])[0] == "minutes.txt"
+    # The score is what the rule says, from the embedder's own vectors of the chunk's windows.
+    hit = found["blend"].final[0]
+    reader = embedder_reader(bundled_embed_model)
+    texts = [hit.node.get_content(MetadataMode.EMBED), *window_texts(*reader, hit.node)]
+    assert len(texts) >= 2
+    query = bundled_embed_model.get_query_embedding(QUERY)
+    cosines = [_cos(query, bundled_embed_model.get_text_embedding(t)) for t in texts]
+    expected = cosines[0] + BEST_WINDOW_SHARE * (max(cosines) - cosines[0])
+    assert annotation(hit)["dense_window_score"] == pytest.approx(expected, abs=1e-4)
+    assert annotation(hit)["dense_cosine"] == pytest.approx(cosines[0], abs=1e-4)  # still the chunk's own vector
+    # The window vectors never reach the embedded or the LLM text.
+    assert WINDOWS_KEY in hit.node.metadata
+    assert "ragplugins_windows" not in hit.node.get_content(MetadataMode.LLM)
+    assert "ragplugins_windows" not in hit.node.get_content(MetadataMode.EMBED)
+
+
+def test_window_scoring_keeps_the_callers_filters(tmp_path, bundled_embed_model):
+    rp = _app(tmp_path, bundled_embed_model, "blend")
+    rp.index_paths([_corpus(tmp_path / "corpus")])
+    only = MetadataFilters(filters=[MetadataFilter(key="file_name", value=["chess.txt", "garden.txt"],
+                                                   operator=FilterOperator.IN)])
+    assert sorted(_names(rp.search(QUERY, filters=only))) == ["chess.txt", "garden.txt"]
+
+
+def test_an_index_written_without_windows_is_searched_by_first_windows(tmp_path, bundled_embed_model, caplog):
+    corpus = _corpus(tmp_path / "corpus")
+    old = _app(tmp_path, bundled_embed_model, "off")
+    old.index_paths([corpus])
+    expected = _names(old.search(QUERY))
+    with caplog.at_level(logging.INFO, logger="ragplugins.search"):
+        assert _names(_app(tmp_path, bundled_embed_model, "blend").search(QUERY)) == expected
+    assert "re-index" in caplog.text
+
+
+def test_an_index_with_windows_for_only_some_chunks_warns_and_reads_first_windows(tmp_path, bundled_embed_model,
+                                                                                  caplog):
+    corpus = _corpus(tmp_path / "corpus")
+    _app(tmp_path, bundled_embed_model, "blend").index_paths([corpus])
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "kites.txt").write_text("Fly a kite on a windy day in an open field.")
+    _app(tmp_path, bundled_embed_model, "off").index_paths([tmp_path / "more"])  # no windows for this one
+    expected = _names(_app(tmp_path, bundled_embed_model, "off").search(QUERY))
+    with caplog.at_level(logging.WARNING, logger="ragplugins.search"):
+        assert _names(_app(tmp_path, bundled_embed_model, "blend").search(QUERY)) == expected
+    assert "some chunks of this index have window vectors" in caplog.text
