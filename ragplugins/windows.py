@@ -29,8 +29,8 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
 from ragplugins.nodes import hide_metadata
+from ragplugins.stores.base import WINDOWS_KEY
 
-WINDOWS_KEY = "ragplugins_windows"
 # How far a chunk's dense score moves from its first window's cosine toward its best window's. Measured
 # on dev (bench/sections/core.md, 2026-12-02): 0.5 lifts six corpora and loses a python question; 0.25
 # lifts six and lowers none.
@@ -156,8 +156,10 @@ class WindowIndex:
         for row in rows:
             windows = decode_windows(row.metadata.get(WINDOWS_KEY))
             if windows is None:
+                # One chunk without them decides (the dense leg reads first windows): stop reading, so an
+                # index written without windows costs one batch of rows, not a scan of the table.
                 self.complete = False
-                continue
+                break
             owners.extend([len(self.ids)] * len(windows))
             self.ids.append(row.id)
             self.locators.append(row.locator)

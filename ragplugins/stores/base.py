@@ -19,6 +19,10 @@ from ragplugins.errors import RagPluginsError
 
 DOC_HASH_KEY = "ragplugins_doc_hash"
 CHUNK_INDEX_KEY = "ragplugins_chunk_index"
+# Stored with each chunk for the core's own search (ragplugins.windows: every window's vector), not a
+# description of the chunk: left out where a plugin or a listing reads "all of a chunk's metadata".
+WINDOWS_KEY = "ragplugins_windows"
+CORE_ONLY_KEYS = frozenset({WINDOWS_KEY})
 # Written into every stored state envelope: what it is of, so a copy of another index's state is recognised.
 STATE_FORMAT = 1
 
@@ -177,11 +181,12 @@ class StoreAdapter:
 
     def iter_chunk_rows(self, metadata_keys: Sequence[str] | None = ()) -> Iterator[ChunkRow]:
         """Every stored chunk's id, document id, text and the given metadata keys (those it has; None:
-        all of its metadata), in stored order, without vectors: a store that can project columns
-        streams them."""
+        all of its metadata but the core's own, ``CORE_ONLY_KEYS``), in stored order, without vectors: a
+        store that can project columns streams them."""
         for n in self.iter_nodes():
             meta = n.metadata or {}
-            keys = meta if metadata_keys is None else [k for k in metadata_keys if k in meta]
+            keys = [k for k in meta if k not in CORE_ONLY_KEYS] if metadata_keys is None else \
+                [k for k in metadata_keys if k in meta]
             yield ChunkRow(n.node_id, n.ref_doc_id, n.get_content(), {k: meta[k] for k in keys})
 
     def iter_texts(self) -> Iterator[str]:
@@ -203,7 +208,8 @@ class StoreAdapter:
         nodes = sorted(self.iter_nodes(), key=lambda n: (n.ref_doc_id or "", n.metadata.get(CHUNK_INDEX_KEY) or 0))
         docs: dict[str, DocumentInfo] = {}
         for node in nodes:
-            info = docs.setdefault(node.ref_doc_id, DocumentInfo(node.ref_doc_id, dict(node.metadata)))
+            info = docs.setdefault(node.ref_doc_id, DocumentInfo(
+                node.ref_doc_id, {k: v for k, v in node.metadata.items() if k not in CORE_ONLY_KEYS}))
             info.node_ids.append(node.node_id)
         return docs
 

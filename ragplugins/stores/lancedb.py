@@ -16,7 +16,7 @@ from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragplugins.stores.base import CHUNK_INDEX_KEY, ChunkRow, DocumentInfo, StoreAdapter
+from ragplugins.stores.base import CHUNK_INDEX_KEY, CORE_ONLY_KEYS, ChunkRow, DocumentInfo, StoreAdapter
 
 if TYPE_CHECKING:
     from ragplugins.home import IndexHome
@@ -51,7 +51,8 @@ class LanceDBAdapter(StoreAdapter):
     def iter_chunk_rows(self, metadata_keys: Sequence[str] | None = ()) -> Iterator[ChunkRow]:
         store = self.vector_store  # the projected columns only, never the vectors, a batch at a time
         own = store.node_metadata_keys()
-        keys = own if metadata_keys is None else [k for k in metadata_keys if k in own]
+        keys = [k for k in own if k not in CORE_ONLY_KEYS] if metadata_keys is None else \
+            [k for k in metadata_keys if k in own]
         columns = {"id": "id", "doc": store.doc_id_key, "text": store.text_key, **{k: f"metadata.{k}" for k in keys}}
         for r in store.scan_rows(columns, with_row_id=True):
             yield ChunkRow(r["id"], r["doc"], r["text"] or "", {k: r[k] for k in keys if r[k] is not None},
@@ -70,7 +71,7 @@ class LanceDBAdapter(StoreAdapter):
 
     def list_documents(self) -> dict[str, DocumentInfo]:
         store = self.vector_store
-        keys = {k: f"metadata.{k}" for k in store.node_metadata_keys()}
+        keys = {k: f"metadata.{k}" for k in store.node_metadata_keys() if k not in CORE_ONLY_KEYS}
         rows = store.document_rows({"id": "id", "doc": store.doc_id_key, **keys})
         rows.sort(key=lambda r: (r["doc"], r.get(CHUNK_INDEX_KEY) or 0))
         docs: dict[str, DocumentInfo] = {}

@@ -56,7 +56,7 @@ class Postings:
 
     def __init__(self, keys: dict[str, int] | None = None, table: sparse.csr_array | None = None):
         self._keys = keys or {}
-        self._table = table if table is not None else sparse.csr_array((0, 0), dtype=np.bool_)
+        self._rows = table if table is not None else sparse.csr_array((0, 0), dtype=np.bool_)
 
     @classmethod
     def from_pairs(cls, keys: dict[str, int], key_ids: array, chunk_ids: array, n_chunks: int) -> Postings:
@@ -81,12 +81,12 @@ class Postings:
         row = self._keys.get(key)
         if row is None:
             return self.EMPTY
-        return self._table.indices[self._table.indptr[row]:self._table.indptr[row + 1]]
+        return self._rows.indices[self._rows.indptr[row]:self._rows.indptr[row + 1]]
 
     def count(self, key: str) -> int:
         """In how many chunks ``key`` stands (its document frequency)."""
         row = self._keys.get(key)
-        return 0 if row is None else int(self._table.indptr[row + 1] - self._table.indptr[row])
+        return 0 if row is None else int(self._rows.indptr[row + 1] - self._rows.indptr[row])
 
     def all_of(self, keys: Iterable[str]) -> np.ndarray:
         """The chunks holding every one of ``keys`` (none when ``keys`` is empty)."""
@@ -179,7 +179,7 @@ def _definitions(words: list[str], present: set[str]) -> list[list[str]]:
     phrases of 2 to MAX_ACRONYM alphabetic parts just before or just after an acronym are tried."""
     flat = [p for w in words for p in re.split(r"[_.\-]+", w) if p]
     lower = [p.lower() for p in flat]
-    spans = set()
+    spans: set[tuple[int, int]] = set()
     for j, part in enumerate(lower):
         if part in present:
             spans.update((j + 1, n) for n in range(2, MAX_ACRONYM + 1))
