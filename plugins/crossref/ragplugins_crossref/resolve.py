@@ -377,6 +377,7 @@ class Resolution:
 
     def __init__(self, profiles: dict[str, Profile], families: Sequence[ReferenceFamily], *,
                  aliases: dict[str, list[str]] | None = None, max_refs: int = 16, watch: bool = False):
+        self.profiles = profiles   # read here without noting: setting a document's claims reads no entry
         self.registry = Registry(profiles, aliases=aliases or {})
         self.families, self.max_refs, self.watch = families, max_refs, watch
         self._reads = self.registry.watch() if watch else Reads()
@@ -404,7 +405,7 @@ class Resolution:
                         for owner in sorted(_owner_docs(ref.qualifier, doc_id, self.registry, self.families)
                                             - {doc_id}):
                             claims[(ref.key, ref.caption, owner)] = None
-            self.registry.profiles[doc_id].claims = [list(claim) for claim in claims]
+            self.profiles[doc_id].claims = [list(claim) for claim in claims]
         finally:
             self._reads.into = None
 
