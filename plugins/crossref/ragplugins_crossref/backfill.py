@@ -68,7 +68,7 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
 
     if indexed and not records:
         # Every document is resolved again: streamed from the store, a document at a time (collection).
-        whole = resolve_stored(ctx.store, _chunk_counts(indexed), extractor, watch=True, write=ctx.update_metadata,
+        whole = resolve_stored(ctx.store, _chunk_ids(indexed), extractor, watch=True, write=ctx.update_metadata,
                                only=set(indexed))
         location.write(whole.records, made_with)
         _OUT_OF_LINE.discard(location.index_id)
@@ -138,8 +138,8 @@ def _read(ctx: Any, indexed: dict[str, Any], chunks: dict[str, list[BaseNode]], 
         chunks.setdefault(d, [])
 
 
-def _chunk_counts(indexed: dict[str, Any]) -> dict[str, int]:
-    return {d: len(info.node_ids) for d, info in indexed.items()}
+def _chunk_ids(indexed: dict[str, Any]) -> dict[str, list[str]]:
+    return {d: info.node_ids for d, info in indexed.items()}
 
 
 def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> Patches:
@@ -157,7 +157,7 @@ def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> Patches:
 def stale_references(ctx: Any, extractor: CrossrefExtractor) -> list[str]:
     """``ragplugins check``: chunks whose stored references differ from resolving the index as it is now
     (a write stopped before this step, or documents deleted by another program)."""
-    whole = resolve_stored(ctx.store, _chunk_counts(ctx.list_documents()), extractor, watch=False, write=None)
+    whole = resolve_stored(ctx.store, _chunk_ids(ctx.list_documents()), extractor, watch=False, write=None)
     if not whole.patched:
         return []
     _OUT_OF_LINE.add(ctx.index_id)

@@ -24,7 +24,7 @@ is the slowest part of the work.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,10 +95,10 @@ class CollectionResult:
     records: dict[str, DocRecord] = field(default_factory=dict)   # with ``watch``
 
 
-def whole_documents(rows: Iterable[ChunkRow], expected: Mapping[str, int],
+def whole_documents(rows: Iterable[ChunkRow], expected: Mapping[str, Sequence[str]],
                     only: set[str] | None = None) -> Iterator[tuple[str, list[ChunkRow]]]:
-    """Each document's rows (in the order they came), once its ``expected`` number of rows came; the rows
-    of a document ``expected`` does not list (or still missing some) at the end. ``only``: the documents
+    """Each document's rows (in the order they came), once as many came as it has ``expected`` chunk ids; the
+    rows of a document ``expected`` does not list (or still missing some) at the end. ``only``: the documents
     wanted (the others' rows are skipped); a row of a document already given (written since the store
     listed it) too."""
     waiting: dict[str, list[ChunkRow]] = {}
@@ -109,32 +109,34 @@ def whole_documents(rows: Iterable[ChunkRow], expected: Mapping[str, int],
             continue
         got = waiting.setdefault(doc_id, [])
         got.append(row)
-        if len(got) == expected.get(doc_id):
+        if len(got) == len(expected.get(doc_id, ())):
             given.add(doc_id)
             yield doc_id, waiting.pop(doc_id)
     yield from waiting.items()
 
 
-def resolve_stored(store: Any, expected: Mapping[str, int], extractor: CrossrefExtractor, *, watch: bool,
+def resolve_stored(store: Any, listed: Mapping[str, Sequence[str]], extractor: CrossrefExtractor, *, watch: bool,
                    write: Callable[[Patches], Any] | None, only: set[str] | None = None,
                    most: int | None = None) -> CollectionResult:
     """Resolve every stored document (``only`` those, when given) and patch (``write``, None: count only)
-    each chunk whose references or profile differ. ``expected``: chunks per document, as the store lists
-    them. ``watch``: also make each document's state record."""
+    each chunk whose references or profile differ. ``listed``: each document's chunk ids, as the store
+    lists them. ``watch``: also make each document's state record."""
     families = extractor.families
     docs: dict[str, _Document] = {}
     profiles: dict[str, Profile] = {}
-    for doc_id, rows in whole_documents(store.iter_chunk_rows(None), expected, only):
+    for doc_id, rows in whole_documents(store.iter_chunk_rows(None), listed, only):
         rows.sort(key=lambda r: reading_position(r.metadata))
+        # The listed id strings, not the rows' copies: a chunk id is held once however many hold it.
+        same = {i: i for i in listed.get(doc_id, ())}
         texts = [(r.id, r.text) for r in rows]
         profiles[doc_id] = build_profile(doc_id, texts, dict(rows[0].metadata), families)
         held = b"".join(held_digest(r.metadata.get(REFS_KEY)) for r in rows) + held_digest(rows[0].metadata.get(DOC_KEY))
-        docs[doc_id] = _Document(tuple(r.id for r in rows), doc_hash(rows[0].metadata),
+        docs[doc_id] = _Document(tuple(same.get(r.id, r.id) for r in rows), doc_hash(rows[0].metadata),
                                  capitalised_words(t for _, t in texts) if watch else frozenset(), held)
 
     steps = Resolution(profiles, families, aliases=extractor.aliases, max_refs=extractor.max_refs_per_chunk,
                        watch=watch)
-    for doc_id, rows in whole_documents(store.iter_chunk_rows(()), {d: len(doc.ids) for d, doc in docs.items()},
+    for doc_id, rows in whole_documents(store.iter_chunk_rows(()), {d: doc.ids for d, doc in docs.items()},
                                         set(docs)):
         doc = docs[doc_id]
         text = {r.id: r.text for r in rows}

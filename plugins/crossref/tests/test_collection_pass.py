@@ -135,9 +135,9 @@ def out_of_line(tmp_path, bundled_embed_model, deal_files, monkeypatch):
 
 def _streamed(ctx, extractor, rows=None, most=None):
     written: list[dict] = []
-    counts = {d: len(info.node_ids) for d, info in ctx.list_documents().items()}
+    listed = {d: info.node_ids for d, info in ctx.list_documents().items()}
     store = ctx.store if rows is None else SimpleNamespace(iter_chunk_rows=lambda keys: rows(ctx.store, keys))
-    result = collection.resolve_stored(store, counts, extractor, watch=True, write=written.append, most=most)
+    result = collection.resolve_stored(store, listed, extractor, watch=True, write=written.append, most=most)
     return written, result
 
 

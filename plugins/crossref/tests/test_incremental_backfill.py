@@ -85,8 +85,8 @@ def _out_of_line(rag):
     """What resolving the whole collection would patch (the backfill before it kept state)."""
     ctx = rag.context(rag.index())
     patches: dict = {}
-    counts = {d: len(info.node_ids) for d, info in ctx.list_documents().items()}
-    collection.resolve_stored(ctx.store, counts, plugin.extractor(rag.config.for_plugin("crossref"), ctx),
+    listed = {d: info.node_ids for d, info in ctx.list_documents().items()}
+    collection.resolve_stored(ctx.store, listed, plugin.extractor(rag.config.for_plugin("crossref"), ctx),
                               watch=False, write=patches.update)
     return patches
 
