@@ -63,9 +63,10 @@ def _app(location: Path):
 
 def build(location: Path, chunks: int, batch_docs: int) -> dict:
     """The index as a Ray build's workers leave it, before the driver's after-index step."""
+    from synth import iter_documents
+
     import ragplugins_crossref.plugin as plugin
     import ragplugins_crossref.transform as transform
-    from synth import iter_documents
 
     transform.CrossrefExtractor._index_id = lambda self: None   # type: ignore[method-assign]
     transform.stored_profiles = lambda ctx, exclude=frozenset(): {}
@@ -119,7 +120,8 @@ def main() -> None:
         return
 
     def child(kind: str, location: Path, crossref: Path, what: str = "after_index") -> dict:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(crossref), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        path = [str(crossref), str(ROOT), os.environ.get("PYTHONPATH", "")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
         out = subprocess.run([sys.executable, __file__, "--child", kind, "--dir", str(location), "--chunks",
                               str(args.chunks), "--batch-docs", str(args.batch_docs), "--what", what],
                              env=env, check=True, capture_output=True, text=True).stdout

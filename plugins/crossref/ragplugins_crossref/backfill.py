@@ -19,7 +19,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode
 
 from ragplugins import api
-from ragplugins_crossref.collection import PatchGroups, Patches, resolve_stored
+from ragplugins_crossref.collection import Patches, PatchGroups, resolve_stored
 from ragplugins_crossref.corpus_state import Change, DocRecord, StateLocation, changes, take_extracted
 from ragplugins_crossref.resolve import DOC_KEY, Annotation
 from ragplugins_crossref.scan import Profile

@@ -130,7 +130,8 @@ def resolve_stored(store: Any, listed: Mapping[str, Sequence[str]], extractor: C
         same = {i: i for i in listed.get(doc_id, ())}
         texts = [(r.id, r.text) for r in rows]
         profiles[doc_id] = build_profile(doc_id, texts, dict(rows[0].metadata), families)
-        held = b"".join(held_digest(r.metadata.get(REFS_KEY)) for r in rows) + held_digest(rows[0].metadata.get(DOC_KEY))
+        held = b"".join(held_digest(r.metadata.get(REFS_KEY)) for r in rows)
+        held += held_digest(rows[0].metadata.get(DOC_KEY))
         docs[doc_id] = _Document(tuple(same.get(r.id, r.id) for r in rows), doc_hash(rows[0].metadata),
                                  capitalised_words(t for _, t in texts) if watch else frozenset(), held)
 

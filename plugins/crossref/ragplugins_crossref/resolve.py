@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +53,8 @@ class Reads:
 
     def note(self, table: str, key: Any) -> None:
         if self.into is not None:
-            self.into.add(entry_key(table, key))
+            # Interned: many documents read the same entries, and every document's set is kept in the state.
+            self.into.add(sys.intern(entry_key(table, key)))
 
 
 def entry_key(table: str, key: Any) -> str:

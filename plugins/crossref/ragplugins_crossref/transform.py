@@ -74,8 +74,8 @@ def doc_record(content_hash: str, chunk_ids: Iterable[str], profile: Profile, re
 def doc_records(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, DocRecord]:
     """The state records of annotated documents (``ann`` made with ``watch=True``)."""
     texts = chunk_texts(docs)
-    return {d: doc_record(doc_hash(chunks[0].metadata), (n.node_id for n in chunks), ann.profiles[d], ann.reads.get(d, ()),
-                          capitalised_words(t for _, t in texts[d]))
+    return {d: doc_record(doc_hash(chunks[0].metadata), (n.node_id for n in chunks), ann.profiles[d],
+                          ann.reads.get(d, ()), capitalised_words(t for _, t in texts[d]))
             for d, chunks in docs.items()}
 
 

@@ -12,10 +12,9 @@ import pytest
 
 import ragplugins_crossref.backfill as backfill_module
 import ragplugins_crossref.transform as transform_module
-from ragplugins_crossref import collection
 from ragplugins.api import StoreAdapter
 from ragplugins.testing import make_rag
-from ragplugins_crossref import plugin
+from ragplugins_crossref import collection, plugin
 from ragplugins_crossref.corpus_state import NAME, PLUGIN, StateLocation
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY
 
