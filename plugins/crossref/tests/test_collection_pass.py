@@ -292,3 +292,14 @@ def test_memory_does_not_grow_with_the_collections_text(out_of_line):
     assert found == ["crossref: 200 chunks of 50 documents hold references out of line with the index; "
                      "'ragplugins check --repair' resolves them again"]
     assert peak < text_bytes / 4, f"peak {peak:,} bytes for {text_bytes:,} bytes of text"
+
+
+def test_a_document_is_given_once_all_its_listed_rows_came():
+    listed = {"a": ["a1", "a2"], "b": ["b1"]}
+    rows = [ChunkRow(i, d, "x", {}) for i, d in [("a1", "a"), ("u1", None), ("b1", "b"), ("a2", "a"), ("a3", "a"),
+                                                ("c1", "c")]]
+    got = [(d, [r.id for r in rs]) for d, rs in collection.whole_documents(rows, listed)]
+    # The unlisted ones (a chunk without a document is its own) at the end; a row of a document given
+    # already (written since it was listed) is not a second document.
+    assert got == [("b", ["b1"]), ("a", ["a1", "a2"]), ("u1", ["u1"]), ("c", ["c1"])]
+    assert [d for d, _ in collection.whole_documents(rows, listed, only={"a", "c"})] == ["a", "c"]
