@@ -7,7 +7,8 @@ deleted document goes back to ``null``. Only metadata changes (through
 
 Only the documents a write can affect are read and resolved again: those it wrote, and those
 whose references depend on what it changed (corpus_state). Their result is what resolving the
-whole collection gives; ``stale_references`` (``ragplugins check``) still resolves every chunk.
+whole collection gives. When no record vouches for any document, and for ``stale_references``
+(``ragplugins check``), every chunk is resolved again, streamed from the store (collection).
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import BaseNode
 
 from ragplugins import api
+from ragplugins_crossref.collection import Patches, PatchGroups, resolve_stored
 from ragplugins_crossref.corpus_state import Change, DocRecord, StateLocation, changes, take_extracted
-from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Annotation, dump_refs
+from ragplugins_crossref.resolve import DOC_KEY, Annotation
 from ragplugins_crossref.scan import Profile
 from ragplugins_crossref.transform import (
     CrossrefExtractor,
+    chunk_metadata,
     doc_records,
     group_by_document,
     is_partial,
@@ -32,8 +35,6 @@ from ragplugins_crossref.transform import (
 # Indexes ``stale_references`` found out of line in this process: the next after-index step (check
 # --repair's) resolves every document, whatever the state says.
 _OUT_OF_LINE: set[str] = set()
-# Chunks one metadata update patches at most (their metadata is read into memory: about 150 MB).
-PATCH_GROUP_CHUNKS = 50_000
 
 
 def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], deleted: list[str]) -> int:
@@ -64,6 +65,16 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
                 if d in batch and info is not None and r.doc_hash == (info.doc_hash or "") \
                         and set(r.node_ids) == set(info.node_ids):
                     records[d], base_of[d] = r, len(bases) - 1
+
+    if indexed and not records:
+        # Every document is resolved again: streamed from the store, a document at a time (collection).
+        whole = resolve_stored(ctx.store, _chunk_ids(indexed), extractor, watch=True, write=ctx.update_metadata,
+                               only=set(indexed))
+        location.write(whole.records, made_with)
+        _OUT_OF_LINE.discard(location.index_id)
+        api.record("crossref", "backfill", updated=whole.patched, documents=len(indexed), resolved=whole.resolved,
+                   from_state=state is not None, deleted=list(deleted))
+        return whole.patched
 
     profiles = {d: r.profile for d, r in records.items()}
     chunks: dict[str, list[BaseNode]] = {d: batch[d] for d in batch if d in indexed}
@@ -102,8 +113,10 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
             break
 
     patches = _patches_for(resolved, ann) if ann is not None else {}
-    for group in _whole_documents(resolved, patches):
-        ctx.update_metadata(group)
+    groups = PatchGroups(ctx.update_metadata)
+    for doc_chunks in resolved.values():
+        groups.add({n.node_id: patches[n.node_id] for n in doc_chunks if n.node_id in patches})
+    groups.flush()
     kept = {d: r for d, r in records.items() if d not in tried}   # those tried and holding no text are dropped
     if ann is not None:
         kept.update(doc_records(resolved, ann))
@@ -115,68 +128,38 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
 
 
 def _read(ctx: Any, indexed: dict[str, Any], chunks: dict[str, list[BaseNode]], doc_ids: set[str]) -> None:
-    """Add the stored chunks of ``doc_ids`` not in ``chunks`` yet (every chunk in one pass when that is all)."""
+    """Add the stored chunks of ``doc_ids`` not in ``chunks`` yet."""
     missing = [d for d in doc_ids if d not in chunks]
     if not missing:
         return
-    if len(missing) == len(indexed):
-        nodes = stored_chunks(ctx)
-    else:
-        nodes = ctx.store.get_nodes([n for d in missing for n in indexed[d].node_ids])
-    for node in nodes:
+    for node in ctx.store.get_nodes([n for d in missing for n in indexed[d].node_ids]):
         chunks.setdefault(node.ref_doc_id or node.node_id, []).append(node)
     for d in missing:
         chunks.setdefault(d, [])
 
 
-def stored_chunks(ctx: Any) -> list[TextNode]:
-    """Every stored chunk as a text node without its vector: resolving reads text and metadata only, and
-    a million chunks' vectors would not fit beside them."""
-    return [TextNode(id_=r.id, text=r.text, metadata=r.metadata,
-                     relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=r.doc_id)} if r.doc_id else {})
-            for r in ctx.store.iter_chunk_rows(None)]
+def _chunk_ids(indexed: dict[str, Any]) -> dict[str, list[str]]:
+    return {d: info.node_ids for d, info in indexed.items()}
 
 
-def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, dict[str, str]]:
+def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> Patches:
     """The metadata each chunk of ``docs`` should hold after ``ann``, where it differs from what it holds."""
-    patches: dict[str, dict[str, str]] = {}
+    patches: Patches = {}
     for doc_id, doc_chunks in docs.items():
         for i, node in enumerate(doc_chunks):
-            want = {REFS_KEY: dump_refs(ann.refs.get(node.node_id, []))}
-            if i == 0:
-                want[DOC_KEY] = ann.profiles[doc_id].to_json()
+            want = chunk_metadata(ann.refs.get(node.node_id, []), ann.profiles[doc_id] if i == 0 else None)
             diff = {k: v for k, v in want.items() if node.metadata.get(k) != v}
             if diff:
                 patches[node.node_id] = diff
     return patches
 
 
-def _whole_documents(docs: dict[str, list[BaseNode]], patches: dict[str, dict[str, str]],
-                     most: int = PATCH_GROUP_CHUNKS) -> list[dict[str, dict[str, str]]]:
-    """``patches`` in groups of whole documents of up to ``most`` chunks, one metadata update each: a
-    reader sees each document's references all before or all after, and a group's metadata fits in memory."""
-    groups: list[dict[str, dict[str, str]]] = [{}]
-    for chunks in docs.values():
-        mine = {n.node_id: patches[n.node_id] for n in chunks if n.node_id in patches}
-        if groups[-1] and len(groups[-1]) + len(mine) > most:
-            groups.append({})
-        groups[-1].update(mine)
-    return [g for g in groups if g]
-
-
-def _patches(ctx: Any, extractor: CrossrefExtractor) -> tuple[dict[str, dict[str, str]], dict]:
-    """The metadata each stored chunk should hold after resolving the whole collection, where it differs."""
-    docs, metadata = group_by_document(stored_chunks(ctx))
-    ann = run_annotation(docs, metadata, extractor.families, {}, extractor.aliases, extractor.max_refs_per_chunk)
-    return _patches_for(docs, ann), docs
-
-
 def stale_references(ctx: Any, extractor: CrossrefExtractor) -> list[str]:
     """``ragplugins check``: chunks whose stored references differ from resolving the index as it is now
     (a write stopped before this step, or documents deleted by another program)."""
-    patches, docs = _patches(ctx, extractor)
-    if not patches:
+    whole = resolve_stored(ctx.store, _chunk_ids(ctx.list_documents()), extractor, watch=False, write=None)
+    if not whole.patched:
         return []
     _OUT_OF_LINE.add(ctx.index_id)
-    return [f"crossref: {len(patches)} chunks of {len(docs)} documents hold references out of line with the "
-            "index; 'ragplugins check --repair' resolves them again"]
+    return [f"crossref: {whole.patched} chunks of {whole.documents} documents hold references out of line with "
+            "the index; 'ragplugins check --repair' resolves them again"]

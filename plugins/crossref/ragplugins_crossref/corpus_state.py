@@ -26,6 +26,7 @@ import json
 import logging
 import posixpath
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -52,7 +53,8 @@ _NOT_LOWER_WORD = re.compile(r"(?<![^\W_])[^\W_a-z][^\W_]*")
 def capitalised_words(texts: Iterable[str]) -> frozenset[str]:
     """The words (lower-cased) written with a capital or a digit first: the only ones a document name
     found in these texts can be made of (``names.written_as_name``), stop words aside."""
-    return frozenset(t.lower() for text in texts for t in _NOT_LOWER_WORD.findall(text)
+    # Interned: most documents share most of their words, and every document's set is kept in the state.
+    return frozenset(sys.intern(t.lower()) for text in texts for t in _NOT_LOWER_WORD.findall(text)
                      if t[0].isupper() or t[0].isdigit())
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +53,8 @@ class Reads:
 
     def note(self, table: str, key: Any) -> None:
         if self.into is not None:
-            self.into.add(entry_key(table, key))
+            # Interned: many documents read the same entries, and every document's set is kept in the state.
+            self.into.add(sys.intern(entry_key(table, key)))
 
 
 def entry_key(table: str, key: Any) -> str:
@@ -368,6 +370,62 @@ class Annotation:
         return {(chunk_doc[c], r["target"]) for c, rs in self.refs.items() for r in rs if r["target"]}
 
 
+class Resolution:
+    """Resolving a collection's references in the steps ``annotate`` takes, one document at a time:
+    ``scan`` every document's chunks, then ``claim`` each one's labels written with their owner,
+    then ``claims_done``, then ``resolve`` each. Whether the chunks are held in memory (``annotate``)
+    or streamed from the store (``collection``), the result is the same.
+    ``watch``: note, per document, the registry entries its references depend on (``noted``)."""
+
+    def __init__(self, profiles: dict[str, Profile], families: Sequence[ReferenceFamily], *,
+                 aliases: dict[str, list[str]] | None = None, max_refs: int = 16, watch: bool = False):
+        self.profiles = profiles   # read here without noting: setting a document's claims reads no entry
+        self.registry = Registry(profiles, aliases=aliases or {})
+        self.families, self.max_refs, self.watch = families, max_refs, watch
+        self._reads = self.registry.watch() if watch else Reads()
+        self.noted: dict[str, set[str]] = {}
+
+    def _noting(self, doc_id: str) -> None:
+        self._reads.into = self.noted.setdefault(doc_id, set()) if self.watch else None
+
+    def scan(self, doc_id: str, texts: Iterable[tuple[str, str]]) -> list[tuple[str, list[RawRef]]]:
+        """[(chunk id, its raw references)] of one document's chunks [(chunk id, text)]."""
+        self._noting(doc_id)
+        try:
+            return [(cid, self.registry.scan(text, self.families)) for cid, text in texts]
+        finally:
+            self._reads.into = None
+
+    def claim(self, doc_id: str, scanned: Iterable[tuple[str, list[RawRef]]]) -> None:
+        """Set the document's claims ("Exhibit C of the Acquisition Agreement" says whose Exhibit C it is)."""
+        self._noting(doc_id)
+        try:
+            claims: dict[tuple[str, str, str], None] = {}   # a dict: ordered, and membership in constant time
+            for _, raws in scanned:
+                for ref in raws:
+                    if ref.kind == "label" and ref.qualifier is not None:
+                        for owner in sorted(_owner_docs(ref.qualifier, doc_id, self.registry, self.families)
+                                            - {doc_id}):
+                            claims[(ref.key, ref.caption, owner)] = None
+            self.profiles[doc_id].claims = [list(claim) for claim in claims]
+        finally:
+            self._reads.into = None
+
+    def claims_done(self) -> None:
+        """After every document's ``claim``: labels resolve against every other document's claims."""
+        self.registry.refresh_claims()
+
+    def resolve(self, doc_id: str, scanned: Iterable[tuple[str, list[RawRef]]]) -> dict[str, list[dict[str, Any]]]:
+        """{chunk id: its reference records, capped} for the scanned chunks of one document."""
+        self._noting(doc_id)
+        try:
+            return {cid: cap_refs([rec for ref in raws for rec in resolve_ref(ref, doc_id, self.registry,
+                                                                             self.families)], self.max_refs)
+                    for cid, raws in scanned}
+        finally:
+            self._reads.into = None
+
+
 def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, dict],
              families: Sequence[ReferenceFamily], *, stored: dict[str, Profile] | None = None,
              aliases: dict[str, list[str]] | None = None, max_refs: int = 16, watch: bool = False) -> Annotation:
@@ -375,35 +433,16 @@ def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, di
     order}) against themselves plus the ``stored`` profiles of documents indexed earlier.
     ``watch``: also note, per document, the registry entries its references depend on."""
     profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families) for d, chunks in documents.items()}
-    registry = Registry({**(stored or {}), **profiles}, aliases=aliases or {})
-    reads = registry.watch() if watch else Reads()
-    noted: dict[str, set[str]] = {d: set() for d in documents} if watch else {}
-    scanned: dict[str, list[tuple[str, list[RawRef]]]] = {}
-    for d, texts in documents.items():
-        reads.into = noted.get(d)
-        scanned[d] = [(cid, registry.scan(text, families)) for cid, text in texts]
-    # Claims first ("Exhibit C of the Acquisition Agreement" says whose Exhibit C it is), so that
-    # every document's labels resolve against every other document's claims.
+    steps = Resolution({**(stored or {}), **profiles}, families, aliases=aliases, max_refs=max_refs, watch=watch)
+    scanned = {d: steps.scan(d, texts) for d, texts in documents.items()}
     for d, raw_chunks in scanned.items():
-        reads.into = noted.get(d)
-        claims: dict[tuple[str, str, str], None] = {}   # a dict: ordered, and membership in constant time
-        for _, raws in raw_chunks:
-            for ref in raws:
-                if ref.kind == "label" and ref.qualifier is not None:
-                    for owner in sorted(_owner_docs(ref.qualifier, d, registry, families) - {d}):
-                        claims[(ref.key, ref.caption, owner)] = None
-        profiles[d].claims = [list(claim) for claim in claims]
-    reads.into = None
-    registry.refresh_claims()
-    refs = {}
+        steps.claim(d, raw_chunks)
+    steps.claims_done()
+    refs: dict[str, list[dict[str, Any]]] = {}
     for d, raw_chunks in scanned.items():
-        reads.into = noted.get(d)
-        for cid, raws in raw_chunks:
-            recs = [rec for ref in raws for rec in resolve_ref(ref, d, registry, families)]
-            refs[cid] = cap_refs(recs, max_refs)
-    reads.into = None
+        refs.update(steps.resolve(d, raw_chunks))
     first = {d: chunks[0][0] for d, chunks in documents.items() if chunks}
-    return Annotation(profiles=profiles, refs=refs, first_chunk=first, reads=noted)
+    return Annotation(profiles=profiles, refs=refs, first_chunk=first, reads=steps.noted)
 
 
 def dump_refs(records: list[dict[str, Any]]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, cast
 
@@ -27,10 +27,14 @@ def is_partial(profile_json: Any) -> bool:
     return isinstance(profile_json, str) and PARTIAL in profile_json
 
 
-def chunk_position(node: BaseNode) -> tuple:
+def reading_position(metadata: Mapping[str, Any], start_char: int | None = None) -> tuple:
     """Reading order of a chunk in its document: the core's chunk index, else its character offset."""
-    index = node.metadata.get(api.CHUNK_INDEX_KEY)
-    return (index if isinstance(index, int) else -1, cast(TextNode, node).start_char_idx or 0)
+    index = metadata.get(api.CHUNK_INDEX_KEY)
+    return (index if isinstance(index, int) else -1, start_char or 0)
+
+
+def chunk_position(node: BaseNode) -> tuple:
+    return reading_position(node.metadata, cast(TextNode, node).start_char_idx)
 
 
 def group_by_document(nodes: Sequence[BaseNode]) -> tuple[dict[str, list[BaseNode]], dict[str, dict]]:
@@ -56,13 +60,32 @@ def run_annotation(docs: dict[str, list[BaseNode]], metadata: dict[str, dict], f
                     watch=watch)
 
 
+def doc_hash(first_metadata: Mapping[str, Any]) -> str:
+    """A document's content hash, from its first chunk's metadata ("" when it has none)."""
+    return str(first_metadata.get(api.DOC_HASH_KEY) or "")
+
+
+def doc_record(content_hash: str, chunk_ids: Iterable[str], profile: Profile, reads: Iterable[str],
+               capitals: frozenset[str]) -> DocRecord:
+    """The state record of one annotated document."""
+    return DocRecord(content_hash, tuple(sorted(chunk_ids)), profile, frozenset(reads), capitals)
+
+
 def doc_records(docs: dict[str, list[BaseNode]], ann: Annotation) -> dict[str, DocRecord]:
     """The state records of annotated documents (``ann`` made with ``watch=True``)."""
     texts = chunk_texts(docs)
-    return {d: DocRecord(str(chunks[0].metadata.get(api.DOC_HASH_KEY) or ""), tuple(sorted(n.node_id for n in chunks)),
-                         ann.profiles[d], frozenset(ann.reads.get(d, ())),
-                         capitalised_words(t for _, t in texts[d]))
+    return {d: doc_record(doc_hash(chunks[0].metadata), (n.node_id for n in chunks), ann.profiles[d],
+                          ann.reads.get(d, ()), capitalised_words(t for _, t in texts[d]))
             for d, chunks in docs.items()}
+
+
+def chunk_metadata(refs: list[dict[str, Any]], profile: Profile | None) -> dict[str, str]:
+    """What a chunk holds after annotation: its references, and on a document's first chunk (``profile``
+    given) the document's profile."""
+    want = {REFS_KEY: dump_refs(refs)}
+    if profile is not None:
+        want[DOC_KEY] = profile.to_json()
+    return want
 
 
 def stored_profiles(ctx: Any, exclude: AbstractSet[str] = frozenset()) -> dict[str, Profile]:

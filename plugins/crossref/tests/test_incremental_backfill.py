@@ -14,7 +14,7 @@ import ragplugins_crossref.backfill as backfill_module
 import ragplugins_crossref.transform as transform_module
 from ragplugins.api import StoreAdapter
 from ragplugins.testing import make_rag
-from ragplugins_crossref import plugin
+from ragplugins_crossref import collection, plugin
 from ragplugins_crossref.corpus_state import NAME, PLUGIN, StateLocation
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY
 
@@ -83,7 +83,11 @@ def _stored(rag):
 def _out_of_line(rag):
     """What resolving the whole collection would patch (the backfill before it kept state)."""
     ctx = rag.context(rag.index())
-    return backfill_module._patches(ctx, plugin.extractor(rag.config.for_plugin("crossref"), ctx))[0]
+    patches: dict = {}
+    listed = {d: info.node_ids for d, info in ctx.list_documents().items()}
+    collection.resolve_stored(ctx.store, listed, plugin.extractor(rag.config.for_plugin("crossref"), ctx),
+                              watch=False, write=patches.update)
+    return patches
 
 
 @pytest.fixture
@@ -91,23 +95,25 @@ def resolved_docs(monkeypatch):
     """The documents each backfill read and resolved again, the calls that read every chunk, and the
     reads of whole nodes (vectors too) from the store, which resolving never needs."""
     seen: dict[str, list] = {"resolved": [], "all_nodes": 0, "node_reads": 0, "node_reads_per_step": []}
-    run, whole_read, iter_nodes = backfill_module.run_annotation, backfill_module.stored_chunks, \
+    run, whole_read, iter_nodes = backfill_module.run_annotation, backfill_module.resolve_stored, \
         StoreAdapter.iter_nodes
 
     def counting_run(docs, *args, **kwargs):
         seen["resolved"].append(set(docs))
         return run(docs, *args, **kwargs)
 
-    def counting_all(ctx):
+    def counting_all(*args, **kwargs):
         seen["all_nodes"] += 1
-        return whole_read(ctx)
+        result = whole_read(*args, **kwargs)
+        seen["resolved"].append(set(result.records))
+        return result
 
     def counting_nodes(self):
         seen["node_reads"] += 1
         return iter_nodes(self)
 
     monkeypatch.setattr(backfill_module, "run_annotation", counting_run)
-    monkeypatch.setattr(backfill_module, "stored_chunks", counting_all)
+    monkeypatch.setattr(backfill_module, "resolve_stored", counting_all)
     monkeypatch.setattr(StoreAdapter, "iter_nodes", counting_nodes)
     return seen
 
@@ -224,13 +230,20 @@ def test_capitalised_words_are_the_words_a_name_can_be_written_with():
 def test_patches_are_written_in_groups_of_whole_documents():
     """A large backfill is several metadata updates (each group's rows are read into memory whole), and
     no document is split between two: a reader sees its references all before or all after."""
-    from llama_index.core.schema import TextNode
+    docs = {d: [f"{d}-{i}" for i in range(n)] for d, n in [("a", 3), ("b", 2), ("c", 4)]}
+    patches = {c: {REFS_KEY: "[]"} for chunks in docs.values() for c in chunks if c != "b-0"}
 
-    docs = {d: [TextNode(id_=f"{d}-{i}", text="x") for i in range(n)] for d, n in [("a", 3), ("b", 2), ("c", 4)]}
-    patches = {n.node_id: {REFS_KEY: "[]"} for chunks in docs.values() for n in chunks if n.node_id != "b-0"}
-    groups = backfill_module._whole_documents(docs, patches, most=4)
-    assert [sorted(g) for g in groups] == [["a-0", "a-1", "a-2", "b-1"], ["c-0", "c-1", "c-2", "c-3"]]
-    assert backfill_module._whole_documents(docs, patches, most=2) == [
-        {k: patches[k] for k in ("a-0", "a-1", "a-2")}, {"b-1": patches["b-1"]},
-        {k: patches[k] for k in ("c-0", "c-1", "c-2", "c-3")}]
-    assert backfill_module._whole_documents(docs, {}) == []
+    def grouped(most):
+        written: list[dict] = []
+        groups = collection.PatchGroups(written.append, most)
+        for chunks in docs.values():
+            groups.add({c: patches[c] for c in chunks if c in patches})
+        groups.flush()
+        assert groups.written == sum(len(g) for g in written)
+        return written
+
+    assert [sorted(g) for g in grouped(4)] == [["a-0", "a-1", "a-2", "b-1"], ["c-0", "c-1", "c-2", "c-3"]]
+    assert grouped(2) == [{k: patches[k] for k in ("a-0", "a-1", "a-2")}, {"b-1": patches["b-1"]},
+                          {k: patches[k] for k in ("c-0", "c-1", "c-2", "c-3")}]
+    patches.clear()
+    assert grouped(4) == []
