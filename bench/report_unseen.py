@@ -1,7 +1,9 @@
 """Write bench/sections/unseen.md from the JSON of bench_firststage.py and bench_unseen.py.
 
-    python bench/report_unseen.py   # reads bench/results/firststage/{public_git,python_postgres,window_scoring_test}.json
-                                    # and bench/results/unseen/both.json
+    python bench/report_unseen.py
+
+It reads bench/results/firststage/{public_git,python_postgres,window_scoring_test}.json and
+bench/results/unseen/both.json.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ def main() -> None:
         test = now_test.get(corpus, {}).get(OURS, {}).get("splits", {}).get("test")
         if off and test:
             arms[OURS] = {"splits": {"dev": off["dev"]["off"], "test": test}}
-            drift = abs(off["test"]["off"]["ndcg@10"] - test["ndcg@10"]) + abs(off["test"]["off"]["recall@10"] - test["recall@10"])
+            drift = (abs(off["test"]["off"]["ndcg@10"] - test["ndcg@10"])
+                     + abs(off["test"]["off"]["recall@10"] - test["recall@10"]))
             if drift > 1e-9:
                 drifted.append(corpus)
     out = [HEAD]
