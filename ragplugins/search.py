@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,24 +74,31 @@ def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequen
                    "some" if windows.ids else "no")
         return dense_search(store, query, query_embedding, k, filters)
     scores = windows.scores(query_embedding)
-    order = iter(int(i) for i in np.argsort(-scores, kind="stable"))
+    ranked = ((int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable"))
+    out = stored_winners(store, ranked, windows.ids, windows.locators, k, filters)
+    return [annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws), dense_window_score=nws.score,
+                     dense_rank=rank) for rank, nws in enumerate(out, start=1)]
+
+
+def stored_winners(store: StoreAdapter, ranked: Iterator[tuple[int, float]], ids: Sequence[str],
+                   locators: Sequence[Any], k: int, filters: MetadataFilters | None) -> list[NodeWithScore]:
+    """The first ``k`` of ``ranked`` ((position, score), best first; ``ids[position]`` the chunk) that
+    are stored and pass ``filters``, read from the store a growing block at a time: an in-memory leg
+    keeps no nodes, and with filters the same in-memory semantics as the core's check of plugin results
+    (nested groups included) apply until k pass."""
     out: list[NodeWithScore] = []
     block = k
     while len(out) < k:
-        picked = list(itertools.islice(order, block))
-        if not picked:
+        hits = list(itertools.islice(ranked, block))
+        if not hits:
             break
-        nodes = {n.node_id: n for n in store.get_nodes([windows.ids[i] for i in picked],
-                                                       [windows.locators[i] for i in picked])}
-        for i in picked:
-            node = nodes.get(windows.ids[i])
+        nodes = {n.node_id: n for n in store.get_nodes([ids[i] for i, _ in hits], [locators[i] for i, _ in hits])}
+        for i, score in hits:
+            node = nodes.get(ids[i])
             if node is not None and query_inputs.passes(node, filters) and len(out) < k:
-                nws = NodeWithScore(node=node, score=float(scores[i]))
-                out.append(annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws),
-                                    dense_window_score=float(scores[i]), dense_rank=len(out) + 1))
+                out.append(NodeWithScore(node=node, score=score))
         block = min(block * 4, 4096)
     return out
-
 
 _noted: set[str] = set()
 
@@ -117,23 +124,7 @@ def sparse_search(store: StoreAdapter, query: str, k: int,
     from ragplugins import sparse
 
     model = index_cache.cache.get(store, "ragplugins.sparse", lambda: sparse.build(store))
-    ranked = model.ranked(query)
-    out: list[NodeWithScore] = []
-    # The winners are read from the store a block at a time; with filters, the same in-memory filter
-    # semantics as the core's check of plugin results (nested groups included), until k pass.
-    block = k
-    while len(out) < k:
-        hits = list(itertools.islice(ranked, block))
-        if not hits:
-            break
-        nodes = {n.node_id: n for n in store.get_nodes([model.ids[i] for i, _ in hits],
-                                                       [model.locators[i] for i, _ in hits])}
-        for i, score in hits:
-            node = nodes.get(model.ids[i])
-            if node is not None and query_inputs.passes(node, filters) and len(out) < k:
-                out.append(NodeWithScore(node=node, score=score))
-        block = min(block * 4, 4096)
-    return out
+    return stored_winners(store, model.ranked(query), model.ids, model.locators, k, filters)
 
 
 def _leg_scores(results: list[NodeWithScore], leg: str) -> list[float]:
