@@ -100,6 +100,7 @@ def stored_winners(store: StoreAdapter, ranked: Iterator[tuple[int, float]], ids
         block = min(block * 4, 4096)
     return out
 
+
 _noted: set[str] = set()
 
 

@@ -151,7 +151,7 @@ class WindowIndex:
         self.ids: list[str] = []
         self.locators: list[Any] = []
         blocks: list[np.ndarray] = []
-        owners: list[int] = []
+        counts: list[int] = []
         self.complete = True
         for row in rows:
             windows = decode_windows(row.metadata.get(WINDOWS_KEY))
@@ -160,7 +160,7 @@ class WindowIndex:
                 # index written without windows costs one batch of rows, not a scan of the table.
                 self.complete = False
                 break
-            owners.extend([len(self.ids)] * len(windows))
+            counts.append(len(windows))
             self.ids.append(row.id)
             self.locators.append(row.locator)
             blocks.append(windows)
@@ -168,9 +168,9 @@ class WindowIndex:
         if len(dims) > 1:
             self.complete = False
         self.vectors = np.concatenate(blocks) if blocks and len(dims) == 1 else np.zeros((0, 1), dtype=np.float32)
-        self.owner = np.asarray(owners, dtype=np.int64)
-        # Each chunk's first window: the first row it owns.
-        self.first = np.searchsorted(self.owner, np.arange(len(self.ids))) if len(self.ids) else self.owner
+        # Each chunk's first window: its windows are stacked in order, first first.
+        per_chunk = np.asarray(counts, dtype=np.int64)
+        self.first = np.cumsum(per_chunk) - per_chunk
 
     @classmethod
     def build(cls, store: Any) -> WindowIndex:
