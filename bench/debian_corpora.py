@@ -20,6 +20,18 @@ The subset rules were written down before any question was written or any code r
 - ``python``: the Sphinx sources of the Library Reference,
   ``/usr/share/doc/python3.11/html/_sources/library/*.rst.txt`` (317 files; they cite each other
   with ``:mod:``/``:ref:`` roles). The other parts of the manual are left out.
+
+Added 2026-12-02 as held-out corpora (chosen before any question was written; nothing was tuned on them
+before their dev/test split was committed):
+
+- ``policy``: the Debian Policy Manual's HTML chapters and appendices,
+  ``/usr/share/doc/debian-policy/policy.html/{ch,ap}-*.html`` (Sphinx HTML, one file per chapter; they cite
+  each other as "Section 10.4" hyperlinks into another chapter's file). The index, search and general-index
+  pages are left out.
+- ``manpages``: the Linux man-pages project's sections 5 and 7 (package ``manpages``), every page under
+  ``/usr/share/man/man5`` and ``man7`` that the package installs as a real page (not a symbolic link or a
+  ``.so`` include), rendered to plain text by man-db (``man --nh --nj -l``, 100 columns, ``col -b``) as
+  ``<name>.<section>.txt``; they cite each other as ``signal(7)``.
 """
 
 from __future__ import annotations
@@ -38,11 +50,14 @@ DEFAULT_OUT = ROOT / "bench" / "corpora-debian"
 GIT_DOC = Path("/usr/share/doc/git-doc")
 POSTGRES_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
 PYTHON_SOURCES = Path("/usr/share/doc/python3.11/html/_sources/library")
+POLICY_HTML = Path("/usr/share/doc/debian-policy/policy.html")
 
 CORPORA = {
     "git": ("git-doc", "every *.txt in /usr/share/doc/git-doc"),
     "postgres": ("postgresql-doc-15", "sql.html and admin.html and every page their tables of contents link to"),
     "python": ("python3.11-doc", "every _sources/library/*.rst.txt of /usr/share/doc/python3.11/html"),
+    "policy": ("debian-policy", "every ch-*.html and ap-*.html of /usr/share/doc/debian-policy/policy.html"),
+    "manpages": ("manpages", "every real page of man5 and man7 the package installs, rendered by man-db to text"),
 }
 
 
@@ -82,6 +97,28 @@ def _postgres_files() -> list[Path]:
     return [chosen[name] for name in sorted(chosen)]
 
 
+def _manual_pages() -> list[Path]:
+    listed = subprocess.run(["dpkg", "-L", "manpages"], capture_output=True, text=True, check=True).stdout
+    pages = []
+    for line in listed.splitlines():
+        path = Path(line)
+        if path.parent.name in ("man5", "man7") and path.parent.parent == Path("/usr/share/man") \
+                and path.is_file() and not path.is_symlink():
+            pages.append(path)
+    return sorted(pages)
+
+
+def _render_manual_page(page: Path) -> str | None:
+    """The page as man-db shows it, in plain text (None for a page that only includes another)."""
+    env = {"PATH": "/usr/bin:/bin", "MANWIDTH": "100", "LANG": "C.UTF-8", "MAN_KEEP_FORMATTING": ""}
+    head = subprocess.run(["zcat", "-f", str(page)], capture_output=True, text=True, check=True).stdout
+    if head.lstrip().startswith(".so "):
+        return None
+    shown = subprocess.run(["man", "--nh", "--nj", "-l", str(page)], capture_output=True, text=True, env=env,
+                           check=True).stdout
+    return subprocess.run(["col", "-b"], input=shown, capture_output=True, text=True, check=True).stdout
+
+
 def selected_files(corpus: str) -> list[Path]:
     if corpus == "git":
         return sorted(GIT_DOC.glob("*.txt"))
@@ -89,6 +126,10 @@ def selected_files(corpus: str) -> list[Path]:
         return _postgres_files()
     if corpus == "python":
         return sorted(PYTHON_SOURCES.glob("*.rst.txt"))
+    if corpus == "policy":
+        return sorted([*POLICY_HTML.glob("ch-*.html"), *POLICY_HTML.glob("ap-*.html")])
+    if corpus == "manpages":
+        return _manual_pages()
     raise SystemExit(f"unknown corpus '{corpus}'; known: {', '.join(CORPORA)}")
 
 
@@ -109,10 +150,18 @@ def build(corpus: str, out: Path) -> Path:
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
+    written = 0
     for path in files:
-        shutil.copy2(path, target / path.name)
-    source = {"corpus": corpus, "package": package, "version": version, "rule": rule, "files": len(files),
-              "bytes": sum(p.stat().st_size for p in files)}
+        if corpus == "manpages":
+            text = _render_manual_page(path)
+            if text is not None:
+                (target / (path.name.removesuffix(".gz") + ".txt")).write_text(text, encoding="utf-8")
+                written += 1
+        else:
+            shutil.copy2(path, target / path.name)
+            written += 1
+    source = {"corpus": corpus, "package": package, "version": version, "rule": rule, "files": written,
+              "bytes": sum(p.stat().st_size for p in target.iterdir())}
     # Kept beside the corpus, not inside it, so the indexer never reads it as a document.
     (out / f"{corpus}.SOURCE.json").write_text(json.dumps(source, indent=2) + "\n")
     return target
