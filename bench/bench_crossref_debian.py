@@ -34,9 +34,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import debian_corpora  # noqa: E402
+
 GOLD = HERE / "goldsets" / "debian"
 RESULTS = HERE / "results" / "crossref"
-CORPORA = ("git", "postgres", "python")
+CORPORA = tuple(debian_corpora.CORPORA)
 
 
 def chunks_of(corpus_dir: Path):
@@ -146,8 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show-misses", action="store_true")
     args = p.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    results = {c: measure(c, args.show_misses) for c in args.corpora}
-    (RESULTS / "debian_extraction.json").write_text(json.dumps(results, indent=1))
+    out = RESULTS / "debian_extraction.json"
+    # Corpora measured before and not named this time keep their rows.
+    results = json.loads(out.read_text()) if out.exists() else {}
+    results.update({c: measure(c, args.show_misses) for c in args.corpora})
+    out.write_text(json.dumps(results, indent=1))
     return 0
 
 

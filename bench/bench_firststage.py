@@ -46,12 +46,13 @@ sys.path.insert(0, str(HERE))
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
 from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
 
+import debian_corpora  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
 from ragplugins.eval.corpora import bench_corpus  # noqa: E402
 from ragplugins.eval.gold import GoldRow, load_gold  # noqa: E402
 
 CACHE = HERE / ".cache"
-DEBIAN = ("git", "postgres", "python")
+DEBIAN = tuple(debian_corpora.CORPORA)  # git, postgres, python; policy and manpages held out since 2026-12-02
 PUBLIC = ("mixed", "docs", "acq", "acq+docs")
 K = 20
 
