@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -74,8 +75,10 @@ def norm(text: str) -> str:
 
 def score(rows: list[dict], refs_by_doc: dict[str, list[dict]], docs: set[str]) -> dict:
     def predicted(row):
-        cue = norm(row["cue"])
-        return {r["target"] for r in refs_by_doc.get(row["from"], []) if r["target"] and cue in norm(r["text"])}
+        # The cue as a whole name inside a reference's text: "session-keyring(7)" is not a reference to
+        # "user-session-keyring(7)".
+        cue = re.compile(r"(?<![\w-])" + re.escape(norm(row["cue"])) + r"(?!\w)")
+        return {r["target"] for r in refs_by_doc.get(row["from"], []) if r["target"] and cue.search(norm(r["text"]))}
 
     own = [r for r in rows if r["to"] == r["from"]]
     rows = [r for r in rows if r["to"] != r["from"]]
