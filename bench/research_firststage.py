@@ -337,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
 def structure_arms(dense: np.ndarray, half: np.ndarray, bm: np.ndarray, headed: np.ndarray) -> dict[str, list[int]]:
     """The fused orders of the structure lever's arms (``half``: (first + best window) / 2 per chunk)."""
     by_heading = np.where(headed, dense, half)
+    blend = dense + (half - dense) / 2
+    blend_order = fuse([(blend, 1.0), (bm, 1.0)])
     return {
         "current (distribution sum)": fuse([(dense, 1.0), (bm, 1.0)]),
         "(first + best window) / 2": fuse([(half, 1.0), (bm, 1.0)]),
@@ -350,6 +352,15 @@ def structure_arms(dense: np.ndarray, half: np.ndarray, bm: np.ndarray, headed: 
         # The leg that read the whole chunk (BM25) must list it before its later windows count.
         "(first + best) / 2 only for chunks in the BM25 top 50, else first window":
             fuse([(np.where(in_top(bm, DEPTH), half, dense), 1.0), (bm, 1.0)]),
+        # On top of the shipped blend: a leg's best hits kept near the top, or a chunk missing from the dense
+        # top 50 given the dense leg's bound instead of 0 (BM25 top hits the dense leg cannot see).
+        "blend, no chunk below 2 x its best leg rank": rank_bound(blend_order, leg_orders([blend, bm]), 2),
+        "blend, no chunk below 3 x its best leg rank": rank_bound(blend_order, leg_orders([blend, bm]), 3),
+        "blend, missing from the dense top 50: dense floor": fuse([(blend, 1.0), (bm, 1.0)], floor_for={0: None}),
+        "blend, reciprocal rank": fuse([(blend, 1.0), (bm, 1.0)], "rrf"),
+        "dense part = max(first-window list's, blend list's)": fuse_max_dense([dense, blend], bm),
+        "dense part = max(blend list's, (first + best) / 2 list's)": fuse_max_dense([blend, half], bm),
+        "dense part = max(first-window, blend, (first + best) / 2 lists')": fuse_max_dense([dense, blend, half], bm),
     }
 
 

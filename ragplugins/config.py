@@ -113,15 +113,17 @@ class CoreSettings(BaseModel):
                            "than a chunk holds (the bundled MiniLM reads 256 word pieces) sees all of it "
                            "(ragplugins.windows; sentence-transformers embedders). Costs about twice the embedding "
                            "time. Re-index (`ragplugins index PATH --reindex`) after changing it.")
-    window_scoring: Literal["blend", "off"] = Field(
-        "blend", description="The dense leg's score of a chunk longer than the embedder reads (the bundled MiniLM "
-                             "reads 256 word pieces of a ~550-piece chunk). 'blend': its first window's cosine plus "
-                             "a quarter of the way to its best window's (ragplugins.windows): every window's vector is "
-                             "kept with its chunk (512-token chunks: 2.4-2.8x the texts to embed, about 4 kB of store "
-                             "per window) and held in memory at query time, like the BM25 leg. 'off': the first "
-                             "window only (the store's own dense search; before 2026-12-02). Re-index after "
-                             "changing it; an index written without the windows is searched as 'off'. "
-                             "Sentence-transformers embedders only.")
+    window_scoring: Literal["either", "blend", "off"] = Field(
+        "either", description="The dense leg's score of a chunk longer than the embedder reads (the bundled MiniLM "
+                              "reads 256 word pieces of a ~550-piece chunk; ragplugins.windows). 'either': the better "
+                              "of the chunk's places in two rankings, by its first window's cosine and by the mean of "
+                              "its first and best windows' cosines, each normalised on its own top. 'blend': its first "
+                              "window's cosine plus a quarter of the way to its best window's. Both keep every "
+                              "window's vector with its chunk (512-token chunks: 2.4-2.8x the texts to embed, about "
+                              "4 kB of store per window) and hold them in memory at query time, like the BM25 leg. "
+                              "'off': the first window only (the store's own dense search). Re-index after changing "
+                              "'off' to another; an index written without the windows is searched as 'off'. "
+                              "Sentence-transformers embedders only.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "

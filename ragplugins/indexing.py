@@ -247,8 +247,8 @@ class Indexing(AppPart):
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
         core = self.config.core
         embed = (WindowedEmbedding(embed_model=self.embed_model, mean_vector=core.embed_windows,
-                                   keep_windows=core.window_scoring == "blend")
-                 if core.embed_windows or core.window_scoring == "blend" else self.embed_model)
+                                   keep_windows=core.window_scoring != "off")
+                 if core.embed_windows or core.window_scoring != "off" else self.embed_model)
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,

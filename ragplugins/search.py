@@ -1,8 +1,9 @@
 """Store-agnostic retrieval primitives shared by the plugins.
 
 - :class:`HybridRetriever`: dense + BM25, each leg's scores normalised by their own
-  distribution and summed (or reciprocal-rank fusion, k = 60). With ``window_scoring = "blend"`` the
-  dense leg scores chunks by their windows (:func:`window_dense_search`, ``ragplugins.windows``).
+  distribution and summed (or reciprocal-rank fusion, k = 60). With ``window_scoring`` "either" (the
+  default) or "blend" the dense leg scores chunks by their windows (:func:`window_dense_search`,
+  ``ragplugins.windows``).
   The BM25 leg is the store adapter's own keyword search where it has one, else :mod:`ragplugins.sparse`
   (today on every built-in store). Each result keeps its dense cosine and its
   rank in each leg (``ragplugins.nodes.annotation``).
@@ -58,10 +59,15 @@ def dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[floa
 
 
 def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[float], k: int,
-                        filters: MetadataFilters | None = None) -> list[NodeWithScore]:
-    """Dense top-k by window scoring (``ragplugins.windows.WindowIndex``: first window's cosine plus a
-    share of the way to the best window's), over the window vectors kept with every chunk; filtered like
-    the store's own search. An index written without them: the store's own dense search."""
+                        filters: MetadataFilters | None = None, scoring: str = "either") -> list[NodeWithScore]:
+    """The dense leg by window scoring (``ragplugins.windows``), over the window vectors kept with every
+    chunk; filtered like the store's own search. An index written without them: the store's own dense
+    search.
+
+    ``blend``: the top k by first window's cosine plus a share of the way to the best window's.
+    ``either``: the top k by first window's cosine and the top k by the mean of first and best windows'
+    cosines, each normalised by its own distribution; a chunk of both keeps the better part
+    (``dense_part``, which ``fuse`` adds as it is), best first: up to 2k chunks."""
     from ragplugins.windows import WindowIndex
 
     windows = index_cache.cache.get(store, "ragplugins.windows", lambda: WindowIndex.build(store))
@@ -73,11 +79,29 @@ def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequen
                    "only; re-index (`ragplugins index PATH --reindex`) to score windows",
                    "some" if windows.ids else "no")
         return dense_search(store, query, query_embedding, k, filters)
-    scores = windows.scores(query_embedding)
-    ranked = ((int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable"))
-    out = stored_winners(store, ranked, windows.ids, windows.locators, k, filters)
-    return [annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws), dense_window_score=nws.score,
-                     dense_rank=rank) for rank, nws in enumerate(out, start=1)]
+    if scoring == "blend":
+        scores = windows.scores(query_embedding)
+        out = stored_winners(store, _ranked(scores), windows.ids, windows.locators, k, filters)
+        return [annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws), dense_window_score=nws.score,
+                         dense_rank=rank) for rank, nws in enumerate(out, start=1)]
+    first, best = windows.first_and_best(query_embedding)
+    by_first, by_windows = (stored_winners(store, _ranked(s), windows.ids, windows.locators, k, filters)
+                            for s in (first, (first + best) / 2))
+    part: dict[str, float] = {}
+    chosen: dict[str, NodeWithScore] = {}
+    for hits in (by_first, by_windows):
+        for nws, value in zip(hits, _distribution_normalised([h.score or 0.0 for h in hits])):
+            chosen.setdefault(nws.node.node_id, nws)
+            part[nws.node.node_id] = max(part.get(nws.node.node_id, 0.0), value)
+    first_rank = {nws.node.node_id: rank for rank, nws in enumerate(by_first)}
+    order = sorted(part, key=lambda i: (-part[i], first_rank.get(i, len(first_rank)), i))
+    return [annotate(NodeWithScore(node=chosen[i].node, score=part[i]),
+                     dense_cosine=_dense_cosine(store, query_embedding, chosen[i]), dense_part=part[i],
+                     dense_rank=rank) for rank, i in enumerate(order, start=1)]
+
+
+def _ranked(scores: np.ndarray) -> Iterator[tuple[int, float]]:
+    return ((int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable"))
 
 
 def stored_winners(store: StoreAdapter, ranked: Iterator[tuple[int, float]], ids: Sequence[str],
@@ -156,6 +180,8 @@ def fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
     for leg, results in (("dense_rank", dense), ("sparse_rank", sparse)):
         if method == "rrf":
             parts = [1.0 / (rrf_k + rank) for rank in range(1, len(results) + 1)]
+        elif leg == "dense_rank" and results and all("dense_part" in annotation(n) for n in results):
+            parts = [annotation(n)["dense_part"] for n in results]  # already normalised (window scoring "either")
         else:
             parts = _distribution_normalised(_leg_scores(results, leg))
         for rank, (nws, part) in enumerate(zip(results, parts), start=1):
@@ -195,11 +221,13 @@ class HybridRetriever(BaseRetriever):
             vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
-        search = window_dense_search if self.window_scoring == "blend" else dense_search
         with trace.timed("dense"):
-            dense = search(self.store, query, embedding, depth, self.filters)
+            if self.window_scoring == "off":
+                dense = dense_search(self.store, query, embedding, depth, self.filters)
+            else:
+                dense = window_dense_search(self.store, query, embedding, depth, self.filters, self.window_scoring)
         if self.mode == "dense":
-            return dense
+            return dense[: self.top_k]
         with trace.timed("sparse"):
             try:
                 sparse = sparse_search(self.store, query, depth, self.filters)

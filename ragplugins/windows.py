@@ -5,10 +5,15 @@ never sees the second half of most chunks. A chunk's windows: the chunk as usual
 its start), then the text from where the embedder stopped, with the same metadata header in front,
 until the chunk is covered.
 
-- ``window_scoring = "blend"`` (the default): every window's vector is kept with its chunk (metadata
-  key ``ragplugins_windows``, hidden from the embedded and the LLM text), and the dense leg scores a
-  chunk by its first window's cosine plus a quarter of the way to its best window's
-  (:class:`WindowIndex`, in memory like the BM25 leg). The chunk's own vector stays its first window's.
+- ``window_scoring = "either"`` (the default) and ``"blend"``: every window's vector is kept with its chunk
+  (metadata key ``ragplugins_windows``, hidden from the embedded and the LLM text) and read into memory
+  at query time like the BM25 leg (:class:`WindowIndex`). ``either``: the dense leg ranks the chunks
+  twice, by their first window's cosine and by the mean of their first and best windows' cosines,
+  normalises each ranking's top on its own, and gives a chunk the better of its two places
+  (``ragplugins.search.window_dense_search``): a chunk whose opening matches keeps what the first
+  window gives it, and one whose answer lies past what the embedder reads is found by its window.
+  ``blend``: one score, the first window's cosine plus a quarter of the way to the best window's.
+  The chunk's own vector stays its first window's.
 - ``embed_windows = true``: a chunk's vector is the mean of its windows' vectors (one vector per
   chunk, so the query side is unchanged).
 
@@ -177,13 +182,17 @@ class WindowIndex:
         """From ``store`` (a StoreAdapter), read without vectors."""
         return cls(store.iter_chunk_rows([WINDOWS_KEY]))
 
-    def scores(self, query_embedding: Sequence[float], share: float = BEST_WINDOW_SHARE) -> np.ndarray:
-        """Per chunk (in ``ids`` order): first window's cosine + ``share`` x (best window's - first's)."""
+    def first_and_best(self, query_embedding: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Per chunk (in ``ids`` order): its first window's cosine and its best window's."""
         query = np.asarray(query_embedding, dtype=np.float32)
         if query.shape[0] != self.vectors.shape[1]:
             raise ValueError(f"the query vector has {query.shape[0]} dimensions, the stored windows "
                              f"{self.vectors.shape[1]}: index and query embedders differ")
         cosines = self.vectors @ (query / (np.linalg.norm(query) + 1e-12))
         best = np.maximum.reduceat(cosines, self.first)  # each chunk's windows are contiguous, first first
-        first = cosines[self.first]
+        return cosines[self.first], best
+
+    def scores(self, query_embedding: Sequence[float], share: float = BEST_WINDOW_SHARE) -> np.ndarray:
+        """Per chunk (in ``ids`` order): first window's cosine + ``share`` x (best window's - first's)."""
+        first, best = self.first_and_best(query_embedding)
         return first + share * (best - first)

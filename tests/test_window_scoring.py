@@ -1,5 +1,7 @@
-"""Window scoring: the dense leg scores a chunk by its windows (first window's cosine plus a quarter of
-the way to its best window's), read from the window vectors kept with every chunk."""
+"""Window scoring: the dense leg scores a chunk by its windows, read from the window vectors kept with every
+chunk: "either" (the default) gives a chunk the better of its places in the first-window ranking and the
+(first + best window) / 2 ranking; "blend" scores it by its first window's cosine plus a quarter of the way
+to its best window's."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from llama_index.core.schema import MetadataMode
+from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 import ragplugins
-from ragplugins.nodes import annotation
+from ragplugins.nodes import annotate, annotation
+from ragplugins.search import _distribution_normalised, fuse
 from ragplugins.stores.base import ChunkRow
 from ragplugins.windows import (
     BEST_WINDOW_SHARE,
@@ -76,23 +79,28 @@ def test_a_chunk_scores_its_first_window_plus_a_quarter_of_the_way_to_its_best()
     assert not WindowIndex([*rows, ChunkRow("old", "d3", "", {})]).complete
 
 
+def _window_cosines(embed, node, query) -> list[float]:
+    """The cosines of ``node``'s windows with ``query``, from the embedder's own vectors of the window texts."""
+    texts = [node.get_content(MetadataMode.EMBED), *window_texts(*embedder_reader(embed), node)]
+    return [_cos(query, embed.get_text_embedding(t)) for t in texts]
+
+
 def test_an_answer_past_what_the_embedder_reads_is_found_by_its_window(tmp_path, bundled_embed_model):
     corpus = _corpus(tmp_path / "corpus")
     found = {}
-    for scoring in ("off", "blend"):
+    for scoring in ("off", "blend", "either"):
         rp = _app(tmp_path, bundled_embed_model, scoring, persist=scoring)
         rp.index_paths([corpus])
         found[scoring] = rp.search(QUERY)
     # Read by its first window only, the chunk is budget minutes; its later window holds the answer.
     assert _names(found["off"])[0] != "minutes.txt"
     assert _names(found["blend"])[0] == "minutes.txt"
+    assert _names(found["either"])[0] == "minutes.txt"
     # The score is what the rule says, from the embedder's own vectors of the chunk's windows.
     hit = found["blend"].final[0]
-    reader = embedder_reader(bundled_embed_model)
-    texts = [hit.node.get_content(MetadataMode.EMBED), *window_texts(*reader, hit.node)]
-    assert len(texts) >= 2
     query = bundled_embed_model.get_query_embedding(QUERY)
-    cosines = [_cos(query, bundled_embed_model.get_text_embedding(t)) for t in texts]
+    cosines = _window_cosines(bundled_embed_model, hit.node, query)
+    assert len(cosines) >= 2
     expected = cosines[0] + BEST_WINDOW_SHARE * (max(cosines) - cosines[0])
     assert annotation(hit)["dense_window_score"] == pytest.approx(expected, abs=1e-4)
     assert annotation(hit)["dense_cosine"] == pytest.approx(cosines[0], abs=1e-4)  # still the chunk's own vector
@@ -102,8 +110,41 @@ def test_an_answer_past_what_the_embedder_reads_is_found_by_its_window(tmp_path,
     assert "ragplugins_windows" not in hit.node.get_content(MetadataMode.EMBED)
 
 
-def test_window_scoring_keeps_the_callers_filters(tmp_path, bundled_embed_model):
-    rp = _app(tmp_path, bundled_embed_model, "blend")
+def test_either_gives_each_chunk_the_better_of_its_two_normalised_places(tmp_path, bundled_embed_model):
+    rp = _app(tmp_path, bundled_embed_model, "either")
+    rp.index_paths([_corpus(tmp_path / "corpus")])
+    hits = rp.search(QUERY).final
+    assert len(hits) == 5  # every chunk: both rankings list all of them
+    query = bundled_embed_model.get_query_embedding(QUERY)
+    cosines = {h.node.node_id: _window_cosines(bundled_embed_model, h.node, query) for h in hits}
+    ids = list(cosines)
+    first = dict(zip(ids, _distribution_normalised([cosines[i][0] for i in ids])))
+    windows = dict(zip(ids, _distribution_normalised([(cosines[i][0] + max(cosines[i])) / 2 for i in ids])))
+    expected = {i: max(first[i], windows[i]) for i in ids}
+    assert [annotation(h)["dense_part"] for h in hits] == pytest.approx([expected[h.node.node_id] for h in hits],
+                                                                        abs=1e-4)
+    assert [h.node.node_id for h in hits] == sorted(ids, key=lambda i: -expected[i])
+    # The long chunk's first window alone would not put it first; its windows do.
+    top = hits[0].node
+    assert top.metadata["file_name"] == "minutes.txt" and windows[top.node_id] > first[top.node_id]
+
+
+def test_fusion_adds_a_dense_part_as_it_is():
+    from llama_index.core.schema import TextNode
+
+    def hit(name: str, score: float, **fields) -> NodeWithScore:
+        return annotate(NodeWithScore(node=TextNode(id_=name, text=name), score=score), **fields)
+
+    dense = [hit("a", 0.9, dense_part=0.2), hit("b", 0.1, dense_part=0.7)]
+    sparse = [hit("a", 3.0), hit("c", 1.0)]
+    fused = {n.node.node_id: n.score for n in fuse(dense, sparse, 3)}
+    bm25 = dict(zip("ac", _distribution_normalised([3.0, 1.0])))
+    assert fused == pytest.approx({"a": 0.2 + bm25["a"], "b": 0.7, "c": bm25["c"]})
+
+
+@pytest.mark.parametrize("scoring", ["either", "blend"])
+def test_window_scoring_keeps_the_callers_filters(tmp_path, bundled_embed_model, scoring):
+    rp = _app(tmp_path, bundled_embed_model, scoring)
     rp.index_paths([_corpus(tmp_path / "corpus")])
     only = MetadataFilters(filters=[MetadataFilter(key="file_name", value=["chess.txt", "garden.txt"],
                                                    operator=FilterOperator.IN)])
@@ -116,7 +157,7 @@ def test_an_index_written_without_windows_is_searched_by_first_windows(tmp_path,
     old.index_paths([corpus])
     expected = _names(old.search(QUERY))
     with caplog.at_level(logging.INFO, logger="ragplugins.search"):
-        assert _names(_app(tmp_path, bundled_embed_model, "blend").search(QUERY)) == expected
+        assert _names(_app(tmp_path, bundled_embed_model, "either").search(QUERY)) == expected
     assert "re-index" in caplog.text
 
 
