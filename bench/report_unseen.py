@@ -2,62 +2,71 @@
 
     python bench/report_unseen.py
 
-It reads bench/results/firststage/{public_git,python_postgres,window_scoring_test}.json and
-bench/results/unseen/both.json.
+It reads the peers' recorded runs (bench/results/firststage/{public_git,python_postgres,heldout_*}.json),
+the first stage's arms (either_both.json: the default, blend and first window only, dev and test) and the
+plugin arms (bench/results/unseen/either_both.json). Dev here is each corpus's own dev split (the public
+corpora's extra public_dev2 rows are in the Core section).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-CORPORA = ["mixed", "docs", "acq", "acq+docs", "git", "postgres", "python"]
+sys.path.insert(0, str(ROOT / "bench"))
+CORPORA = ["mixed", "docs", "acq", "acq+docs", "git", "postgres", "python", "policy", "manpages"]
+HELD_OUT = ("policy", "manpages")
 PLUGINS = ["crossref", "overview", "retry", "all"]
-RECORDED = ("public_git.json", "python_postgres.json")
-WINDOW_TEST = "window_scoring_test.json"
+PEER_RUNS = ("public_git.json", "python_postgres.json", "heldout_policy.json", "heldout_manpages.json")
+FIRST_STAGE = "either_both.json"
+PLUGIN_RUN = "either_both.json"
 OURS = "ragplugins (plugins off)"
-BEFORE = "ragplugins, first window only (before 2026-12-02)"
+# The first stage's arms in either_both.json, as this page names them.
+OUR_ARMS = {"window_scoring off": "ragplugins, first window only", "blend": "ragplugins, blend (morning default)",
+            OURS: OURS}
 
 HEAD = """## Unseen documents: the first stage against LlamaIndex, and every plugin (issue 14)
 
-Seven corpora, k = 20, every question split into `dev` (designed on) and `test` (run once, at the
-end, reported as it came out). Public sets `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`; a
+Nine corpora, k = 20, every question split into `dev` (designed on) and `test` (run once per design decision,
+at the end, reported as it came out). Public sets `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`; a
 row is `dev` when the first hex digit of sha1(id) is even); Debian documentation `git` (247 AsciiDoc
 manual pages), `postgres` (268 HTML pages of the PostgreSQL 15 manual), `python` (317 Sphinx sources of
-the 3.11 Library Reference), each with 56-66 questions written from the documents before anything ran
-(`bench/goldsets/debian/`: factoid, pointer, and paraphrased without the answer's distinctive words).
+the 3.11 Library Reference); and, **held out** (added 2026-12-02: 52-54 questions and a 63-115 row
+reference catalogue each, written by hand before anything ran on them), `policy` (the Debian Policy
+Manual's 22 Sphinx HTML chapters, "Section N.N" links between them) and `manpages` (the Linux man pages of
+sections 5 and 7, 156 pages rendered to text by man-db, citing each other as `signal(7)`). Each Debian set
+has factoid, pointer and paraphrased (no distinctive word of the answer) questions (`bench/goldsets/debian/`).
 **Peer**: LlamaIndex's own `SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` +
 `BM25Retriever` fused by `QueryFusionRetriever` (reciprocal rank), same MiniLM, at its default 1024/200
 and at 512/50 (the recorded runs); each corpus heading compares test with the stronger peer in each metric.
 **ragplugins**: the product path (`ragplugins.load(...).search`) on its embedded LanceDB index, with the
-first stage's default since 2026-12-02, window scoring (`window_scoring = "blend"`: a chunk's dense score
-is its first window's cosine plus a quarter of the way to its best window's; see the Core section).
-"ragplugins, first window only" is the first stage before it (the recorded run), for comparison.
+first stage's default since 2026-12-02 noon, `window_scoring = "either"` (Core section); "blend" (the
+morning's default) and "first window only" are the same run's other arms.
 
 ```bash
 python bench/debian_corpora.py
-python bench/bench_firststage.py --split both          # peer and ragplugins, plugins off (recorded)
-python bench/bench_firststage.py --split test --arm "ragplugins (plugins off)" \\
-    --set 'window_scoring off={"window_scoring":"off"}' --out bench/results/firststage/window_scoring_test.json
-python bench/bench_unseen.py --split both --out bench/results/unseen/both.json   # off, each plugin alone, all three
+python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres python policy manpages \\
+    --split both --extra-dev bench/goldsets/public_dev2 --arm "ragplugins (plugins off)" \\
+    --set 'blend={"window_scoring":"blend"}' --set 'window_scoring off={"window_scoring":"off"}' \\
+    --out bench/results/firststage/either_both.json
+python bench/bench_unseen.py --split both --corpus mixed docs acq acq+docs git postgres python policy manpages \\
+    --out bench/results/unseen/either_both.json        # off, each plugin alone, all three
 python bench/report_unseen.py                          # this section
 ```
 
-**Plugins re-measured on the new first stage (2026-12-02).** The gates are the ones designed on `dev` alone
-and run on `test` once on 2026-12-01 with the old first stage; they were not changed: this is the
-shipped plugins measured again, `dev` and `test` in one run, reported as they came out. The plugin rows'
-"ragplugins (plugins off)" dev numbers are this run's plugins-off arm; its test numbers are
-`window_scoring_test.json`. Before the gates were designed, `test` had been run with the previous gates
-and its per-query regressions were on this page; their traces were not read. `overview` steers only when
-the overviews pick documents by a gap that noise exceeds on 1 % of queries for this many documents
-(ln(100)/sqrt(2 ln n) robust SDs) *and* the picked documents hold the first stage's runner-up, not its
-first place. `retry` calls evidence weak when the top 3 hold less of the question (idf over the index)
-than the index's best-covering chunk (ratio threshold 1.0), and retries only when the `vocabulary`
-strategy finds a real spelling mismatch (`keywords` fallback off). "fired" counts, from each plugin's
-trace, crossref's hops, overview's steered questions and retry's weak-evidence calls, retries made and
-retry sets kept. "regressed" lists, dev and test together, every question whose R@10 and then nDCG@10
+**Plugins, measured again on the "either" first stage (2026-12-02).** The gates are the ones designed on
+`dev` alone and run on `test` once on 2026-12-01; they were not changed since: this is the shipped plugins
+measured again, `dev` and `test` in one run, reported as they came out (on the held-out corpora, for the
+first time). `overview` steers only when the overviews pick documents by a gap that noise exceeds on 1 % of
+queries for this many documents (ln(100)/sqrt(2 ln n) robust SDs) *and* the picked documents hold the first
+stage's runner-up, not its first place. `retry` calls evidence weak when the top 3 hold less of the question
+(idf over the index) than the index's best-covering chunk (ratio threshold 1.0), and retries only when the
+`vocabulary` strategy finds a real spelling mismatch (`keywords` fallback off). "fired" counts, from each
+plugin's trace, crossref's hops, overview's steered questions and retry's weak-evidence calls, retries made
+and retry sets kept. "regressed" lists, dev and test together, every question whose R@10 and then nDCG@10
 fell against plugins off.
 """
 
@@ -73,69 +82,75 @@ def _fired(dev: dict, test: dict) -> str:
                      for n in names) or "-"
 
 
+def _split_means(per_query: dict, ids: list[str]) -> dict:
+    rows = [per_query[i] for i in ids if i in per_query]
+    return {"n": len(rows), **{m: sum(r[m] for r in rows) / max(1, len(rows)) for m in ("ndcg@10", "recall@10")}}
+
+
+def first_stage_rows(corpus: str) -> dict[str, dict]:
+    """Peers and our first-stage arms, each with dev and test means over this corpus's own split."""
+    from bench_firststage import corpus as corpus_rows
+    from bench_firststage import split_of
+
+    ids = {"dev": [], "test": []}
+    for row in corpus_rows(corpus)[1]:
+        ids[split_of(row)].append(row.id)
+    rows: dict[str, dict] = {}
+    for name in PEER_RUNS:
+        path = RESULTS / "firststage" / name
+        arms = json.loads(path.read_text())["results"].get(corpus, {}) if path.exists() else {}
+        for arm, v in arms.items():
+            if arm.startswith("llamaindex"):
+                rows[arm] = {sp: _split_means(v["per_query"], ids[sp]) for sp in ids}
+    ours = json.loads((RESULTS / "firststage" / FIRST_STAGE).read_text())["results"].get(corpus, {})
+    for arm, label in OUR_ARMS.items():
+        if arm in ours:
+            rows[label] = {sp: _split_means(ours[arm]["per_query"], ids[sp]) for sp in ids}
+    return rows
+
+
 def main() -> None:
-    # Peers and the first stage before window scoring: the recorded dev + test runs. The first stage now
-    # (window scoring, the default since 2026-12-02): test from window_scoring_test.json, dev from this
-    # page's own plugins-off arm (window_scoring_dev.json's dev also holds the public_dev2 rows).
-    first: dict = {}
-    for name in RECORDED:
-        for corpus, arms in json.loads((RESULTS / "firststage" / name).read_text())["results"].items():
-            for arm, v in arms.items():
-                first.setdefault(corpus, {})[BEFORE if arm == OURS else arm] = v
-    now_test = json.loads((RESULTS / "firststage" / WINDOW_TEST).read_text())["results"]
-    unseen_path = RESULTS / "unseen" / "both.json"
-    unseen = json.loads(unseen_path.read_text())["results"] if unseen_path.exists() else {}
-    drifted: list[str] = []
-    for corpus, arms in first.items():
-        off = unseen.get(corpus, {})
-        test = now_test.get(corpus, {}).get(OURS, {}).get("splits", {}).get("test")
-        if off and test:
-            arms[OURS] = {"splits": {"dev": off["dev"]["off"], "test": test}}
-            drift = (abs(off["test"]["off"]["ndcg@10"] - test["ndcg@10"])
-                     + abs(off["test"]["off"]["recall@10"] - test["recall@10"]))
-            if drift > 1e-9:
-                drifted.append(corpus)
+    plugin_path = RESULTS / "unseen" / PLUGIN_RUN
+    unseen = json.loads(plugin_path.read_text())["results"] if plugin_path.exists() else {}
+    first = {corpus: first_stage_rows(corpus) for corpus in CORPORA}
+    drifted = [c for c in CORPORA if c in unseen and OURS in first[c] and any(
+        abs(unseen[c][sp]["off"][m] - first[c][OURS][sp][m]) > 1e-9
+        for sp in ("dev", "test") for m in ("ndcg@10", "recall@10"))]
     out = [HEAD]
     rerun = [c for c in CORPORA if c in unseen]
-    out.append(f"Plugin rows re-run on the new first stage: {', '.join(rerun) or 'none'}"
-               + (f"; not re-run (no plugin rows): {', '.join(c for c in CORPORA if c not in unseen)}."
+    out.append(f"Plugin rows on: {', '.join(rerun) or 'none'}"
+               + (f"; none yet on {', '.join(c for c in CORPORA if c not in unseen)}."
                   if len(rerun) < len(CORPORA) else ".")
-               + (f" On {', '.join(drifted)} this run's plugins-off test differs from `{WINDOW_TEST}`."
-                  if drifted else f" This run's plugins-off test equals `{WINDOW_TEST}` on each of them.")
+               + (f" On {', '.join(drifted)} the plugin run's plugins-off arm differs from the first-stage run's."
+                  if drifted else " The plugin run's plugins-off arm equals the first-stage run's on each of them.")
                + " Questions that lost R@10 or nDCG@10 against plugins off, any plugin arm, dev or test: "
                + (", ".join(f"{c} {arm} {sp} {q}" for c in rerun for sp in ("dev", "test")
                             for arm in PLUGINS if arm in unseen[c][sp]
                             for q in dict.fromkeys(unseen[c][sp][arm]["regressed_recall10"]
                                                    + [r.split(" ")[0] for r in unseen[c][sp][arm]["regressed_ndcg10"]]))
                   or "none") + ".\n")
-    verdict: dict[str, str] = {}
-    for corpus in CORPORA:
-        arms = first.get(corpus, {})
-        peers = [v for a, v in arms.items() if a.startswith("llamaindex")]
-        ours = arms.get(OURS)
-        if not ours or not peers:
-            continue
-        # Against the stronger peer in every cell: its default chunking or 512/50, whichever scored higher.
-        short = [m for m, label in (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"))
-                 if ours["splits"]["test"][m] < max(v["splits"]["test"][m] for v in peers) - 1e-9]
-        verdict[corpus] = ("first stage at least the better peer on test" if not short else
-                           "first stage **below** the better peer on test " +
-                           " and ".join(label for m, label in (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"))
-                                      if m in short))
     slices: list[str] = []
     for corpus in CORPORA:
-        arms = first.get(corpus, {})
-        plug = unseen.get(corpus, {})
+        arms, plug = first[corpus], unseen.get(corpus, {})
         if not arms and not plug:
             continue
-        n_dev = next(iter(arms.values()))["splits"]["dev"]["n"] if arms else plug["dev"]["off"]["n"]
-        n_test = next(iter(arms.values()))["splits"]["test"]["n"] if arms else plug["test"]["off"]["n"]
-        title = f"### {corpus} (dev {n_dev}, test {n_test} questions)"
-        out += [title + (f": {verdict[corpus]}" if corpus in verdict else ""), "",
+        peers = [v for a, v in arms.items() if a.startswith("llamaindex")]
+        verdict = ""
+        if OURS in arms and peers:
+            # Against the stronger peer in every cell: its default chunking or 512/50, whichever scored higher.
+            short = [label for m, label in (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"))
+                     if arms[OURS]["test"][m] < max(v["test"][m] for v in peers) - 1e-9]
+            verdict = (": first stage at least the better peer on test" if not short else
+                       ": first stage **below** the better peer on test " + " and ".join(short))
+        some = next(iter(arms.values()), None) or plug.get("dev", {}).get("off")
+        n_dev = some["dev"]["n"] if "dev" in some else plug["dev"]["off"]["n"]
+        n_test = some["test"]["n"] if "test" in some else plug["test"]["off"]["n"]
+        held = " (held out)" if corpus in HELD_OUT else ""
+        out += [f"### {corpus}{held} (dev {n_dev}, test {n_test} questions){verdict}", "",
                 ("| arm | dev nDCG@10 | dev R@10 | test nDCG@10 | test R@10 | lists changed dev / test | "
                  "fired dev / test | regressed (R@10; nDCG@10) |"), "|---|---|---|---|---|---|---|---|"]
         for arm, v in arms.items():
-            d, t = v["splits"]["dev"], v["splits"]["test"]
+            d, t = v["dev"], v["test"]
             out.append(f"| {arm} | {_fmt(d['ndcg@10'])} | {_fmt(d['recall@10'])} | {_fmt(t['ndcg@10'])} | "
                        f"{_fmt(t['recall@10'])} | | | |")
         for arm in PLUGINS:
