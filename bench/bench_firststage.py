@@ -43,10 +43,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import debian_corpora  # noqa: E402
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
 from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
 
-import debian_corpora  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
 from ragplugins.eval.corpora import bench_corpus  # noqa: E402
 from ragplugins.eval.gold import GoldRow, load_gold  # noqa: E402

@@ -67,7 +67,10 @@ stage's runner-up, not its first place. `retry` calls evidence weak when the top
 `vocabulary` strategy finds a real spelling mismatch (`keywords` fallback off). "fired" counts, from each
 plugin's trace, crossref's hops, overview's steered questions and retry's weak-evidence calls, retries made
 and retry sets kept. "regressed" lists, dev and test together, every question whose R@10 and then nDCG@10
-fell against plugins off.
+fell against plugins off. python_q07 (dev, overview): the answer moved from rank 2 to rank 1 and overview
+added a second answer-bearing chunk at rank 21-23, which raises the ideal DCG the metric divides by (IDCG is
+computed from the same list), so nDCG@10 reads 0.631 -> 0.613 for a better list (its trace). git_f23
+(test) was not looked into: test traces are not read.
 """
 
 
