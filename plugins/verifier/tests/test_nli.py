@@ -167,6 +167,24 @@ def test_fidelity_plus_nli_rejects_when_either_rejects(nli_model, bundled_embed_
     assert not v.grounded and v.backend == "fidelity+nli" and "nli: entailment" in v.sentences[0].reasons[0]
 
 
+def test_fidelity_plus_nli_keeps_fidelitys_verdict_on_a_sentence_only_fidelity_can_check(nli_model, fidelity):
+    """"Yes." is checkable only with the question (fidelity reads it as the question's statement); the nli
+    backend finds nothing to check in it, which is no reason to reject what fidelity accepted."""
+    from ragplugins_verifier.combined import CombinedVerifier
+
+    question, evidence = "Is the blower motor rated for 75 watts?", ["the blower motor is rated for 75 watts ."]
+    nli = NLIVerifier(model=nli_model, threshold=0.0)
+    assert fidelity.verify(question, "Yes.", evidence).grounded
+    assert nli.verify(question, "Yes.", evidence).error  # nothing the nli backend can check
+    both = CombinedVerifier(first=fidelity, second=nli)
+    verdict = both.verify(question, "Yes.", evidence)
+    assert verdict.grounded and verdict.error is None and verdict.sentences[0].checked
+    assert not fidelity.verify(question, "No.", evidence).grounded
+    assert not both.verify(question, "No.", evidence).grounded
+    no_evidence = both.verify(question, "Yes.", [])  # a real failure is still reported
+    assert not no_evidence.grounded and no_evidence.error == fidelity.verify(question, "Yes.", []).error
+
+
 def test_fidelity_plus_nli_is_a_backend_that_needs_a_model(nli_model, bundled_embed_model):
     from types import SimpleNamespace
 
