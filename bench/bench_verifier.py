@@ -387,7 +387,7 @@ def main() -> None:
         for kind, k in entry["by_kind"].items():
             print(f"   {str(kind):16s} n={k['n']:3d} acc {k['accuracy']:.3f} TPR {_f(k['tpr'])} TNR {_f(k['tnr'])}")
     if args.nli_sweep and "nli" in results["backends"]:
-        sweep(results["backends"])
+        results["nli_sweep"] = sweep(results["backends"])
     results["load_average_at_end"] = os.getloadavg()
     out = Path(args.out or OUT / f"{args.set}-{args.split}")
     out.mkdir(parents=True, exist_ok=True)
@@ -396,12 +396,13 @@ def main() -> None:
     print(f"wrote {out / 'results.md'}")
 
 
-def sweep(backends) -> None:
+def sweep(backends) -> list[str]:
     """Accuracy at other nli thresholds from one run: an nli verdict is grounded when its score (the weakest
     sentence's entailment probability) reaches the threshold and it has no error; fidelity+nli as fidelity AND
     nli of the same case (when fidelity ran too)."""
     nli = backends["nli"]["rows"]
     fidelity = backends.get("fidelity", {}).get("rows")
+    lines = []
     for t in (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
         alone = [r | {"grounded": not r["error"] and r["score"] >= t} for r in nli]
         line = f"sweep nli >= {t:.2f}: {_short(summarise(alone))}"
@@ -409,6 +410,8 @@ def sweep(backends) -> None:
             both = [f | {"grounded": f["grounded"] and a["grounded"]} for f, a in zip(fidelity, alone)]
             line += f" | fidelity AND nli: {_short(summarise(both))}"
         print(line)
+        lines.append(line)
+    return lines
 
 
 def _short(s) -> str:
@@ -436,6 +439,11 @@ def markdown(results) -> str:
             lines.append(f"| {name} | {kind} | {s['n']} | {s['accuracy']:.3f} | {_f(s['tpr'])} | {_f(s['tnr'])} | "
                          f"{s['tp']}/{s['fn']}/{s['tn']}/{s['fp']} | {s['wall_ms_p50']:.1f} / {s['wall_ms_p90']:.1f} | "
                          f"{s['cpu_ms_p50']:.1f} |")
+    if results.get("nli"):
+        lines += ["", f"NLI settings: {results['nli']}"]
+    if results.get("nli_sweep"):
+        lines += ["", "Other nli thresholds, from the same run (`--nli-sweep`, dev only):", ""]
+        lines += [f"- {line}" for line in results["nli_sweep"]]
     for name, entry in results["backends"].items():
         lines += ["", f"Misclassified ({name}):", ""]
         for r in entry["rows"]:
