@@ -35,8 +35,8 @@ Backends measured:
   ``--nli-max-length``); on this machine the one ``python bench/train_nli.py`` builds (MiniLM fine-tuned on SNLI).
 - fidelity+nli: both, rejected if either rejects (the same ``--nli-*`` settings).
   ``--nli-sweep`` also prints, from the same run, what other nli thresholds would have given (the nli verdict's
-  score is its weakest sentence's entailment probability, so this is exact for nli; for fidelity+nli it is
-  fidelity's verdict AND the nli one, computed when both backends are in ``--backends``). Use it on dev only.
+  score is its weakest sentence's entailment probability, so this is exact for nli; fidelity+nli is decided as
+  the combined backend does, from the fidelity and nli verdicts, when both are in ``--backends``). Dev only.
 
     python bench/bench_verifier.py --set v5 --split dev --backends fidelity,nli \
         --nli-model bench/.cache/nli-minilm-snli --nli-sweep
@@ -398,17 +398,24 @@ def main() -> None:
 
 def sweep(backends) -> list[str]:
     """Accuracy at other nli thresholds from one run: an nli verdict is grounded when its score (the weakest
-    sentence's entailment probability) reaches the threshold and it has no error; fidelity+nli as fidelity AND
-    nli of the same case (when fidelity ran too)."""
+    sentence's entailment probability) reaches the threshold and it has no error; fidelity+nli as the combined
+    backend decides, from the fidelity and nli verdicts of the same case (when fidelity ran too): both accept,
+    a backend that found nothing to check leaves the case to the other, neither finding anything rejects."""
+    from ragplugins_verifier.base import NOTHING_CHECKABLE
+
     nli = backends["nli"]["rows"]
     fidelity = backends.get("fidelity", {}).get("rows")
     lines = []
-    for t in (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+    for t in (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
         alone = [r | {"grounded": not r["error"] and r["score"] >= t} for r in nli]
-        line = f"sweep nli >= {t:.2f}: {_short(summarise(alone))}"
+        line = f"sweep nli >= {t:.3f}: {_short(summarise(alone))}"
         if fidelity:
-            both = [f | {"grounded": f["grounded"] and a["grounded"]} for f, a in zip(fidelity, alone)]
-            line += f" | fidelity AND nli: {_short(summarise(both))}"
+            both = []
+            for f, a in zip(fidelity, alone):
+                idle = [r["error"] == NOTHING_CHECKABLE for r in (f, a)]
+                grounded = (f["grounded"] or idle[0]) and (a["grounded"] or idle[1]) and not all(idle)
+                both.append(f | {"grounded": grounded})
+            line += f" | fidelity+nli: {_short(summarise(both))}"
         print(line)
         lines.append(line)
     return lines
