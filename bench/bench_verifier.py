@@ -31,9 +31,15 @@ the final run. Positive class = grounded; TPR = grounded answers accepted, TNR =
 
 Backends measured:
 - fidelity: the offline default, as shipped (bundled all-MiniLM-L6-v2).
-- nli: the real backend code with a tiny *random* BERT built here (no NLI checkpoint can be downloaded on
-  this machine): its accuracy is meaningless and reported only to show the plumbing runs; latency is real
-  for that model size only.
+- nli: a local sequence-classification checkpoint given with ``--nli-model DIR`` (``--nli-threshold``,
+  ``--nli-max-length``); on this machine the one ``python bench/train_nli.py`` builds (MiniLM fine-tuned on SNLI).
+- fidelity+nli: both, rejected if either rejects (the same ``--nli-*`` settings).
+  ``--nli-sweep`` also prints, from the same run, what other nli thresholds would have given (the nli verdict's
+  score is its weakest sentence's entailment probability, so this is exact for nli; fidelity+nli is decided as
+  the combined backend does, from the fidelity and nli verdicts, when both are in ``--backends``). Dev only.
+
+    python bench/bench_verifier.py --set v5 --split dev --backends fidelity,nli \
+        --nli-model bench/.cache/nli-minilm-snli --nli-sweep
 - llm: plumbing only, with a scripted LLM that calls every sentence supported (accuracy = base rate).
 """
 
@@ -47,7 +53,6 @@ import os
 import re
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from html.parser import HTMLParser
@@ -224,26 +229,6 @@ def read_v2(path: Path, root: str | dict[str, str]):
     return cases
 
 
-def tiny_nli_model(directory: Path) -> str:
-    """A 1-layer random BERT with an NLI label map and a fast tokenizer over the cases' own words."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    words = sorted({w.lower() for line in CASES.read_text().splitlines() for w in re.findall(r"[A-Za-z]+", line)})
-    vocab = directory / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *map(str, range(10))]))
-    tok = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True, model_max_length=512)
-    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=128, max_position_embeddings=512, num_labels=3,
-                        id2label={0: "contradiction", 1: "neutral", 2: "entailment"},
-                        label2id={"contradiction": 0, "neutral": 1, "entailment": 2})
-    torch.manual_seed(0)
-    path = directory / "tiny-nli"
-    BertForSequenceClassification(config).save_pretrained(path)
-    tok.save_pretrained(path)
-    return str(path)
-
-
 def all_supported(prompt: str) -> str:
     n = sum(1 for line in prompt.split("<sentences>")[-1].splitlines() if line[:1].isdigit())
     return json.dumps({"sentences": [{"n": i, "supported": True, "evidence_id": ""} for i in range(1, n + 1)]})
@@ -318,6 +303,9 @@ def check_only(args) -> None:
           f"splits {dict(Counter(c.fields.get('split') for c in cases))}")
 
 
+BACKENDS = ("fidelity", "nli", "fidelity+nli", "llm")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--set", choices=["v1", "v2", "v3", "v4", "v5"], default="v2",
@@ -328,7 +316,13 @@ def main() -> None:
     p.add_argument("--debian-dir", default=str(ROOT / "bench" / "corpora-debian"),
                    help="v2: the extracted Debian documentation (python bench/debian_corpora.py).")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for this run (default 1).")
-    p.add_argument("--backends", default="fidelity")
+    p.add_argument("--backends", default="fidelity", help=f"comma-separated: {', '.join(BACKENDS)}")
+    p.add_argument("--nli-model", default=None,
+                   help="local directory of an NLI checkpoint (nli, fidelity+nli), e.g. bench/.cache/nli-minilm-snli.")
+    p.add_argument("--nli-threshold", type=float, default=0.5, help="nli: minimum entailment of every sentence.")
+    p.add_argument("--nli-max-length", type=int, default=None, help="nli: tokens per (evidence window, sentence) "
+                                                                    "input; default the model's limit.")
+    p.add_argument("--nli-sweep", action="store_true", help="also print accuracy at other nli thresholds (dev only).")
     p.add_argument("--out", default=None, help="default bench/results/verifier/<set>-<split>")
     p.add_argument("--check-only", action="store_true",
                    help="cut every case's evidence and print the counts per kind, label and split; verify nothing.")
@@ -337,11 +331,23 @@ def main() -> None:
         check_only(args)
         return
 
+    names = args.backends.split(",")
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown:
+        p.error(f"--backends: unknown {', '.join(unknown)}; choose from {', '.join(BACKENDS)}")
+    if any("nli" in n for n in names):
+        if not args.nli_model:
+            p.error(f"--backends {args.backends} needs --nli-model DIR (a local NLI checkpoint, e.g. one built by "
+                    "python bench/train_nli.py)")
+        if not Path(args.nli_model, "config.json").is_file():
+            p.error(f"--nli-model {args.nli_model}: no config.json there; give the directory save_pretrained wrote")
+
     import torch
 
     from ragplugins.embeddings import load_embed_model
     from ragplugins.testing import FakeLLM
     from ragplugins_verifier import FidelityVerifier, LLMVerifier, NLIVerifier
+    from ragplugins_verifier.combined import CombinedVerifier
 
     torch.set_num_threads(args.threads)
     cases = load_set(args)
@@ -350,13 +356,17 @@ def main() -> None:
     results = {"set": args.set, "split": args.split, "cases": len(cases),
                "labels": dict(Counter(str(c.label) for c in cases)), "torch_threads": torch.get_num_threads(),
                "load_average_at_start": os.getloadavg(), "backends": {}}
-    tmp = Path(tempfile.mkdtemp(prefix="verifier-bench-"))
+    if any("nli" in n for n in names):
+        results["nli"] = {"model": args.nli_model, "threshold": args.nli_threshold, "max_length": args.nli_max_length}
+    nli = functools.partial(NLIVerifier, model=args.nli_model, threshold=args.nli_threshold,
+                            max_length=args.nli_max_length)
     makers = {
         "fidelity": lambda: FidelityVerifier(embed_model=load_embed_model()),
-        "nli": lambda: NLIVerifier(model=tiny_nli_model(tmp)),
+        "nli": nli,
+        "fidelity+nli": lambda: CombinedVerifier(first=FidelityVerifier(embed_model=load_embed_model()), second=nli()),
         "llm": lambda: LLMVerifier(llm=FakeLLM(responder=all_supported, prompts=[])),
     }
-    for name in args.backends.split(","):
+    for name in names:
         verifier = makers[name]()
         # Warm-up: the embedder, and pint's unit registry (built once, on first conversion).
         verifier.verify("warm-up", "The boiler holds 2,500 ml.", ["The boiler holds 2.5 litres."])
@@ -376,12 +386,43 @@ def main() -> None:
               f"| wall p50 {s['wall_ms_p50']:.1f} ms p90 {s['wall_ms_p90']:.1f} ms, CPU p50 {s['cpu_ms_p50']:.1f} ms")
         for kind, k in entry["by_kind"].items():
             print(f"   {str(kind):16s} n={k['n']:3d} acc {k['accuracy']:.3f} TPR {_f(k['tpr'])} TNR {_f(k['tnr'])}")
+    if args.nli_sweep and "nli" in results["backends"]:
+        results["nli_sweep"] = sweep(results["backends"])
     results["load_average_at_end"] = os.getloadavg()
     out = Path(args.out or OUT / f"{args.set}-{args.split}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2))
     (out / "results.md").write_text(markdown(results))
     print(f"wrote {out / 'results.md'}")
+
+
+def sweep(backends) -> list[str]:
+    """Accuracy at other nli thresholds from one run: an nli verdict is grounded when its score (the weakest
+    sentence's entailment probability) reaches the threshold and it has no error; fidelity+nli as the combined
+    backend decides, from the fidelity and nli verdicts of the same case (when fidelity ran too): both accept,
+    a backend that found nothing to check leaves the case to the other, neither finding anything rejects."""
+    from ragplugins_verifier.base import NOTHING_CHECKABLE
+
+    nli = backends["nli"]["rows"]
+    fidelity = backends.get("fidelity", {}).get("rows")
+    lines = []
+    for t in (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        alone = [r | {"grounded": not r["error"] and r["score"] >= t} for r in nli]
+        line = f"sweep nli >= {t:.3f}: {_short(summarise(alone))}"
+        if fidelity:
+            both = []
+            for f, a in zip(fidelity, alone):
+                idle = [r["error"] == NOTHING_CHECKABLE for r in (f, a)]
+                grounded = (f["grounded"] or idle[0]) and (a["grounded"] or idle[1]) and not all(idle)
+                both.append(f | {"grounded": grounded})
+            line += f" | fidelity+nli: {_short(summarise(both))}"
+        print(line)
+        lines.append(line)
+    return lines
+
+
+def _short(s) -> str:
+    return f"acc {s['accuracy']:.3f} TPR {_f(s['tpr'])} TNR {_f(s['tnr'])}"
 
 
 def _f(value) -> str:
@@ -405,6 +446,11 @@ def markdown(results) -> str:
             lines.append(f"| {name} | {kind} | {s['n']} | {s['accuracy']:.3f} | {_f(s['tpr'])} | {_f(s['tnr'])} | "
                          f"{s['tp']}/{s['fn']}/{s['tn']}/{s['fp']} | {s['wall_ms_p50']:.1f} / {s['wall_ms_p90']:.1f} | "
                          f"{s['cpu_ms_p50']:.1f} |")
+    if results.get("nli"):
+        lines += ["", f"NLI settings: {results['nli']}"]
+    if results.get("nli_sweep"):
+        lines += ["", "Other nli thresholds, from the same run (`--nli-sweep`, dev only):", ""]
+        lines += [f"- {line}" for line in results["nli_sweep"]]
     for name, entry in results["backends"].items():
         lines += ["", f"Misclassified ({name}):", ""]
         for r in entry["rows"]:

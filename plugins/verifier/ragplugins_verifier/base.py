@@ -14,6 +14,9 @@ from llama_index.core.schema import BaseComponent, BaseNode, MetadataMode, NodeW
 from ragplugins.api import RagPluginsError
 from ragplugins_verifier.verdict import SentenceVerdict, Verdict
 
+# A backend that finds no claim it can check says so; a combination of backends may still have one that can.
+NOTHING_CHECKABLE = "no sentence in the answer makes a checkable claim"
+
 
 class VerifierError(RagPluginsError):
     """A verifier cannot run as configured (a model that cannot load, a missing LLM, bad input)."""
@@ -107,7 +110,7 @@ class Verifier(BaseComponent):
         backend decides that per sentence, its score against its threshold); the score is the weakest one's."""
         checked = [s for s in sentences if s.checked]
         if not checked:
-            return self.failed("no sentence in the answer makes a checkable claim", sentences)
+            return self.failed(NOTHING_CHECKABLE, sentences)
         score = min((s.score for s in checked if s.score is not None), default=0.0)
         return Verdict(grounded=all(s.supported for s in checked), score=score, threshold=self.threshold,
                        backend=self.name, sentences=sentences, **extra)

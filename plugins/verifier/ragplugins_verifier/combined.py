@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from llama_index.core.bridge.pydantic import Field, SerializeAsAny
 
-from ragplugins_verifier.base import Evidence, Verifier
+from ragplugins_verifier.base import NOTHING_CHECKABLE, Evidence, Verifier
 from ragplugins_verifier.verdict import Verdict
 
 
@@ -35,8 +35,10 @@ class CombinedVerifier(Verifier):
     def _verify(self, question: str, answer: str, evidence: list[Evidence]) -> Verdict:
         a = self.first.verify(question, answer, evidence)
         b = self.second.verify(question, answer, evidence)
-        if a.error or b.error:
-            failed = a if a.error else b
+        # One backend finding nothing to check ("Yes." reads as a claim only with the question, which the nli
+        # model never sees) leaves the sentences to the other; both finding nothing is concluded below.
+        failed = next((v for v in (a, b) if v.error and v.error != NOTHING_CHECKABLE), None)
+        if failed:
             return self.failed(f"{failed.backend}: {failed.error}", failed.sentences)
         for s, t in zip(a.sentences, b.sentences):
             if not s.checked and not t.checked:

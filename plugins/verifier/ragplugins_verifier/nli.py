@@ -14,6 +14,7 @@ fallback to another backend. Custom modelling code runs only with
 
 from __future__ import annotations
 
+import bisect
 import os
 import threading
 from pathlib import Path
@@ -142,27 +143,40 @@ class NLIVerifier(Verifier):
 
     # -- windows -----------------------------------------------------------
     def windows(self, text: str, hypothesis: str) -> list[tuple[int, int]]:
-        """Character spans of ``text`` that fit beside ``hypothesis`` in one model input, overlapping by
-        ``stride`` tokens and covering all of ``text``."""
+        """Character spans of ``text`` that fit beside ``hypothesis`` in one model input, overlapping by about
+        ``stride`` tokens and covering all of ``text``. Windows start and end between words: a piece cut from
+        inside a word ("##tion") tokenizes into more tokens on its own, and the window would no longer fit."""
         self.load()
         tok = self._tokenizer
-        offsets = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        offsets, word_of = enc["offset_mapping"], enc.word_ids()
         if not offsets:
             return [(0, len(text))]
+        n = len(offsets)
+        word_starts = [i for i in range(n) if i == 0 or word_of[i] is None or word_of[i] != word_of[i - 1]]
         budget = self._budget(hypothesis)
         overlap = min(self.stride, budget // 2)
         spans, start = [], 0
         while True:
-            end = min(start + budget, len(offsets))
+            end = min(start + budget, n)
+            if end < n:
+                # Back to the last word start inside the window; a single word longer than the window is cut.
+                last = word_starts[bisect.bisect_right(word_starts, end) - 1]
+                end = last if last > start else end
+            while end - start > 1 and self._tokens(text[offsets[start][0]:offsets[end - 1][1]]) > budget:
+                end -= 1  # pieces that still tokenize differently once cut out of their text
             spans.append((offsets[start][0], offsets[end - 1][1]))
-            if end == len(offsets):
+            if end == n:
                 return spans
-            start = end - overlap
+            at = bisect.bisect_left(word_starts, max(end - overlap, start + 1))
+            start = word_starts[at] if at < len(word_starts) and word_starts[at] < end else end
+
+    def _tokens(self, text: str) -> int:
+        return len(self._tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def _budget(self, hypothesis: str) -> int:
-        tok = self._tokenizer
-        hyp = len(tok(hypothesis, add_special_tokens=False)["input_ids"])
-        special = tok.num_special_tokens_to_add(pair=True)
+        hyp = self._tokens(hypothesis)
+        special = self._tokenizer.num_special_tokens_to_add(pair=True)
         budget = self._window - hyp - special
         if budget < 8:
             raise VerifierError(

@@ -17,9 +17,11 @@ NLI_LABELS = {0: "contradiction", 1: "neutral", 2: "entailment"}
 
 def build(path, id2label, num_labels=None):
     path.mkdir(parents=True, exist_ok=True)
-    vocab = path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *map(str, range(10)), ".", ","]))
-    tok = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True, model_max_length=WINDOW)
+    # transformers 5 ignores vocab_file=: without vocab= every word would be [UNK].
+    pieces = dict.fromkeys(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *map(str, range(10)),
+                            *(f"##{d}" for d in range(10)), ".", ","])
+    tok = BertTokenizerFast(vocab={w: i for i, w in enumerate(pieces)}, model_max_length=WINDOW)
+    assert "[UNK]" not in tok.tokenize("the blower motor is rated for 75 watts .")
     n = num_labels or len(id2label)
     config = BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=WINDOW, num_labels=n, id2label=id2label,
@@ -79,6 +81,31 @@ def test_long_evidence_is_windowed_and_each_sentence_takes_its_best_window(nli_m
     best = max(range(len(scores)), key=scores.__getitem__)
     assert s.score == pytest.approx(scores[best], abs=1e-5)
     assert s.span == spans[best] and s.evidence == LONG[slice(*spans[best])]
+
+
+def test_windows_cut_between_words_so_each_fits_when_tokenized_again(tmp_path):
+    """A window cut inside a word ("abcd" is ab ##cd) starts with a piece that tokenizes into more tokens on its
+    own (cd is c ##d): with the real MiniLM tokenizer and a 128-token window this made v1 raise "does not fit"."""
+    path = tmp_path / "pieces"
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "seal", "ab", "##cd", "c", "##d", "."]
+    tok = BertTokenizerFast(vocab={w: i for i, w in enumerate(pieces)}, model_max_length=WINDOW)
+    assert tok.tokenize("abcd cd") == ["ab", "##cd", "c", "##d"]
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=WINDOW, num_labels=3, id2label=NLI_LABELS,
+                        label2id={v: k for k, v in NLI_LABELS.items()})
+    BertForSequenceClassification(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    evidence, hypothesis = " ".join(["abcd"] * 60) + " the seal .", "The seal abcd."
+    for stride in (5, 6):  # an odd and an even step between window starts: one of them lands on ##cd
+        v = NLIVerifier(model=str(path), stride=stride, threshold=0.0)
+        budget = WINDOW - len(tok(hypothesis)["input_ids"]) - 1
+        spans = v.windows(evidence, hypothesis)
+        assert len(spans) > 2 and spans[0][0] == 0 and spans[-1][1] == len(evidence)
+        assert all(b[0] < a[1] for a, b in zip(spans, spans[1:])), "consecutive windows must overlap"
+        for s, e in spans:
+            assert s == 0 or evidence[s - 1] == " ", f"window starts inside a word: {evidence[s - 2:s + 4]!r}"
+            assert len(tok(evidence[s:e], add_special_tokens=False)["input_ids"]) <= budget
+        assert v.verify("", hypothesis, [evidence]).error is None
 
 
 def test_answer_score_is_the_weakest_sentence(nli_model):
@@ -165,6 +192,24 @@ def test_fidelity_plus_nli_rejects_when_either_rejects(nli_model, bundled_embed_
     strict = CombinedVerifier(first=fidelity, second=NLIVerifier(model=nli_model, threshold=1.0))
     v = strict.verify("", "The blower motor is rated for 75 watts.", evidence)
     assert not v.grounded and v.backend == "fidelity+nli" and "nli: entailment" in v.sentences[0].reasons[0]
+
+
+def test_fidelity_plus_nli_keeps_fidelitys_verdict_on_a_sentence_only_fidelity_can_check(nli_model, fidelity):
+    """"Yes." is checkable only with the question (fidelity reads it as the question's statement); the nli
+    backend finds nothing to check in it, which is no reason to reject what fidelity accepted."""
+    from ragplugins_verifier.combined import CombinedVerifier
+
+    question, evidence = "Is the blower motor rated for 75 watts?", ["the blower motor is rated for 75 watts ."]
+    nli = NLIVerifier(model=nli_model, threshold=0.0)
+    assert fidelity.verify(question, "Yes.", evidence).grounded
+    assert nli.verify(question, "Yes.", evidence).error  # nothing the nli backend can check
+    both = CombinedVerifier(first=fidelity, second=nli)
+    verdict = both.verify(question, "Yes.", evidence)
+    assert verdict.grounded and verdict.error is None and verdict.sentences[0].checked
+    assert not fidelity.verify(question, "No.", evidence).grounded
+    assert not both.verify(question, "No.", evidence).grounded
+    no_evidence = both.verify(question, "Yes.", [])  # a real failure is still reported
+    assert not no_evidence.grounded and no_evidence.error == fidelity.verify(question, "Yes.", []).error
 
 
 def test_fidelity_plus_nli_is_a_backend_that_needs_a_model(nli_model, bundled_embed_model):
