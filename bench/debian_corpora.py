@@ -32,6 +32,9 @@ before their dev/test split was committed):
   ``/usr/share/man/man5`` and ``man7`` that the package installs as a real page (not a symbolic link or a
   ``.so`` include), rendered to plain text by man-db (``man --nh --nj -l``, 100 columns, ``col -b``) as
   ``<name>.<section>.txt``; they cite each other as ``signal(7)``.
+- ``nodejs`` (added the same day, after the two above had run): Node.js's API reference in Markdown,
+  every ``/usr/share/doc/nodejs/api/*.md`` (64 files of package ``nodejs``; Markdown reference links such as
+  ``[`fs.readFile()`]: fs.md#...`` between them). The HTML and JSON renderings beside them are left out.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ GIT_DOC = Path("/usr/share/doc/git-doc")
 POSTGRES_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
 PYTHON_SOURCES = Path("/usr/share/doc/python3.11/html/_sources/library")
 POLICY_HTML = Path("/usr/share/doc/debian-policy/policy.html")
+NODEJS_API = Path("/usr/share/doc/nodejs/api")
 
 CORPORA = {
     "git": ("git-doc", "every *.txt in /usr/share/doc/git-doc"),
@@ -58,6 +62,7 @@ CORPORA = {
     "python": ("python3.11-doc", "every _sources/library/*.rst.txt of /usr/share/doc/python3.11/html"),
     "policy": ("debian-policy", "every ch-*.html and ap-*.html of /usr/share/doc/debian-policy/policy.html"),
     "manpages": ("manpages", "every real page of man5 and man7 the package installs, rendered by man-db to text"),
+    "nodejs": ("nodejs", "every *.md of /usr/share/doc/nodejs/api"),
 }
 
 
@@ -130,6 +135,8 @@ def selected_files(corpus: str) -> list[Path]:
         return sorted([*POLICY_HTML.glob("ch-*.html"), *POLICY_HTML.glob("ap-*.html")])
     if corpus == "manpages":
         return _manual_pages()
+    if corpus == "nodejs":
+        return sorted(NODEJS_API.glob("*.md"))
     raise SystemExit(f"unknown corpus '{corpus}'; known: {', '.join(CORPORA)}")
 
 
