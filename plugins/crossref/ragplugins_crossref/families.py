@@ -9,7 +9,9 @@ A family is a compiled pattern plus a ``kind``:
 - ``label``: groups ``word`` and ``value`` (and optionally ``caption``), e.g. "Exhibit A - Financial Terms";
 - ``section``: group ``value`` (and optionally ``word``), e.g. "Section 4.3", "Article IV", "§ 7";
 - ``identifier``: group ``id``, e.g. "RFC 9000", "ISO 27001": resolved to the document that carries it in its name;
-- ``citation``: group ``key``, e.g. "[BROWN19]": resolved through the citing document's own reference list;
+- ``citation``: group ``key`` (or ``label`` where given), e.g. "[BROWN19]", or a Markdown reference link
+  "[`EventEmitter`][]": resolved through the citing document's own reference list or link definitions
+  ("[`EventEmitter`]: events.md#class-eventemitter");
 - ``document``: group ``name``: a file name or a phrase resolved against document names;
 - ``link``: group ``href``: a hyperlink, resolved relative to the citing document's path (fragment dropped);
 - ``anchor``: group ``key`` (and optionally ``space``): a name some document declares, e.g. a Sphinx
@@ -75,6 +77,8 @@ _SPHINX_ROLE = (r":(?:py:)?(?P<space>mod|ref|func|class|meth|exc|attr|data|const
 # AsciiDoc: "include::diff-options.txt[]" (the file's text is part of this page), "link:user-manual.html[the manual]".
 _ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?P<text>[^\[\]]{0,300})\]"
 _CITATION = r"\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
+# Markdown reference links, full "[text][label]" and collapsed "[text][]" (CommonMark: the label is the text).
+_MD_REFERENCE_LINK = r"\[(?P<key>[^\[\]\n]{1,200})\]\[(?P<label>[^\[\]\n]{0,200})\]"
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,8 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("manpage", "identifier", _MANPAGE, "manual pages: git-config(1), stat(2)"),
     family("linkgit", "identifier", _LINKGIT, "AsciiDoc manual-page links: linkgit:git-config[1]"),
     family("hyperlink", "link", _MD_LINK, "Markdown links [text](path#fragment), relative to the citing file"),
+    family("md_reference", "citation", _MD_REFERENCE_LINK,
+           "Markdown reference links [text][label] and [text][], through the document's [label]: path definitions"),
     family("html_link", "link", _HTML_LINK, "HTML <a href> links, relative to the citing file"),
     family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,

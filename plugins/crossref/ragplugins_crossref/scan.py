@@ -43,6 +43,9 @@ _REFERENCE_ENTRY = re.compile(
     r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{2,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
     re.M,
 )
+# A Markdown link reference definition, "[`EventEmitter`]: events.md#class-eventemitter" (CommonMark: up to
+# three spaces of indent, the destination optionally in angle brackets).
+_MD_LINK_DEFINITION = re.compile(r"^ {0,3}\[(?P<key>[^\[\]\n]{1,200})\]:[ \t]{0,8}<?(?P<entry>[^\s<>]{1,300})>?", re.M)
 _STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|addendum)[ _.\-]{0,3}"
                          r"(?:no[ _.\-]{0,2})?(?P<value>[a-z]|\d{1,4}(?:\.\d{1,4}){0,3})(?![a-z0-9])", re.I)
 # What may stand between a reference and the document it belongs to: "Section 4.3 of the
@@ -81,6 +84,11 @@ def anchor_key(space: str | None, name: str) -> str:
 
 
 PY_ROLES = frozenset("mod func class meth exc attr data const obj py".split())
+
+
+def citation_key(raw: str) -> str:
+    """A reference-list key or a Markdown link label as looked up: case and runs of white space ignored."""
+    return " ".join(raw.split()).lower()
 
 
 def caption_key(caption: str | None) -> str:
@@ -203,7 +211,9 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                     caption = hit.groupdict().get("caption") or ""
                     prof.labels.setdefault(key, {"caption": caption_key(caption), "chunk": chunk_id})
         for em in _REFERENCE_ENTRY.finditer(text):
-            prof.citations.setdefault(em.group("key").lower(), " ".join(em.group("entry").split()))
+            prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
+        for em in _MD_LINK_DEFINITION.finditer(text):
+            prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
     prof.sections = {k: v[1] for k, v in best_section.items()}
     prof.headings = list(headings)
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
@@ -280,7 +290,8 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                     refs.append(RawRef("anchor", anchor_key(groups.get("space"), name), hit.group(), hit.start(),
                                        hit.end(), fam.name))
             elif fam.kind == "citation":
-                refs.append(RawRef("citation", groups["key"].lower(), hit.group(), hit.start(), hit.end(), fam.name))
+                refs.append(RawRef("citation", citation_key(groups.get("label") or groups["key"]), hit.group(),
+                                   hit.start(), hit.end(), fam.name))
             else:
                 name = groups["name"]
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()

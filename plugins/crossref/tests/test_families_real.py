@@ -79,6 +79,28 @@ def test_sections_that_are_separate_files_resolve_through_their_titles():
     assert rec["how"] == "heading" and rec["chunk"] == "08_overtime.md#0"
 
 
+def test_markdown_reference_links_resolve_through_the_pages_link_definitions():
+    refs, _ = run({
+        "api/stream.md": (
+            "# Stream\n\nStreams are instances of [`EventEmitter`][]; see [TCP sockets][net socket], "
+            "[the `Readable` class][], [a reader][Unknown] and [Node.js][].\n\n"
+            "[`EventEmitter`]: events.md#class-eventemitter\n"
+            "[NET  Socket]: <net.md#class-netsocket>\n"
+            "[the `readable` class]: #class-streamreadable\n"
+            "[Node.js]: https://nodejs.org/\n"),
+        "api/events.md": "# Events\n\ntext",
+        "api/net.md": "# Net\n\ntext",
+    })
+    # Full and collapsed forms; labels match without regard to case or runs of spaces; the angle brackets
+    # of a destination are not part of it.
+    citations = {(ref, target) for kind, ref, target in refs["api/stream.md"] if kind == "citation" and target}
+    assert citations == {("`eventemitter`", "api/events.md"), ("net socket", "api/net.md")}
+    # A link to a place in the same page or to another site names no other document; an undefined label is
+    # not a reference.
+    assert ("citation", "the `readable` class", None) in refs["api/stream.md"]
+    assert not any(ref == "unknown" for _, ref, _ in refs["api/stream.md"])
+
+
 def test_bracket_keys_through_a_wrapped_reference_list():
     refs, _ = run({
         "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
