@@ -64,9 +64,10 @@ def tiny_cross_encoder(tmp_path_factory):
     """A random one-label BERT cross-encoder saved with save_pretrained (nothing is downloaded)."""
     path = tmp_path_factory.mktemp("ce") / "tiny-cross-encoder"
     path.mkdir()
-    vocab = path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *map(str, range(10)), ".", ","]))
-    tok = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True, model_max_length=512)
+    # transformers 5 ignores vocab_file=: without vocab= every word would be [UNK] and every text score alike.
+    pieces = dict.fromkeys(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *map(str, range(10)), ".", ","])
+    tok = BertTokenizerFast(vocab={w: i for i, w in enumerate(pieces)}, model_max_length=512)
+    assert "[UNK]" not in tok.tokenize(" ".join(WORDS[:5]))
     config = BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=512, num_labels=1)
     torch.manual_seed(0)
