@@ -285,9 +285,18 @@ def test_a_failure_in_a_worker_is_named_and_leaves_the_index_whole(local_ray, sm
     after = app(persist)
     assert set(after.context(after.index()).list_documents()) == set(before)
     # The batches committed before the failure stay (whole documents); the failing one was never written.
-    assert versions(after, before) == {"01_master_agreement.md": "new", "02_exhibit_b_pricing.md": "new",
-                                       "03_payment_terms.md": "new", "04_volume_schedule.md": "new",
-                                       "05_board_memo.md": "old"}
+    expected = {"01_master_agreement.md": "new", "02_exhibit_b_pricing.md": "new", "03_payment_terms.md": "new",
+                "04_volume_schedule.md": "new", "05_board_memo.md": "old"}
+    got = versions(after, before)
+    if kill and got != expected:
+        # A worker that dies can take with it the reply of the task it finished just before (its result not yet
+        # sent, seen once on a loaded machine): then those documents were never written either, and what was
+        # written is still a run of whole batches from the start.
+        order = list(expected)
+        written = [d for d in order if got[d] == "new"]
+        assert written == order[:len(written)] and got["05_board_memo.md"] == "old", got
+    else:
+        assert got == expected
     report = check_index(after)  # references and overviews in line with the rows
     assert report.ok, [f.problem for f in report.findings]
     # Indexing again (without the tripwire) finishes the job: the same index as one serial run.
