@@ -188,7 +188,7 @@ def main() -> None:
                 slices.append("| " + " | ".join(row) + " |")
     if slices:
         # One table for the corpora whose questions carry a kind (factoid, pointer, paraphrase).
-        out += ["### nDCG@10 per kind of question, dev / test", "",
+        out += ["<!-- more -->", "", "### nDCG@10 per kind of question, dev / test", "",
                 "| corpus | kind (questions dev / test) | off | " + " | ".join(PLUGINS) + " |",
                 "|---|---|" + "---|" * (1 + len(PLUGINS)), *slices, ""]
     (ROOT / "bench" / "sections" / "unseen.md").write_text("\n".join(out).rstrip() + "\n")
