@@ -85,7 +85,8 @@ def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequen
         return [annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws), dense_window_score=nws.score,
                          dense_rank=rank) for rank, nws in enumerate(out, start=1)]
     first, best = windows.first_and_best(query_embedding)
-    by_first, by_windows = (stored_winners(store, _ranked(s), windows.ids, windows.locators, k, filters)
+    read: dict[str, Any] = {}  # the two rankings share most of their winners: each node is read once
+    by_first, by_windows = (stored_winners(store, _ranked(s), windows.ids, windows.locators, k, filters, read)
                             for s in (first, (first + best) / 2))
     part: dict[str, float] = {}
     chosen: dict[str, NodeWithScore] = {}
@@ -105,20 +106,26 @@ def _ranked(scores: np.ndarray) -> Iterator[tuple[int, float]]:
 
 
 def stored_winners(store: StoreAdapter, ranked: Iterator[tuple[int, float]], ids: Sequence[str],
-                   locators: Sequence[Any], k: int, filters: MetadataFilters | None) -> list[NodeWithScore]:
+                   locators: Sequence[Any], k: int, filters: MetadataFilters | None,
+                   read: dict[str, Any] | None = None) -> list[NodeWithScore]:
     """The first ``k`` of ``ranked`` ((position, score), best first; ``ids[position]`` the chunk) that
     are stored and pass ``filters``, read from the store a growing block at a time: an in-memory leg
     keeps no nodes, and with filters the same in-memory semantics as the core's check of plugin results
-    (nested groups included) apply until k pass."""
+    (nested groups included) apply until k pass. ``read``: nodes already read (by id, None for an id the
+    store no longer has), added to as this reads more."""
+    read = {} if read is None else read
     out: list[NodeWithScore] = []
     block = k
     while len(out) < k:
         hits = list(itertools.islice(ranked, block))
         if not hits:
             break
-        nodes = {n.node_id: n for n in store.get_nodes([ids[i] for i, _ in hits], [locators[i] for i, _ in hits])}
+        missing = [i for i, _ in hits if ids[i] not in read]
+        if missing:
+            found = {n.node_id: n for n in store.get_nodes([ids[i] for i in missing], [locators[i] for i in missing])}
+            read.update({ids[i]: found.get(ids[i]) for i in missing})
         for i, score in hits:
-            node = nodes.get(ids[i])
+            node = read[ids[i]]
             if node is not None and query_inputs.passes(node, filters) and len(out) < k:
                 out.append(NodeWithScore(node=node, score=score))
         block = min(block * 4, 4096)
