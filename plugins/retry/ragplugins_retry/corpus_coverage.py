@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,8 +48,7 @@ class CorpusCoverageSignal(RetrySignal):
             return Measurement(None, f"the index's text could not be read ({type(exc).__name__}: {exc})")
         if vocab is None:
             return Measurement(None, vocabulary.FILTERS_UNKNOWN)
-        weight = {t: math.log((vocab.n_chunks + 1) / (vocab.stem_postings.count(t) + 0.5))
-                  for t in terms if t in vocab.stem_postings}
+        weight = {t: vocab.idf(vocab.stem_postings.count(t)) for t in terms if t in vocab.stem_postings}
         weight = {t: w for t, w in weight.items() if w > 0}
         if not weight:
             return Measurement(None, "none of the question's words is a distinguishing term of the index")

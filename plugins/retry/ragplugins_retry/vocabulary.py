@@ -12,6 +12,7 @@ neighbour (ANN)").
 from __future__ import annotations
 
 import functools
+import math
 import re
 from array import array
 from collections import Counter
@@ -108,6 +109,10 @@ class Vocabulary:
 
     def df(self, token: str) -> int:
         return self.postings.count(token.lower())
+
+    def idf(self, chunks_with: int) -> float:
+        """BM25's idf of a term found in ``chunks_with`` of the chunks (its Okapi form, +0.5 smoothed)."""
+        return math.log((self.n_chunks + 1) / (chunks_with + 0.5))
 
     def informative(self, token: str) -> bool:
         """In at least one chunk and in fewer than half of them: where BM25's idf is positive."""

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -97,18 +96,18 @@ class VocabularyStrategy(RetryStrategy):
             # A mismatch only where the corpus prefers the other spelling: it writes the candidate in more
             # chunks than the question's own words ("mean" is a common corpus word, "mean-pools" respells
             # nothing; "approximate nearest neighbour" is rare where "ANN" is common).
-            if len(_postings(term, vocab)) <= len(_stem_postings(link, vocab)):
+            if len(vocab.postings.all_of(term.split())) <= len(vocab.stem_postings.all_of(link)):
                 continue
             candidates.setdefault(term, {"via": via, "link": link})
         if not candidates:
             return [], "no corpus token is linked by form to a question word the top candidates lack"
-        idf = {s: math.log((vocab.n_chunks + 1) / (vocab.stem_postings.count(s) + 0.5))
-               for s in asked if s in vocab.stem_postings}
+        idf = {s: vocab.idf(vocab.stem_postings.count(s)) for s in asked if s in vocab.stem_postings}
         ranked = []
         for term, c in candidates.items():
             others = {s: w for s, w in idf.items() if s not in c["link"]}
             # Nothing else asked: nothing to rank by. Other words asked but none in the corpus: no evidence.
-            score = _co_occurrence(_postings(term, vocab), others, vocab) if others else float(asked <= c["link"])
+            score = (_co_occurrence(vocab.postings.all_of(term.split()), others, vocab) if others
+                     else float(asked <= c["link"]))
             # It must lead somewhere the first stage did not: a chunk that holds more of the rest of the
             # question than the best top candidate does. Otherwise it only adds a word.
             if score > max((_share(stems, others) for stems in top), default=0.0):
@@ -173,16 +172,8 @@ def _says_nothing_new(term: str, asked: set[str]) -> bool:
     return not mine or mine <= asked or all(w.isdigit() for w in text.words(term))
 
 
-def _postings(term: str, vocab: vocabulary.Vocabulary) -> np.ndarray:
-    return vocab.postings.all_of(term.split())
-
-
-def _stem_postings(stems: frozenset[str], vocab: vocabulary.Vocabulary) -> np.ndarray:
-    return vocab.stem_postings.all_of(stems)
-
-
 def _term_idf(term: str, vocab: vocabulary.Vocabulary) -> float:
-    return math.log((vocab.n_chunks + 1) / (len(_postings(term, vocab)) + 0.5))
+    return vocab.idf(len(vocab.postings.all_of(term.split())))
 
 
 def _share(stems: frozenset[str], others: dict[str, float]) -> float:
