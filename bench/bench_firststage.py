@@ -189,11 +189,15 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
 def ragplugins_app(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
     from ragplugins.config import parse_config
+    from ragplugins.eval.runner import code_hash, files_fingerprint
 
     cfg = {"enable": [], "top_k": K, **config}
     # Keyed by every effective core setting (defaults included), so a changed default is a new index.
     core = parse_config({"ragplugins": cfg}).core.model_dump(mode="json")
-    key = hashlib.sha1(json.dumps([name, core], sort_keys=True).encode()).hexdigest()[:12]
+    # And by the corpus's bytes and the core's code: a re-extracted corpus (another package version) or a
+    # changed chunker is another index (a stale one was reused once, 2026-12-02).
+    key = hashlib.sha1(json.dumps([name, core, files_fingerprint(paths), code_hash(ragplugins)],
+                                  sort_keys=True).encode()).hexdigest()[:12]
     persist = CACHE / "firststage" / f"{name.replace('+', '_')}-{key}"
     rp = ragplugins.load({"ragplugins": {**cfg, "persist_dir": str(persist)}}, embed_model=embed)
     if not (persist / "done").exists():

@@ -5,8 +5,9 @@ into a cache folder (default ``bench/corpora-debian/<corpus>/``, git-ignored; no
 LlamaIndex's SimpleDirectoryReader would skip) and records there,
 in ``SOURCE.json``, which package and version it read and by which rule it chose the files.
 
-    apt-get install git-doc postgresql-doc-15 python3.11-doc
-    python bench/debian_corpora.py                 # all three corpora
+    apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages
+    # nodejs: the machine's own Node.js 20 (NodeSource's build here), whose package ships the API's Markdown
+    python bench/debian_corpora.py                 # every corpus
     python bench/debian_corpora.py git --out DIR   # one corpus, elsewhere
 
 The subset rules were written down before any question was written or any code ran on them:
@@ -64,6 +65,32 @@ CORPORA = {
     "manpages": ("manpages", "every real page of man5 and man7 the package installs, rendered by man-db to text"),
     "nodejs": ("nodejs", "every *.md of /usr/share/doc/nodejs/api"),
 }
+
+
+# The package version each question set and catalogue was written on (bench/goldsets/debian/<corpus>.md).
+# Another version is another corpus: a point release moves a chunk boundary, and with it a question or two
+# (2026-12-02: python3.11-doc deb12u8, what a machine whose package lists were never updated installs,
+# instead of deb12u9 took python dev R@10 from 0.786 to 0.750; deb12u9 gave 0.786 again).
+WRITTEN_ON = {
+    "git": "1:2.39.5-0+deb12u3",
+    "postgres": "15.20-0+deb12u1",
+    "python": "3.11.2-6+deb12u9",
+    "policy": "4.6.2.0",
+    "manpages": "6.03-2",
+    "nodejs": "20.20.2-1nodesource1+repack1",
+}
+
+
+def version_note(corpus: str, version: str) -> str | None:
+    """What a reader of this corpus's numbers must know when ``version`` is not the one its questions were
+    written on; None when it is."""
+    written = WRITTEN_ON.get(corpus)
+    if written is None or written == version:
+        return None
+    package = CORPORA[corpus][0]
+    return (f"note: {corpus} is read from {package} {version}; its questions were written on {written}, so its "
+            f"numbers may differ from docs/benchmarks.md by a question or two (apt-get update && apt-get "
+            f"install {package}={written})")
 
 
 class _TocLinks(HTMLParser):
@@ -143,7 +170,7 @@ def selected_files(corpus: str) -> list[Path]:
 def package_version(package: str) -> str:
     result = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True)
     if result.returncode != 0:
-        raise SystemExit(f"{package} is not installed: apt-get install {package}")
+        raise SystemExit(f"{package} is not installed: apt-get update && apt-get install {package}")
     return result.stdout.strip()
 
 
@@ -192,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         info = json.loads((args.out / f"{corpus}.SOURCE.json").read_text())
         print(f"{corpus}: {info['files']} files, {info['bytes'] / 1e6:.1f} MB from {info['package']} "
               f"{info['version']} -> {target}")
+        if note := version_note(corpus, info["version"]):
+            print(note)
     return 0
 
 

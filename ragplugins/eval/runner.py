@@ -58,7 +58,8 @@ def _seed() -> None:
         pass
 
 
-def _files_fingerprint(paths: Sequence[Path]) -> list[list[str]]:
+def files_fingerprint(paths: Sequence[Path]) -> list[list[str]]:
+    """(relative path, sha256 of the bytes) of every file under ``paths``: what a cached index was built from."""
     out = []
     for root in paths:
         root = Path(root)
@@ -69,7 +70,7 @@ def _files_fingerprint(paths: Sequence[Path]) -> list[list[str]]:
     return out
 
 
-def _code_hash(*modules: Any) -> str:
+def code_hash(*modules: Any) -> str:
     """Hash of the source files of the packages that hold ``modules``: a code change without a
     version bump must still invalidate cached indexes."""
     digest = hashlib.sha256()
@@ -91,11 +92,11 @@ def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
     for record in rp.enabled:
         if any(h in record.hooks for h in INDEX_HOOKS):
             cfg = rp.config.for_plugin(record.name)
-            plugins[record.name] = {"version": record.version, "code": _code_hash(inspect.getmodule(record.plugin)),
+            plugins[record.name] = {"version": record.version, "code": code_hash(inspect.getmodule(record.plugin)),
                                     "config": cfg.model_dump(mode="json") if cfg is not None else None}
-    payload = {"files": _files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
+    payload = {"files": files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
                "chunking": [core.splitter, core.chunk_size, core.chunk_overlap, core.max_file_mb],
-               "plugins": plugins, "core_code": _code_hash(ragplugins)}
+               "plugins": plugins, "core_code": code_hash(ragplugins)}
     if rp.llm is not None and plugins:
         # Index-time plugins may write with the LLM (overviews): another model is another index.
         payload["llm"] = llm_identity(rp.llm)
