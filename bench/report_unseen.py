@@ -10,6 +10,7 @@ corpora's extra public_dev2 rows are in the Core section).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -50,7 +51,8 @@ first stage's default since 2026-12-02 noon, `window_scoring = "either"` (the Co
 the defaults before it).
 
 ```bash
-python bench/debian_corpora.py
+apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages
+python bench/debian_corpora.py     # says so when a package is not the version the questions were written on
 python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres python policy manpages \\
     --split both --extra-dev bench/goldsets/public_dev2 --arm "ragplugins (plugins off)" \\
     --set 'blend={"window_scoring":"blend"}' --set 'window_scoring off={"window_scoring":"off"}' \\
@@ -96,6 +98,18 @@ def _split_means(per_query: dict, ids: list[str]) -> dict:
     return {"n": len(rows), **{m: sum(r[m] for r in rows) / max(1, len(rows)) for m in ("ndcg@10", "recall@10")}}
 
 
+@functools.cache
+def _results(folder: str, name: str) -> dict:
+    """A recorded run's results by corpus (read once: every corpus's rows come from the same few files)."""
+    path = RESULTS / folder / name
+    return json.loads(path.read_text())["results"] if path.exists() else {}
+
+
+def _merged(folder: str, names: tuple[str, ...]) -> dict:
+    """The results of several runs that each hold other corpora, by corpus."""
+    return {corpus: arms for name in names for corpus, arms in _results(folder, name).items()}
+
+
 def first_stage_rows(corpus: str) -> dict[str, dict]:
     """Peers and our first-stage arms, each with dev and test means over this corpus's own split."""
     from bench_firststage import corpus as corpus_rows
@@ -106,15 +120,10 @@ def first_stage_rows(corpus: str) -> dict[str, dict]:
         ids[split_of(row)].append(row.id)
     rows: dict[str, dict] = {}
     for name in PEER_RUNS:
-        path = RESULTS / "firststage" / name
-        arms = json.loads(path.read_text())["results"].get(corpus, {}) if path.exists() else {}
-        for arm, v in arms.items():
+        for arm, v in _results("firststage", name).get(corpus, {}).items():
             if arm.startswith("llamaindex"):
                 rows[arm] = {sp: _split_means(v["per_query"], ids[sp]) for sp in ids}
-    ours: dict = {}
-    for name in FIRST_STAGE:
-        path = RESULTS / "firststage" / name
-        ours = ours or (json.loads(path.read_text())["results"].get(corpus, {}) if path.exists() else {})
+    ours = _merged("firststage", FIRST_STAGE).get(corpus, {})
     for arm, label in OUR_ARMS.items():
         if arm in ours:
             rows[label] = {sp: _split_means(ours[arm]["per_query"], ids[sp]) for sp in ids}
@@ -122,10 +131,7 @@ def first_stage_rows(corpus: str) -> dict[str, dict]:
 
 
 def main() -> None:
-    unseen: dict = {}
-    for name in PLUGIN_RUN:
-        if (RESULTS / "unseen" / name).exists():
-            unseen.update(json.loads((RESULTS / "unseen" / name).read_text())["results"])
+    unseen = _merged("unseen", PLUGIN_RUN)
     first = {corpus: first_stage_rows(corpus) for corpus in CORPORA}
     drifted = [c for c in CORPORA if c in unseen and OURS in first[c] and any(
         abs(unseen[c][sp]["off"][m] - first[c][OURS][sp][m]) > 1e-9
