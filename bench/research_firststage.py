@@ -15,6 +15,7 @@ the core and confirmed through the product path with bench_firststage.py.
         --split public_dev2    # the extra dev rows alone
     python bench/research_firststage.py --lever structure --corpus ... --extra-dev bench/goldsets/public_dev2 \
         --changes --show python_q06
+    python bench/research_firststage.py --lever align --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
 
 The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
 arms embed the windows here), so ``current`` stays the first stage before window scoring.
@@ -40,6 +41,13 @@ Levers:
   the (first + best) / 2 list (never below today's); (first + best) / 2 only for chunks BM25 lists; and
   first + (best - first) / 4 (what ``window_scoring = "blend"`` ships). ``--show ID``: that question's top 12
   under each arm, with each chunk's first and best window and which window scored.
+- align: where a chunk's later windows start, each arm scored as the shipped ``window_scoring = "either"``
+  (dense part: the better of the chunk's places in the first-window and (first + best window) / 2 rankings):
+  the shipped fixed windows (each starts where the embedder stopped reading the previous one); those plus a
+  window at every section start inside the chunk (``ragplugins.splitting.section_starts`` and plain-text outline
+  lines: a line after a blank line whose next line is indented deeper, such as a manual page's
+  ``DESCRIPTION`` or a definition term); windows as many as the fixed ones, each starting at the last section
+  start inside the stretch the previous window read; and the fixed windows plus those section-aligned ones.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
@@ -192,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--lever", required=True,
-                   choices=["fusion", "impute", "weights", "windows", "structure", "diagnose"])
+                   choices=["fusion", "impute", "weights", "windows", "structure", "align", "diagnose"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
                    help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
@@ -227,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
             unread = np.asarray([len(tok(n.get_content(MetadataMode.EMBED), add_special_tokens=False)["input_ids"])
                                  > inner._model.max_seq_length - 2 for n in nodes])
             print(f"{name}: {unread.mean():.0%} of {len(nodes)} chunks longer than the embedder reads", flush=True)
+        if args.lever == "align":
+            tok = inner._model.tokenizer
+            aligned = align_windows(tok, nodes, vectors, embed)
         if args.lever in ("windows", "structure"):
             tok = inner._model.tokenizer
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -290,6 +301,11 @@ def main(argv: list[str] | None = None) -> int:
                                       "each leg x how far its best stands out": (share, 1 - share),
                                       "BM25 x 1.5": (1.0, 1.5), "dense x 1.5": (1.5, 1.0)}.items():
                     scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
+            elif args.lever == "align":
+                for arm, (owner, every) in aligned.items():
+                    best = np.full(len(nodes), -1.0)
+                    np.maximum.at(best, owner, every @ q)
+                    scored[f"either, {arm}"].append(score(fuse_max_dense([dense, (dense + best) / 2], bm)))
             elif args.lever == "structure":
                 owner, every = windows[0], windows[1]
                 per_window = every @ q
@@ -362,6 +378,81 @@ def structure_arms(dense: np.ndarray, half: np.ndarray, bm: np.ndarray, headed: 
         "dense part = max(blend list's, (first + best) / 2 list's)": fuse_max_dense([blend, half], bm),
         "dense part = max(first-window, blend, (first + best) / 2 lists')": fuse_max_dense([dense, blend, half], bm),
     }
+
+
+def outline_starts(text: str) -> list[int]:
+    """Section starts (ragplugins.splitting.section_starts) plus plain-text outline lines: a line after a
+    blank line whose next line is indented deeper (a manual page's ``DESCRIPTION``, a definition term)."""
+    from ragplugins.splitting import section_starts
+
+    lines = text.splitlines(keepends=True)
+    starts, at = set(section_starts(text)) - {0}, 0
+    for i, line in enumerate(lines):
+        if line.strip() and (i == 0 or not lines[i - 1].strip()) and i + 1 < len(lines) and lines[i + 1].strip():
+            line_x, nxt = line.expandtabs(), lines[i + 1].expandtabs()
+            indent = len(line_x) - len(line_x.lstrip())
+            if len(nxt) - len(nxt.lstrip()) > indent and len(line.strip()) < 100:
+                starts.add(at)
+        at += len(line)
+    return sorted(starts - {0})
+
+
+def aligned_starts(tok, header: str, content: str, limit: int = 254) -> list[int]:
+    """Where a chunk's later windows start when each starts at the last section start inside the stretch the
+    previous window read (else where it stopped reading), so windows stay about as many as the fixed ones."""
+    full = header + content
+    offsets = tok(full, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    if len(offsets) <= limit:
+        return []
+    room = limit - len(tok(header, add_special_tokens=False)["input_ids"])
+    piece_at = {start: i for i, (start, _) in enumerate(offsets)}
+    sections = [len(header) + s for s in outline_starts(content)]
+    out, start, stop = [], len(header), limit  # stop: the first piece the current window did not read
+    while stop < len(offsets):
+        at = offsets[stop][0]
+        inside = [s for s in sections if start < s <= at]
+        nxt = inside[-1] if inside else at
+        piece = piece_at.get(nxt)
+        if piece is None:  # a section start inside a piece's whitespace: the next piece at or after it
+            piece = next((i for i, (b, _) in enumerate(offsets) if b >= nxt), len(offsets))
+            nxt = offsets[piece][0] if piece < len(offsets) else nxt
+        if nxt <= start:
+            nxt, piece = at, stop
+        out.append(nxt - len(header))
+        start, stop = nxt, piece + room
+    return out
+
+
+def align_windows(tok, nodes, vectors, embed) -> dict:
+    """Per arm, (owner, unit vectors) of every chunk's windows: the first window (its vector) and the later
+    windows the arm opens (header + the chunk's text from that offset; the embedder reads its start)."""
+    from llama_index.core.schema import MetadataMode
+
+    arms: dict[str, list[list[str]]] = {"fixed (shipped)": [], "fixed + section starts": [],
+                                         "section-aligned (as many)": [], "fixed + section-aligned": []}
+    for n in nodes:
+        full, content = n.get_content(MetadataMode.EMBED), n.get_content()
+        header = full[: len(full) - len(content)] if full.endswith(content) else ""
+        fixed = window_texts(tok, n)
+        arms["fixed (shipped)"].append(fixed)
+        arms["fixed + section starts"].append(fixed + [header + content[s:] for s in outline_starts(content)])
+        aligned = [header + content[s:] for s in aligned_starts(tok, header, content)]
+        arms["section-aligned (as many)"].append(aligned)
+        arms["fixed + section-aligned"].append(fixed + [t for t in aligned if t not in fixed])
+    out = {}
+    for arm, per_chunk in arms.items():
+        flat = [t for texts in per_chunk for t in texts]
+        print(f"  {arm}: {len(flat)} later windows for {len(nodes)} chunks", flush=True)
+        vecs = (np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32) if flat
+                else np.zeros((0, vectors.shape[1]), dtype=np.float32))
+        owner = np.concatenate([[i] + [i] * len(t) for i, t in enumerate(per_chunk)])
+        every, at = [], 0
+        for i, texts in enumerate(per_chunk):
+            every.append(vectors[i][None])
+            every.append(vecs[at: at + len(texts)])
+            at += len(texts)
+        out[arm] = (owner, unit(np.concatenate(every)))
+    return out
 
 
 def in_top(scores: np.ndarray, depth: int) -> np.ndarray:
