@@ -243,8 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
                                 embed.get_text_embedding_batch(window_texts(tok, n))] if window_texts(tok, n) else [v]
                          for n, v in zip(nodes, vectors)]
-            owner = np.concatenate([[i] * len(w) for i, w in enumerate(per_chunk)])
-            every = unit(np.concatenate([np.stack(w) for w in per_chunk]))
+            owner, every = stacked_windows(per_chunk)
             mean = unit(np.stack([unit(np.stack(w)).mean(0) for w in per_chunk]))
             # The chunk's lead (its first window) weighted as much as the rest of it together.
             lead = unit(np.stack([unit(w[0]) + (unit(unit(np.stack(w[1:])).mean(0)) if len(w) > 1 else unit(w[0]))
@@ -303,14 +302,12 @@ def main(argv: list[str] | None = None) -> int:
                     scored[arm].append(score(fuse([(dense, wd), (bm, ws)])))
             elif args.lever == "align":
                 for arm, (owner, every) in aligned.items():
-                    best = np.full(len(nodes), -1.0)
-                    np.maximum.at(best, owner, every @ q)
+                    best = best_window(owner, every @ q, len(nodes))
                     scored[f"either, {arm}"].append(score(fuse_max_dense([dense, (dense + best) / 2], bm)))
             elif args.lever == "structure":
                 owner, every = windows[0], windows[1]
                 per_window = every @ q
-                best = np.full(len(nodes), -1.0)
-                np.maximum.at(best, owner, per_window)
+                best = best_window(owner, per_window, len(nodes))
                 half = (dense + best) / 2
                 arms = structure_arms(dense, half, bm, headed)
                 for arm, order in arms.items():
@@ -321,8 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                     show(row, arms, texts, names, dense, best, bm, headed, owner, per_window)
             else:
                 owner, every, mean, lead, half = windows
-                best = np.full(len(nodes), -1.0)
-                np.maximum.at(best, owner, every @ q)
+                best = best_window(owner, every @ q, len(nodes))
                 for arm, d in (("windows: mean vector", mean @ q), ("windows: best window", best),
                                ("windows: lead + mean of the rest", lead @ q),
                                ("windows: (first + best window) / 2", (dense + best) / 2),
@@ -443,16 +439,22 @@ def align_windows(tok, nodes, vectors, embed) -> dict:
     for arm, per_chunk in arms.items():
         flat = [t for texts in per_chunk for t in texts]
         print(f"  {arm}: {len(flat)} later windows for {len(nodes)} chunks", flush=True)
-        vecs = (np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32) if flat
-                else np.zeros((0, vectors.shape[1]), dtype=np.float32))
-        owner = np.concatenate([[i] + [i] * len(t) for i, t in enumerate(per_chunk)])
-        every, at = [], 0
-        for i, texts in enumerate(per_chunk):
-            every.append(vectors[i][None])
-            every.append(vecs[at: at + len(texts)])
-            at += len(texts)
-        out[arm] = (owner, unit(np.concatenate(every)))
+        later = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
+        out[arm] = stacked_windows([[v] + [next(later) for _ in texts] for v, texts in zip(vectors, per_chunk)])
     return out
+
+
+def stacked_windows(per_chunk: list[list[np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Every chunk's window vectors in one matrix of unit rows, with the chunk each row belongs to."""
+    owner = np.concatenate([[i] * len(w) for i, w in enumerate(per_chunk)])
+    return owner, unit(np.concatenate([np.stack(w) for w in per_chunk]))
+
+
+def best_window(owner: np.ndarray, cosines: np.ndarray, chunks: int) -> np.ndarray:
+    """Each chunk's best window cosine (``cosines``: one per row of ``stacked_windows``)."""
+    best = np.full(chunks, -1.0)
+    np.maximum.at(best, owner, cosines)
+    return best
 
 
 def in_top(scores: np.ndarray, depth: int) -> np.ndarray:
