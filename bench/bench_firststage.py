@@ -18,10 +18,11 @@ the peer and ragplugins embed a text once across runs; the cache changes no vect
 
 Splits: the Debian corpora's rows carry ``dimensions.split``; the public sets have none, so a
 row is ``dev`` when the first hex digit of sha1(id) is even (decided before the first run).
-``--extra-dev FOLDER`` adds the rows of FOLDER/{docs,atlas7,hr}.jsonl (questions written later over
-the public documents) to the dev split of every public corpus that holds those documents: docs rows
-count for docs, mixed and acq+docs; atlas7 and hr rows for mixed. Each such row is marked
-``dimensions.set = FOLDER's name`` so a report can show them apart.
+``--extra-dev FOLDER [FOLDER ...]`` adds the rows of FOLDER/{docs,atlas7,hr}.jsonl (questions written later
+over the public documents) to the dev split of every public corpus that holds those documents: docs rows
+count for docs, mixed and acq+docs; atlas7 and hr rows for mixed; and FOLDER/<corpus>.jsonl to a Debian
+corpus's dev split (bench/goldsets/debian_dev3). Each such row is marked ``dimensions.set = FOLDER's
+name`` so a report can show them apart.
 """
 
 from __future__ import annotations
@@ -122,26 +123,27 @@ class CachedEmbedding(BaseEmbedding):
 EXTRA_DEV_PARTS = {"mixed": ("atlas7", "hr", "docs"), "docs": ("docs",), "acq+docs": ("docs",)}
 
 
-def extra_dev_rows(name: str, folder: Path | None) -> list[GoldRow]:
-    """The dev rows of ``folder`` over the documents corpus ``name`` holds (none for the others)."""
-    if folder is None:
-        return []
-    if not folder.is_dir():
-        raise SystemExit(f"--extra-dev: '{folder}' is not a folder; give the folder holding docs.jsonl, "
-                         "atlas7.jsonl, hr.jsonl")
-    files = [folder / f"{part}.jsonl" for part in EXTRA_DEV_PARTS.get(name, ())]
-    rows = load_gold([f for f in files if f.is_file()])
-    for row in rows:
-        if row.dimensions.get("split", "dev") != "dev":
-            raise SystemExit(f"--extra-dev: row {row.id} in {folder} says split "
-                             f"'{row.dimensions['split']}'; every row there must be a dev row")
-    return [dataclasses.replace(r, dimensions={**r.dimensions, "split": "dev", "set": folder.name}) for r in rows]
+def extra_dev_rows(name: str, folders: Sequence[Path] | Path | None) -> list[GoldRow]:
+    """The dev rows of ``folders`` over the documents corpus ``name`` holds: a public corpus's parts
+    (EXTRA_DEV_PARTS), a Debian corpus's ``<name>.jsonl``; none where a folder has no such file."""
+    rows: list[GoldRow] = []
+    for folder in [folders] if isinstance(folders, Path) else folders or []:
+        if not folder.is_dir():
+            raise SystemExit(f"--extra-dev: '{folder}' is not a folder; give a folder holding docs.jsonl, "
+                             "atlas7.jsonl, hr.jsonl or <debian corpus>.jsonl")
+        files = [folder / f"{part}.jsonl" for part in EXTRA_DEV_PARTS.get(name, (name,))]
+        for row in load_gold([f for f in files if f.is_file()]):
+            if row.dimensions.get("split", "dev") != "dev":
+                raise SystemExit(f"--extra-dev: row {row.id} in {folder} says split "
+                                 f"'{row.dimensions['split']}'; every row there must be a dev row")
+            rows.append(dataclasses.replace(row, dimensions={**row.dimensions, "split": "dev", "set": folder.name}))
+    return rows
 
 
-def corpus_with_extra(name: str, folder: Path | None) -> tuple[list[Path], list[GoldRow]]:
-    """``corpus(name)`` with the extra dev rows of ``folder`` added (ids must not repeat)."""
+def corpus_with_extra(name: str, folders: Sequence[Path] | Path | None) -> tuple[list[Path], list[GoldRow]]:
+    """``corpus(name)`` with the extra dev rows of ``folders`` added (ids must not repeat)."""
     paths, gold = corpus(name)
-    extra = extra_dev_rows(name, folder)
+    extra = extra_dev_rows(name, folders)
     clash = {r.id for r in gold} & {r.id for r in extra}
     if clash:
         raise SystemExit(f"--extra-dev: ids already in the {name} gold set: {', '.join(sorted(clash)[:5])}")
@@ -255,8 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[],
                    help="extra ragplugins arm: NAME=JSON config, e.g. 'bm25s={\"sparse\": \"bm25s\"}'")
     p.add_argument("--out", type=Path, help="write the results as JSON here")
-    p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
-                   help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split")
+    p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
+                   help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split and "
+                        "FOLDER/<corpus>.jsonl to a Debian corpus's")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -272,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
         paths, gold = corpus_with_extra(name, args.extra_dev)
         rows = [r for r in gold if args.split in ("all", "both") or split_of(r) == args.split]
         splits = ("dev", "test") if args.split == "both" else (args.split,)
-        if args.extra_dev and any(r.dimensions.get("set") == args.extra_dev.name for r in rows):
-            splits += (args.extra_dev.name,)  # the extra dev rows alone, also counted in dev
+        for folder in args.extra_dev or []:
+            if any(r.dimensions.get("set") == folder.name for r in rows):
+                splits += (folder.name,)  # the extra dev rows alone, also counted in dev
         counts = ", ".join(f"{sp} {sum(1 for r in rows if in_split(r, sp))}" for sp in splits)
         print(f"\n## {name} ({counts} of {len(gold)} questions)\n")
         print("| arm | chunks | " + " | ".join(f"{sp} nDCG@10 | {sp} R@10" for sp in splits) + " |")

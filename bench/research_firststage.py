@@ -16,6 +16,7 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever structure --corpus ... --extra-dev bench/goldsets/public_dev2 \
         --changes --show python_q06
     python bench/research_firststage.py --lever align --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
+    python bench/research_firststage.py --lever context --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
 
 The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
 arms embed the windows here), so ``current`` stays the first stage before window scoring.
@@ -48,6 +49,10 @@ Levers:
   lines: a line after a blank line whose next line is indented deeper, such as a manual page's
   ``DESCRIPTION`` or a definition term); windows as many as the fixed ones, each starting at the last section
   start inside the stretch the previous window read; and the fixed windows plus those section-aligned ones.
+- context: the shipped fixed windows against later windows embedded with the headings in force where they
+  start in front (``ragplugins.headings``; ``window_headings = true`` since 2026-12-02 evening). The arms
+  measured before the product version ("every heading-like line", "no plain-text outline lines", "no code
+  lines", each read chunk by chunk) are in bench/results/firststage/NOTES.md.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
@@ -76,6 +81,7 @@ from bench_firststage import CACHE, CachedEmbedding, K, corpus_with_extra, in_sp
 
 from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
+from ragplugins.headings import outline_starts  # noqa: E402
 from ragplugins.search import _distribution_normalised  # noqa: E402
 
 DEPTH = 50
@@ -200,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--lever", required=True,
-                   choices=["fusion", "impute", "weights", "windows", "structure", "align", "diagnose"])
+                   choices=["fusion", "impute", "weights", "windows", "structure", "align", "context", "diagnose"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
-    p.add_argument("--extra-dev", type=Path, metavar="FOLDER",
-                   help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split (bench_firststage.py)")
+    p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
+                   help="add these folders' rows to the dev split (bench_firststage.py's --extra-dev)")
     p.add_argument("--show", action="append", default=[], metavar="ID",
                    help="structure: print question ID's top 12 under each arm (ranks, legs, which window scored)")
     p.add_argument("--changes", action="store_true",
@@ -238,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.lever == "align":
             tok = inner._model.tokenizer
             aligned = align_windows(tok, nodes, vectors, embed)
+        if args.lever == "context":
+            tok = inner._model.tokenizer
+            contexted = context_windows(tok, nodes, vectors, embed)
         if args.lever in ("windows", "structure"):
             tok = inner._model.tokenizer
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -304,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
                 for arm, (owner, every) in aligned.items():
                     best = best_window(owner, every @ q, len(nodes))
                     scored[f"either, {arm}"].append(score(fuse_max_dense([dense, (dense + best) / 2], bm)))
+            elif args.lever == "context":
+                for arm, (firsts, owner, every) in contexted.items():
+                    first = firsts @ q
+                    best = best_window(owner, every @ q, len(nodes))
+                    scored[f"either, {arm}"].append(score(fuse_max_dense([first, (first + best) / 2], bm)))
             elif args.lever == "structure":
                 owner, every = windows[0], windows[1]
                 per_window = every @ q
@@ -334,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
                 moved = [f"{'+' if v[1] > c[1] else '-'}{row.id}"
                          for row, v, c in zip(rows, values, now) if v[1] != c[1]]
                 print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
-                if args.lever == "structure":
+                if args.lever in ("structure", "context"):
                     shifted = [f"{row.id} {c[0]:.2f}->{v[0]:.2f}" for row, v, c in zip(rows, values, now)
                                if abs(v[0] - c[0]) > 1e-9]
                     print(f"{name}: {arm}: nDCG@10 changed on {', '.join(shifted) or 'none'}", flush=True)
@@ -374,23 +388,6 @@ def structure_arms(dense: np.ndarray, half: np.ndarray, bm: np.ndarray, headed: 
         "dense part = max(blend list's, (first + best) / 2 list's)": fuse_max_dense([blend, half], bm),
         "dense part = max(first-window, blend, (first + best) / 2 lists')": fuse_max_dense([dense, blend, half], bm),
     }
-
-
-def outline_starts(text: str) -> list[int]:
-    """Section starts (ragplugins.splitting.section_starts) plus plain-text outline lines: a line after a
-    blank line whose next line is indented deeper (a manual page's ``DESCRIPTION``, a definition term)."""
-    from ragplugins.splitting import section_starts
-
-    lines = text.splitlines(keepends=True)
-    starts, at = set(section_starts(text)) - {0}, 0
-    for i, line in enumerate(lines):
-        if line.strip() and (i == 0 or not lines[i - 1].strip()) and i + 1 < len(lines) and lines[i + 1].strip():
-            line_x, nxt = line.expandtabs(), lines[i + 1].expandtabs()
-            indent = len(line_x) - len(line_x.lstrip())
-            if len(nxt) - len(nxt.lstrip()) > indent and len(line.strip()) < 100:
-                starts.add(at)
-        at += len(line)
-    return sorted(starts - {0})
 
 
 def aligned_starts(tok, header: str, content: str, limit: int = 254) -> list[int]:
@@ -441,6 +438,35 @@ def align_windows(tok, nodes, vectors, embed) -> dict:
         print(f"  {arm}: {len(flat)} later windows for {len(nodes)} chunks", flush=True)
         later = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
         out[arm] = stacked_windows([[v] + [next(later) for _ in texts] for v, texts in zip(vectors, per_chunk)])
+    return out
+
+
+def context_windows(tok, nodes, vectors, embed, limit: int = 254) -> dict:
+    """Per arm, (first-window unit vectors, owner, unit vectors of every window): the windows shipped before
+    2026-12-02 evening, and the later windows with the headings in force where they start in front
+    (``ragplugins.headings``, ``window_headings = true``), as the product embeds them."""
+    from ragplugins.headings import chunk_headings
+    from ragplugins.windows import window_texts as product_window_texts
+
+    class Reader:  # the product's tokenizer interface over the transformers tokenizer
+        @staticmethod
+        def encode(text: str, add_special_tokens: bool = False):
+            from types import SimpleNamespace
+
+            enc = tok(text, add_special_tokens=add_special_tokens, return_offsets_mapping=True)
+            return SimpleNamespace(ids=enc["input_ids"], offsets=enc["offset_mapping"])
+
+    found = chunk_headings(nodes)
+    arms = {"fixed (shipped before)": [window_texts(tok, n) for n in nodes],
+            "later windows with their headings": [product_window_texts(Reader, limit, n, found[n.node_id])
+                                                  for n in nodes]}
+    out = {}
+    for arm, per_chunk in arms.items():
+        flat = [t for texts in per_chunk for t in texts]
+        print(f"  {arm}: {len(flat)} later windows for {len(nodes)} chunks", flush=True)
+        embedded = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
+        owner, every = stacked_windows([[v] + [next(embedded) for _ in texts] for v, texts in zip(vectors, per_chunk)])
+        out[arm] = (vectors, owner, every)
     return out
 
 
@@ -512,7 +538,7 @@ def gold_word_piece(tokenizer, nodes, row) -> str:
     return "-"
 
 
-def diagnose(name: str, embed, tokenizer, split: str, extra_dev: Path | None = None) -> None:
+def diagnose(name: str, embed, tokenizer, split: str, extra_dev: list[Path] | None = None) -> None:
     """Ours against the peer per question (see the module docstring)."""
     from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter

@@ -124,6 +124,12 @@ class CoreSettings(BaseModel):
                               "'off': the first window only (the store's own dense search). Re-index after changing "
                               "'off' to another; an index written without the windows is searched as 'off'. "
                               "Sentence-transformers embedders only.")
+    window_headings: bool = Field(
+        False, description="With window scoring or embed_windows: embed a window that starts inside a chunk with the "
+                           "headings in force where it starts in front of it (\"dgram > Class: dgram.Socket > "
+                           "socket.bind()\"; ragplugins.headings). Measured 2026-12-02: higher on the dev questions "
+                           "of nine corpora, lower on the test questions of seven (docs/benchmarks.md), so off; "
+                           "measure it on yours with `ragplugins eval`. Re-index after changing it.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "

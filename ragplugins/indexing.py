@@ -247,7 +247,7 @@ class Indexing(AppPart):
         hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
         core = self.config.core
         embed = (WindowedEmbedding(embed_model=self.embed_model, mean_vector=core.embed_windows,
-                                   keep_windows=core.window_scoring != "off")
+                                   keep_windows=core.window_scoring != "off", headings=core.window_headings)
                  if core.embed_windows or core.window_scoring != "off" else self.embed_model)
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 

@@ -93,7 +93,7 @@ _SECTION_STARTS = re.compile(
     r"|\.\.[ \t]+[\w:-]+::"                      # reStructuredText directive: ".. function:: open(file)"
     r"|\S[^\n]*::[ \t]*$",                        # AsciiDoc definition term: "--all::", "push [-p]::"
 )
-_UNDERLINE = re.compile(r"([=\-~^*+#`])\1{2,}[ \t]*$")  # "=====" under (or over) a title
+UNDERLINE = re.compile(r"([=\-~^*+#`])\1{2,}[ \t]*$")  # "=====" under (or over) a title
 
 
 def section_starts(text: str) -> list[int]:
@@ -109,14 +109,14 @@ def section_starts(text: str) -> list[int]:
     for i, line in enumerate(lines):
         blank_before = i == 0 or not lines[i - 1].strip()
         stripped = line.rstrip("\r\n")
-        if not stripped.strip() or _UNDERLINE.fullmatch(stripped):
+        if not stripped.strip() or UNDERLINE.fullmatch(stripped):
             continue
         below = lines[i + 1].rstrip("\r\n") if i + 1 < len(lines) else ""
         # A title is as long as its underline, give or take two (so a "----" block delimiter is not one).
-        if _UNDERLINE.fullmatch(below) and abs(len(below.strip()) - len(stripped.strip())) <= 2:
+        if UNDERLINE.fullmatch(below) and abs(len(below.strip()) - len(stripped.strip())) <= 2:
             above = lines[i - 1].rstrip("\r\n") if i > 0 else ""
             # An overlined title starts at its overline.
-            starts.add(offsets[i - 1] if i > 0 and _UNDERLINE.fullmatch(above) else offsets[i])
+            starts.add(offsets[i - 1] if i > 0 and UNDERLINE.fullmatch(above) else offsets[i])
         elif blank_before and _SECTION_STARTS.match(stripped):
             starts.add(offsets[i])
     return sorted(starts)

@@ -33,6 +33,7 @@ import numpy as np
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
+from ragplugins.headings import Heading, chunk_headings, heading_path
 from ragplugins.nodes import hide_metadata
 from ragplugins.stores.base import WINDOWS_KEY
 
@@ -40,6 +41,7 @@ from ragplugins.stores.base import WINDOWS_KEY
 # on dev (bench/sections/core.md, 2026-12-02): 0.5 lifts six corpora and loses a python question; 0.25
 # lifts six and lowers none.
 BEST_WINDOW_SHARE = 0.25
+_MIN_STEP = 32   # word pieces of the chunk's own text a window reads at least
 
 
 def embedder_reader(embed_model: Any) -> tuple[Any, int] | None:
@@ -77,16 +79,25 @@ def _tokenizer(path: str) -> Any:
     return tokenizer
 
 
-def window_texts(tokenizer: Any, limit: int, node: BaseNode) -> list[str]:
+def window_texts(tokenizer: Any, limit: int, node: BaseNode, found: Sequence[Heading] = ()) -> list[str]:
     """The texts the embedder still has to read to cover ``node``: each starts where the previous
-    window stopped, with the node's metadata header (as embedded) in front."""
+    window stopped, with the node's metadata header (as embedded) in front and, given the headings of
+    its document around the chunk (``found``, ``ragplugins.headings.chunk_headings``), the headings in
+    force where the window starts (a window that opens mid-section says which section it is in)."""
     full, content = node.get_content(MetadataMode.EMBED), node.get_content()
     header = full[: len(full) - len(content)] if content and full.endswith(content) else ""
     offsets = tokenizer.encode(full, add_special_tokens=False).offsets
-    step = limit - len(tokenizer.encode(header, add_special_tokens=False).ids)
-    if len(offsets) <= limit or step < 1:
+    if len(offsets) <= limit or limit - len(tokenizer.encode(header, add_special_tokens=False).ids) < 1:
         return []
-    return [header + full[offsets[start][0]:] for start in range(limit, len(offsets), step)]
+    texts, piece = [], limit
+    while piece < len(offsets):
+        at = offsets[piece][0]
+        path = heading_path(found, at - len(header))
+        lead = header + (path + "\n\n" if path else "")
+        texts.append(lead + full[at:])
+        # A window reads ``limit`` word pieces, its lead's among them; a long lead still leaves some text.
+        piece += max(limit - len(tokenizer.encode(lead, add_special_tokens=False).ids), _MIN_STEP)
+    return texts
 
 
 def encode_windows(vectors: Sequence[Sequence[float]] | np.ndarray) -> str:
@@ -115,6 +126,8 @@ class WindowedEmbedding(TransformComponent):
     embed_model: Any = Field(description="The LlamaIndex embedder that embeds the chunks.")
     mean_vector: bool = Field(True, description="Replace a chunk's vector by the mean of its windows' vectors.")
     keep_windows: bool = Field(False, description=f"Keep every window's vector in metadata '{WINDOWS_KEY}'.")
+    headings: bool = Field(False, description="Put the headings in force where a later window starts in front "
+                                              "of it (ragplugins.headings; the core's window_headings).")
 
     @classmethod
     def class_name(cls) -> str:
@@ -126,8 +139,9 @@ class WindowedEmbedding(TransformComponent):
         if reader is None:
             return nodes
         texts, owners = [], []
+        found = chunk_headings(nodes) if self.headings else {}
         for position, node in enumerate(nodes):
-            for text in window_texts(*reader, node):
+            for text in window_texts(*reader, node, found.get(node.node_id, ())):
                 texts.append(text)
                 owners.append(position)
         extra: dict[int, list[list[float]]] = {}
