@@ -77,12 +77,6 @@ class CrossrefConfig(BaseModel):
                     "reference and its passage (the sentence with its neighbours in its paragraph, up to 240 "
                     "characters either side), since a pointer sentence often says only where to look (\"See X "
                     "for details.\"); sentence = the sentence alone (before issue 14).")
-    choose_by: Literal["sentence", "passage"] = Field(
-        "sentence",
-        description="Which pointer the hop follows: sentence = the one whose sentence matches the question best "
-                    "(when the question names the referring document, by the better of that sentence and a "
-                    "passage around it making no other reference, since such a question retells that passage); "
-                    "passage = by that better reading for every question.")
     window: int = Field(
         10, ge=1, le=1000,
         description="swap placement: the top positions the hop may change (the chunks your answer is read from).")

@@ -385,10 +385,6 @@ class CrossrefHop(BaseNodePostprocessor):
         "passage", description="How a pointer is matched to the query: by the better of its sentence and "
                                "its passage (the sentence with its neighbours in the paragraph), or by its "
                                "sentence alone.")
-    choose_by: Literal["sentence", "passage"] = Field(
-        "sentence", description="Which pointer is followed: the one whose sentence matches the query best (a "
-                                "named document's pointer by the better of its sentence and a passage making "
-                                "no other reference), or by that better reading for every question.")
     window: int = Field(10, description="swap placement: the top positions the hop may change.")
     aliases: dict[str, list[str]] = Field(default_factory=dict,
                                           description="Extra document names, by doc id or file name.")
@@ -581,7 +577,7 @@ class CrossrefHop(BaseNodePostprocessor):
             own_passages = p.pop("own_passages")
             own = max((match[t] for t in own_passages), default=0.0)
             reads = self.reading == "passage"
-            choice = max(best["match"], own) if reads and (named or self.choose_by == "passage") else best["match"]
+            choice = max(best["match"], own) if reads and named else best["match"]
             if claim_embedding is not None:
                 sentence_claim = max(m["claim_match"] for m in p["mentions"])
                 own_claim = max((round(api.cosine(claim_embedding, vectors[t]) or 0.0, 4) for t in own_passages),

@@ -71,7 +71,7 @@ def ragplugins_node_postprocessors(config: CrossrefConfig, ctx: api.RagContext):
         return []
     hop = CrossrefHop(ctx=ctx, max_hops=config.max_hops, chunks_per_hop=config.chunks_per_hop,
                       trigger_depth=config.trigger_depth, gate=config.gate, placement=config.placement,
-                      window=config.window, reading=config.reading, choose_by=config.choose_by,
+                      window=config.window, reading=config.reading,
                       aliases=config.aliases)
     return [api.Contribution(hop, stage="expand")]
 
