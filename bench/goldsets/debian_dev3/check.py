@@ -1,8 +1,10 @@
-"""Check the dev3 rows against the text ragplugins indexes (its reader's output, whitespace collapsed and
-lowercased, as the metric matches): every expected substring inside each expected source, ids unique,
-paraphrase_of present, a pointer's anchor a corpus file other than its source, every row split "dev".
+"""Check extra dev rows (dev3; dev2 with --dir) against the text ragplugins indexes (its reader's output,
+whitespace collapsed and lowercased, as the metric matches): every expected substring inside each expected
+source, ids unique, paraphrase_of present, a pointer's anchor a corpus file other than its source, every
+row split "dev".
 
     python bench/goldsets/debian_dev3/check.py manpages [nodejs ...]
+    python bench/goldsets/debian_dev3/check.py --dir bench/goldsets/debian_dev2 git python
 """
 import json
 import sys
@@ -15,9 +17,13 @@ from debian_corpora import corpus_dir  # noqa: E402
 from ragplugins.eval.metrics import norm  # noqa: E402
 from ragplugins.readers import read_documents  # noqa: E402
 
+args = sys.argv[1:]
+folder = HERE
+if args[:1] == ["--dir"]:
+    folder, args = Path(args[1]), args[2:]
 bad = 0
-for corpus in sys.argv[1:]:
-    rows = [json.loads(line) for line in (HERE / f"{corpus}.jsonl").read_text().splitlines() if line.strip()]
+for corpus in args:
+    rows = [json.loads(line) for line in (folder / f"{corpus}.jsonl").read_text().splitlines() if line.strip()]
     ids = [r["id"] for r in rows]
     root = corpus_dir(corpus)
     problems = [f"duplicate {i}" for i in set(ids) if ids.count(i) > 1]
@@ -36,6 +42,6 @@ for corpus in sys.argv[1:]:
                 docs = read_documents([root / src]).documents
                 texts[src] = norm(" ".join(d.text for d in docs))
             problems += [f"{r['id']}: '{e}' not in {src}" for e in r["expected"] if norm(e) not in texts[src]]
-    print(corpus, len(rows), "rows,", len(problems), "problems", *problems, sep="\n  ")
+    print(f"{corpus}: {len(rows)} rows, {len(problems)} problems", *problems, sep="\n  ")
     bad += len(problems)
 sys.exit(1 if bad else 0)
