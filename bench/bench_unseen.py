@@ -22,7 +22,16 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_firststage import CACHE, DEBIAN, PUBLIC, CachedEmbedding, corpus, split_of, write_results  # noqa: E402
+from bench_firststage import (  # noqa: E402
+    CACHE,
+    DEBIAN,
+    PUBLIC,
+    CachedEmbedding,
+    corpus_with_extra,
+    in_split,
+    split_of,
+    write_results,
+)
 
 from ragplugins.eval import Arm, run_eval  # noqa: E402
 
@@ -108,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", default="{}", help="JSON laid over every arm's [ragplugins] table")
     p.add_argument("--out", type=Path)
     p.add_argument("--rows", type=Path, help="also write every question's row (metrics, plugin trace) as JSONL")
+    p.add_argument("--extra-dev", type=Path, nargs="+", metavar="FOLDER",
+                   help="extra dev rows (bench_firststage.py's --extra-dev), also reported on their own")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -117,11 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     names = [a.name for a in arm_list]
     results: dict[str, Any] = {}
     for name in args.corpus:
-        paths, gold = corpus(name)
+        paths, gold = corpus_with_extra(name, args.extra_dev)
         rows = [r for r in gold if args.split in ("all", "both") or split_of(r) == args.split]
         run = run_eval(paths, rows, arm_list, ks=(K,), base_config={"top_k": K, **json.loads(args.set)},
                        cache_dir=CACHE / "eval", embed_model=embed, progress=False)
         splits = ("dev", "test") if args.split == "both" else (args.split,)
+        splits += tuple(f.name for f in args.extra_dev or [] if any(r.dimensions.get("set") == f.name for r in rows))
         if args.rows:
             args.rows.parent.mkdir(parents=True, exist_ok=True)
             with args.rows.open("a") as fh:
@@ -131,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                                                               "final_ids", "final_docs", "trace")}},
                                         default=str) + "\n")
         for sp in splits:
-            ids = [r.id for r in rows if sp == "all" or split_of(r) == sp]
+            ids = [r.id for r in rows if in_split(r, sp)]
             results.setdefault(name, {})[sp] = report(run, names, ids)
             print(f"\n## {name}, {sp} ({len(ids)} questions, k = {K})\n")
             print("| arm | nDCG@10 | R@10 | changed | better | fired | R@10 regressions | nDCG@10 regressions |")
