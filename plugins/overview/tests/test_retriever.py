@@ -280,7 +280,7 @@ def test_a_query_embedding_of_another_size_is_never_scored():
 def _gated(candidates, restricted=(), query="fees", **config):
     ctx = FakeContext(QUERIES, list(restricted))
     ctx.store_overviews(DOCS)
-    inner = ListRetriever([chunk(n, d, embedding=DOCS[d]) for n, d in candidates])
+    inner = ListRetriever([chunk(n, d, DOCS[d], *score) for n, d, *score in candidates])
     out, tr = _run(OverviewRetriever(inner, ctx, OverviewConfig(**config)), query)
     return ctx, out, tr
 
@@ -311,6 +311,20 @@ def test_the_default_gate_settles_a_contest_between_the_first_two_documents():
     assert select["applied"] and "holds the first stage's runner-up" in select["reason"]
     assert ctx.searches[0]["doc_ids"] == ["a"]
     assert _ids(out)[0] == "n3" and set(_ids(out)) == {"n1", "n2", "n3", "n5", "n6"}
+
+
+def test_the_default_gate_leaves_a_first_place_that_stands_out_of_the_first_stage_s_scores():
+    # The contest of the test above, but the first stage's first place leads its runner-up by far more than
+    # the steps between the candidates below it: its first place is not in doubt (nodejs_h02, git_g08).
+    clear = [("n1", "b", 1.0), ("n3", "a", 0.6), ("n2", "c", 0.55), ("n5", "a", 0.5)]
+    ctx, out, tr = _gated(clear, restricted=[chunk("n3", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"])])
+    select = tr.get("overview", "select")
+    assert not select["applied"] and "first place stands out" in select["reason"]
+    assert _ids(out) == ["n1", "n3", "n2", "n5"] and ctx.searches == []
+    # A lead no larger than a typical step below it is a contest: settled as before.
+    close = [("n1", "b", 1.0), ("n3", "a", 0.98), ("n2", "c", 0.7), ("n5", "a", 0.4)]
+    ctx, out, tr = _gated(close, restricted=[chunk("n3", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"])])
+    assert tr.get("overview", "select")["applied"] and _ids(out)[0] == "n3"
 
 
 def test_the_gap_threshold_is_derived_from_the_number_of_documents():
