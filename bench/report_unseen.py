@@ -65,19 +65,20 @@ python bench/bench_unseen.py --split both --corpus nodejs --out bench/results/un
 python bench/report_unseen.py                          # this section
 ```
 
-**Plugins, measured again on the "either" first stage (2026-12-02, evening).** The gates are the ones designed on
-`dev` alone and run on `test` once on 2026-12-01, and overview's first-place check, designed on the enlarged
-dev and run on test once (Overview section): `dev` and `test` in one run, reported as they came out. `overview` steers only when the overviews pick documents by a gap that noise exceeds on 1 % of
-queries for this many documents (ln(100)/sqrt(2 ln n) robust SDs) *and* the picked documents hold the first
-stage's runner-up, not its first place, and that first place is in doubt (its lead over the runner-up no larger
-than the median step below them; added 2026-12-02 evening, after the added dev questions). `retry` calls evidence weak when the top 3 hold less of the question
-(idf over the index) than the index's best-covering chunk (ratio threshold 1.0), and retries only when the
-`vocabulary` strategy finds a real spelling mismatch (`keywords` fallback off). "fired" counts, from each
-plugin's trace, crossref's hops, overview's steered questions and retry's weak-evidence calls, retries made
-and retry sets kept. "regressed" lists, dev and test together, every question whose R@10 and then nDCG@10
-fell against plugins off. Before overview's first-place check, it lowered python_q07 (dev; a metric artefact:
-a second answer-bearing chunk at rank 21-23 raised the ideal DCG) and git_f23 (test) in nDCG@10; with the
-check it steers neither.
+**Plugins, measured again on the "either" first stage (2026-12-02, evening).** The gates are the ones designed
+on `dev` alone and run on `test` once on 2026-12-01, and overview's first-place check, designed on the enlarged
+dev and run on test once (Overview section): `dev` and `test` in one run, reported as they came out. `overview`
+steers only when the overviews pick documents by a gap that noise exceeds on 1 % of queries for this many
+documents (ln(100)/sqrt(2 ln n) robust SDs) *and* the picked documents hold the first stage's runner-up, not its
+first place, and that first place is in doubt (its lead over the runner-up no larger than the median step below
+them; added 2026-12-02 evening, after the added dev questions). `retry` calls evidence weak when the top 3 hold
+less of the question (idf over the index) than the index's best-covering chunk (ratio threshold 1.0), and
+retries only when the `vocabulary` strategy finds a real spelling mismatch (`keywords` fallback off). "fired"
+counts, from each plugin's trace, crossref's hops, overview's steered questions and retry's weak-evidence calls,
+retries made and retry sets kept. "regressed" lists, dev and test together, every question whose R@10 and then
+nDCG@10 fell against plugins off. Before overview's first-place check, it lowered python_q07 (dev; a metric
+artefact: a second answer-bearing chunk at rank 21-23 raised the ideal DCG) and git_f23 (test) in nDCG@10; with
+the check it steers neither.
 """
 
 

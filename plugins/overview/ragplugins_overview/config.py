@@ -42,10 +42,11 @@ class OverviewConfig(BaseModel):
         description="'adaptive' and 'restrict' act only when the first stage leaves the choice of document open: "
                     "the documents the overviews pick hold the first stage's second candidate while another "
                     "document holds the first, and that first place is in doubt (its lead over the second no "
-                    "larger than the median step between the candidates below it in the top 10). Where the first stage already ranks the picked document first, "
-                    "steering adds nothing but its other chunks; where it ranks it lower, the overviews overrule "
-                    "it, which lost on questions that describe one document to ask about another. False: act on "
-                    "every decisive pick (the behaviour before issue 14).")
+                    "larger than the median step between the candidates below it in the top 10). Where the first "
+                    "stage already ranks the picked document first, steering adds nothing but its other chunks; "
+                    "where it ranks it lower, the overviews overrule it, which lost on questions that describe one "
+                    "document to ask about another; where its first place stands out, there is no contest. False: "
+                    "act on every decisive pick (the behaviour before issue 14).")
     runner_up_depth: int = Field(
         1, ge=1, le=100,
         description="Opt-in (1 = off): 'adaptive' and 'restrict' also steer towards the overviews' best document when "
