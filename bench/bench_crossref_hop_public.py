@@ -14,6 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_firststage import split_of  # noqa: E402
+
 from ragplugins.eval import Arm, bench_corpus, load_gold, run_eval  # noqa: E402
 
 POINTER_GOLD = Path(__file__).resolve().parent / "goldsets" / "acq_pointer_only.jsonl"
@@ -45,8 +47,6 @@ def main(argv: list[str] | None = None) -> int:
                       f"{on['final.recall@10']:.3f}; nDCG@10 {off['final.ndcg@10']:.3f} -> {on['final.ndcg@10']:.3f}; "
                       f"fired {fired}; R@10 up {up} down {down}; nDCG@10 down {ndown}", flush=True)
                 if args.config:
-                    from bench_firststage import split_of
-
                     rows_by_id = {r.id: r for r in rows}
                     variant = {r["id"]: r["final"] for r in run._rows("variant", k, "all")}
                     moved = [f"{i} ({split_of(rows_by_id[i])}) R@10 {r['final']['recall@10']:.0f}->"

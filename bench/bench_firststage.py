@@ -123,11 +123,11 @@ class CachedEmbedding(BaseEmbedding):
 EXTRA_DEV_PARTS = {"mixed": ("atlas7", "hr", "docs"), "docs": ("docs",), "acq+docs": ("docs",)}
 
 
-def extra_dev_rows(name: str, folders: Sequence[Path] | Path | None) -> list[GoldRow]:
+def extra_dev_rows(name: str, folders: Sequence[Path] | None) -> list[GoldRow]:
     """The dev rows of ``folders`` over the documents corpus ``name`` holds: a public corpus's parts
     (EXTRA_DEV_PARTS), a Debian corpus's ``<name>.jsonl``; none where a folder has no such file."""
     rows: list[GoldRow] = []
-    for folder in [folders] if isinstance(folders, Path) else folders or []:
+    for folder in folders or []:
         if not folder.is_dir():
             raise SystemExit(f"--extra-dev: '{folder}' is not a folder; give a folder holding docs.jsonl, "
                              "atlas7.jsonl, hr.jsonl or <debian corpus>.jsonl")
@@ -140,7 +140,7 @@ def extra_dev_rows(name: str, folders: Sequence[Path] | Path | None) -> list[Gol
     return rows
 
 
-def corpus_with_extra(name: str, folders: Sequence[Path] | Path | None) -> tuple[list[Path], list[GoldRow]]:
+def corpus_with_extra(name: str, folders: Sequence[Path] | None) -> tuple[list[Path], list[GoldRow]]:
     """``corpus(name)`` with the extra dev rows of ``folders`` added (ids must not repeat)."""
     paths, gold = corpus(name)
     extra = extra_dev_rows(name, folders)

@@ -50,7 +50,7 @@ Levers:
   ``DESCRIPTION`` or a definition term); windows as many as the fixed ones, each starting at the last section
   start inside the stretch the previous window read; and the fixed windows plus those section-aligned ones.
 - context: the shipped fixed windows against later windows embedded with the headings in force where they
-  start in front (``ragplugins.headings``; ``window_headings = true`` since 2026-12-02 evening). The arms
+  start in front (``ragplugins.headings``; the opt-in ``window_headings``, rejected on test). The arms
   measured before the product version ("every heading-like line", "no plain-text outline lines", "no code
   lines", each read chunk by chunk) are in bench/results/firststage/NOTES.md.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
@@ -83,6 +83,7 @@ from ragplugins import sparse  # noqa: E402
 from ragplugins.eval import metrics  # noqa: E402
 from ragplugins.headings import outline_starts  # noqa: E402
 from ragplugins.search import _distribution_normalised  # noqa: E402
+from ragplugins.windows import embedder_reader, window_texts  # noqa: E402
 
 DEPTH = 50
 # The index the levers are scored on: the first stage as it was before window scoring (its chunks and
@@ -190,18 +191,6 @@ def standout(scores: np.ndarray) -> float:
     return float((top[0] - top.mean()) / top.std()) if len(top) > 1 and top.std() > 0 else 0.0
 
 
-def window_texts(tokenizer, node, limit: int = 254) -> list[str]:
-    """The texts the embedder would need to see the rest of a chunk: from where it stopped reading,
-    with the chunk's metadata header in front."""
-    from llama_index.core.schema import MetadataMode
-
-    full, content = node.get_content(MetadataMode.EMBED), node.get_content()
-    header = full[: len(full) - len(content)] if full.endswith(content) else ""
-    offsets = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-    step = limit - len(tokenizer(header, add_special_tokens=False)["input_ids"])
-    return [header + full[offsets[start][0]:] for start in range(limit, len(offsets), step)]
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
@@ -242,16 +231,14 @@ def main(argv: list[str] | None = None) -> int:
                                  > inner._model.max_seq_length - 2 for n in nodes])
             print(f"{name}: {unread.mean():.0%} of {len(nodes)} chunks longer than the embedder reads", flush=True)
         if args.lever == "align":
-            tok = inner._model.tokenizer
-            aligned = align_windows(tok, nodes, vectors, embed)
+            aligned = align_windows(inner, nodes, vectors, embed)
         if args.lever == "context":
-            tok = inner._model.tokenizer
-            contexted = context_windows(tok, nodes, vectors, embed)
+            contexted = context_windows(inner, nodes, vectors, embed)
         if args.lever in ("windows", "structure"):
-            tok = inner._model.tokenizer
+            reader = embedder_reader(inner)
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
-                                embed.get_text_embedding_batch(window_texts(tok, n))] if window_texts(tok, n) else [v]
-                         for n, v in zip(nodes, vectors)]
+                                embed.get_text_embedding_batch(window_texts(*reader, n))] if window_texts(*reader, n)
+                         else [v] for n, v in zip(nodes, vectors)]
             owner, every = stacked_windows(per_chunk)
             mean = unit(np.stack([unit(np.stack(w)).mean(0) for w in per_chunk]))
             # The chunk's lead (its first window) weighted as much as the rest of it together.
@@ -416,17 +403,18 @@ def aligned_starts(tok, header: str, content: str, limit: int = 254) -> list[int
     return out
 
 
-def align_windows(tok, nodes, vectors, embed) -> dict:
+def align_windows(inner, nodes, vectors, embed) -> dict:
     """Per arm, (owner, unit vectors) of every chunk's windows: the first window (its vector) and the later
     windows the arm opens (header + the chunk's text from that offset; the embedder reads its start)."""
     from llama_index.core.schema import MetadataMode
 
+    tok, reader = inner._model.tokenizer, embedder_reader(inner)
     arms: dict[str, list[list[str]]] = {"fixed (shipped)": [], "fixed + section starts": [],
                                          "section-aligned (as many)": [], "fixed + section-aligned": []}
     for n in nodes:
         full, content = n.get_content(MetadataMode.EMBED), n.get_content()
         header = full[: len(full) - len(content)] if full.endswith(content) else ""
-        fixed = window_texts(tok, n)
+        fixed = window_texts(*reader, n)
         arms["fixed (shipped)"].append(fixed)
         arms["fixed + section starts"].append(fixed + [header + content[s:] for s in outline_starts(content)])
         aligned = [header + content[s:] for s in aligned_starts(tok, header, content)]
@@ -441,25 +429,15 @@ def align_windows(tok, nodes, vectors, embed) -> dict:
     return out
 
 
-def context_windows(tok, nodes, vectors, embed, limit: int = 254) -> dict:
-    """Per arm, (first-window unit vectors, owner, unit vectors of every window): the windows shipped before
-    2026-12-02 evening, and the later windows with the headings in force where they start in front
-    (``ragplugins.headings``, ``window_headings = true``), as the product embeds them."""
+def context_windows(inner, nodes, vectors, embed) -> dict:
+    """Per arm, (first-window unit vectors, owner, unit vectors of every window): the windows as shipped, and
+    the later windows with the headings in force where they start in front (``ragplugins.headings``, the
+    opt-in ``window_headings``), as the product embeds them."""
     from ragplugins.headings import chunk_headings
-    from ragplugins.windows import window_texts as product_window_texts
 
-    class Reader:  # the product's tokenizer interface over the transformers tokenizer
-        @staticmethod
-        def encode(text: str, add_special_tokens: bool = False):
-            from types import SimpleNamespace
-
-            enc = tok(text, add_special_tokens=add_special_tokens, return_offsets_mapping=True)
-            return SimpleNamespace(ids=enc["input_ids"], offsets=enc["offset_mapping"])
-
-    found = chunk_headings(nodes)
-    arms = {"fixed (shipped before)": [window_texts(tok, n) for n in nodes],
-            "later windows with their headings": [product_window_texts(Reader, limit, n, found[n.node_id])
-                                                  for n in nodes]}
+    reader, found = embedder_reader(inner), chunk_headings(nodes)
+    arms = {"fixed (shipped)": [window_texts(*reader, n) for n in nodes],
+            "later windows with their headings": [window_texts(*reader, n, found[n.node_id]) for n in nodes]}
     out = {}
     for arm, per_chunk in arms.items():
         flat = [t for texts in per_chunk for t in texts]

@@ -87,16 +87,20 @@ def window_texts(tokenizer: Any, limit: int, node: BaseNode, found: Sequence[Hea
     full, content = node.get_content(MetadataMode.EMBED), node.get_content()
     header = full[: len(full) - len(content)] if content and full.endswith(content) else ""
     offsets = tokenizer.encode(full, add_special_tokens=False).offsets
-    if len(offsets) <= limit or limit - len(tokenizer.encode(header, add_special_tokens=False).ids) < 1:
+    header_pieces = len(tokenizer.encode(header, add_special_tokens=False).ids)
+    if len(offsets) <= limit or limit - header_pieces < 1:
         return []
+    lead_pieces = {"": header_pieces}   # by heading path: a chunk's windows share most of theirs
     texts, piece = [], limit
     while piece < len(offsets):
         at = offsets[piece][0]
         path = heading_path(found, at - len(header))
         lead = header + (path + "\n\n" if path else "")
+        if path not in lead_pieces:
+            lead_pieces[path] = len(tokenizer.encode(lead, add_special_tokens=False).ids)
         texts.append(lead + full[at:])
         # A window reads ``limit`` word pieces, its lead's among them; a long lead still leaves some text.
-        piece += max(limit - len(tokenizer.encode(lead, add_special_tokens=False).ids), _MIN_STEP)
+        piece += max(limit - lead_pieces[path], _MIN_STEP)
     return texts
 
 

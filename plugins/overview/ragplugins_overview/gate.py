@@ -51,8 +51,9 @@ def leaves_open(picked: Sequence[str], candidates: Sequence[NodeWithScore]) -> t
     if second not in chosen:
         return False, ("the picked documents do not hold the first stage's runner-up; acting would overrule "
                        "the first stage, not settle a contest it left open")
-    scores = [float(c.score) for c in candidates[:10] if c.score is not None]
-    if len(scores) >= 4 and len(scores) == len(candidates[:10]):
+    top = candidates[:10]
+    scores = [float(c.score) for c in top if c.score is not None]
+    if len(scores) >= 4 and len(scores) == len(top):   # a retriever without scores: no scale to judge by
         # Is the first place in doubt? Its lead over the runner-up against the typical step between the
         # candidates below it (this query's own scale): a first place that stands out is not a contest.
         lead = scores[0] - scores[1]
