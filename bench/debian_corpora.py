@@ -5,7 +5,7 @@ into a cache folder (default ``bench/corpora-debian/<corpus>/``, git-ignored; no
 LlamaIndex's SimpleDirectoryReader would skip) and records there,
 in ``SOURCE.json``, which package and version it read and by which rule it chose the files.
 
-    apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages
+    apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages sqlite3-doc
     # nodejs: the machine's own Node.js 20 (NodeSource's build here), whose package ships the API's Markdown
     python bench/debian_corpora.py                 # every corpus
     python bench/debian_corpora.py git --out DIR   # one corpus, elsewhere
@@ -36,6 +36,15 @@ before their dev/test split was committed):
 - ``nodejs`` (added the same day, after the two above had run): Node.js's API reference in Markdown,
   every ``/usr/share/doc/nodejs/api/*.md`` (64 files of package ``nodejs``; Markdown reference links such as
   ``[`fs.readFile()`]: fs.md#...`` between them). The HTML and JSON renderings beside them are left out.
+
+Added 2026-12-02 (night) as a held-out corpus (rule written before the package was read for questions):
+
+- ``sqlite``: SQLite 3.40's documentation as its HTML pages (package ``sqlite3-doc``), every top-level
+  ``/usr/share/doc/sqlite3/*.html`` except the pages generated from the others: the four
+  ``doc_*_crossref.html`` and ``keyword_index.html`` indexes, ``sitemap.html`` and ``requirements.html``
+  (every requirement sentence of the other pages, collected). The ``c3ref/``, ``releaselog/``, ``session/``
+  and ``syntax/`` folders are left out (one page per C function or release, 550 pages). Pages cite each other
+  by hyperlinks (``lang_select.html#...``); many omit the optional end tags of ``<li>`` and ``<p>``.
 """
 
 from __future__ import annotations
@@ -56,6 +65,8 @@ POSTGRES_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
 PYTHON_SOURCES = Path("/usr/share/doc/python3.11/html/_sources/library")
 POLICY_HTML = Path("/usr/share/doc/debian-policy/policy.html")
 NODEJS_API = Path("/usr/share/doc/nodejs/api")
+SQLITE_HTML = Path("/usr/share/doc/sqlite3")
+SQLITE_GENERATED = ("keyword_index.html", "sitemap.html", "requirements.html")
 
 CORPORA = {
     "git": ("git-doc", "every *.txt in /usr/share/doc/git-doc"),
@@ -64,6 +75,8 @@ CORPORA = {
     "policy": ("debian-policy", "every ch-*.html and ap-*.html of /usr/share/doc/debian-policy/policy.html"),
     "manpages": ("manpages", "every real page of man5 and man7 the package installs, rendered by man-db to text"),
     "nodejs": ("nodejs", "every *.md of /usr/share/doc/nodejs/api"),
+    "sqlite": ("sqlite3-doc", "every top-level *.html of /usr/share/doc/sqlite3 but the generated doc_*_crossref.html, "
+                              "keyword_index.html, sitemap.html and requirements.html"),
 }
 
 
@@ -78,6 +91,7 @@ WRITTEN_ON = {
     "policy": "4.6.2.0",
     "manpages": "6.03-2",
     "nodejs": "20.20.2-1nodesource1+repack1",
+    "sqlite": "3.40.1-2+deb12u2",
 }
 
 
@@ -164,6 +178,9 @@ def selected_files(corpus: str) -> list[Path]:
         return _manual_pages()
     if corpus == "nodejs":
         return sorted(NODEJS_API.glob("*.md"))
+    if corpus == "sqlite":
+        return sorted(p for p in SQLITE_HTML.glob("*.html")
+                      if not p.name.startswith("doc_") and p.name not in SQLITE_GENERATED)
     raise SystemExit(f"unknown corpus '{corpus}'; known: {', '.join(CORPORA)}")
 
 

@@ -7,11 +7,18 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
 ``sphinxsidebar`` and ``footer``). Link titles (tooltips repeating a target's heading) are dropped
 so they do not crowd the text a chunk is embedded with.
+
+The page is parsed by lxml's HTML parser, which closes the end tags HTML lets a page leave out
+(``</li>``, ``</p>``, ``</dd>``) as a browser does. Python's ``html.parser`` nests such elements
+instead: every list item of SQLite's documentation inside the previous one, its list items run
+together, and a page of 2,800 of them deeper than Python's recursion limit.
 """
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
+import warnings
+
+from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction, XMLParsedAsHTMLWarning
 from markdownify import MarkdownConverter
 
 HTML_SUFFIXES = {".html", ".htm"}
@@ -23,7 +30,10 @@ def html_to_markdown(html: str) -> str:
     """Markdown text of an HTML page: headings as ``#``, links as ``[text](href)``, code fenced,
     navigation chrome removed. Text is kept literal (no ``\\_`` escapes), so identifiers such as
     ``pg_dump`` stay searchable."""
-    soup = BeautifulSoup(html, "html.parser")
+    with warnings.catch_warnings():
+        # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(html, "lxml")
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     for element in soup.select(CHROME):

@@ -58,3 +58,14 @@ def test_a_page_with_only_chrome_is_skipped_as_empty(tmp_path):
     with pytest.warns(UserWarning, match="nav.html': it has no text"):
         report = read_documents([tmp_path])
     assert [d.id_ for d in report.documents] == ["ok.md"]
+
+
+def test_end_tags_a_page_may_omit_are_closed_as_a_browser_closes_them(tmp_path):
+    # SQLite's documentation leaves out </li> and </p>, as HTML allows; read as nested elements, its list
+    # items ran together and a page of 2,800 of them overflowed Python's recursion limit (the page was lost).
+    items = "".join(f"<li><a href='page{i}.html'>Page {i}</a>\n" for i in range(3000))
+    page = f"<html><body><h1>Index</h1><p>First paragraph.<p>Second paragraph.<ul>{items}</ul></body></html>"
+    [doc] = _read(tmp_path, "index.html", page)
+    lines = doc.text.splitlines()
+    assert "- [Page 0](page0.html)" in lines and "- [Page 2999](page2999.html)" in lines   # one item per line
+    assert "First paragraph." in lines and "Second paragraph." in lines                  # two paragraphs
