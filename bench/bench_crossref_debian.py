@@ -73,12 +73,22 @@ def norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def link_text(reference: str) -> str:
+    """The words a reader sees of a Markdown link (``[`fs.open()`](fs.md#...)`` -> ``fs.open()``); other
+    references as written."""
+    shown = re.match(r"\[(.*?)\](?:\(.*\)|\[.*\])$", reference.strip(), re.S)
+    return (shown.group(1) if shown else reference).replace("`", "")
+
+
 def score(rows: list[dict], refs_by_doc: dict[str, list[dict]], docs: set[str]) -> dict:
     def predicted(row):
         # The cue as a whole name inside a reference's text: "session-keyring(7)" is not a reference to
-        # "user-session-keyring(7)".
+        # "user-session-keyring(7)". Where a link's text is the cue itself, that link is the row's reference:
+        # the cue "rowid" is the link [rowid](...), not also [WITHOUT ROWID](withoutrowid.html) beside it.
         cue = re.compile(r"(?<![\w-])" + re.escape(norm(row["cue"])) + r"(?!\w)")
-        return {r["target"] for r in refs_by_doc.get(row["from"], []) if r["target"] and cue.search(norm(r["text"]))}
+        found = [r for r in refs_by_doc.get(row["from"], []) if r["target"] and cue.search(norm(r["text"]))]
+        exact = [r for r in found if norm(link_text(r["text"])) == norm(row["cue"])]
+        return {r["target"] for r in exact or found}
 
     own = [r for r in rows if r["to"] == r["from"]]
     rows = [r for r in rows if r["to"] != r["from"]]

@@ -18,21 +18,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 sys.path.insert(0, str(ROOT / "bench"))
-CORPORA = ["mixed", "docs", "acq", "acq+docs", "git", "postgres", "python", "policy", "manpages", "nodejs"]
-HELD_OUT = ("policy", "manpages", "nodejs")
+CORPORA = ["mixed", "docs", "acq", "acq+docs", "git", "postgres", "python", "policy", "manpages", "nodejs", "sqlite"]
+HELD_OUT = ("policy", "manpages", "nodejs", "sqlite")
 PLUGINS = ["crossref", "overview", "retry", "all"]
-PEER_RUNS = ("public_git.json", "python_postgres.json", "heldout_policy.json", "heldout_manpages.json",
-             "heldout_nodejs.json")
-# Our first-stage arms and the plugin arms: the nine corpora in one run each, nodejs (added last) in its own.
-FIRST_STAGE = ("either_both.json", "heldout_nodejs.json")
-PLUGIN_RUN = ("either_both.json", "heldout_nodejs.json")
+PEER_RUNS = ("public_git.json", "python_postgres.json", "peer_default_python_postgres.json", "heldout_policy.json",
+             "heldout_manpages.json", "heldout_nodejs.json", "heldout_sqlite.json")
+# Our first-stage arms and the plugin arms: the nine corpora in one run each, nodejs and sqlite (added
+# later) each in its own.
+FIRST_STAGE = ("either_both.json", "heldout_nodejs.json", "heldout_sqlite.json")
+PLUGIN_RUN = ("either_both.json", "heldout_nodejs.json", "heldout_sqlite.json")
 OURS = "ragplugins (plugins off)"
 # The first stage's arm this page shows (the run's blend and first-window arms are in the Core section).
 OUR_ARMS = {OURS: OURS}
 
 HEAD = """## Unseen documents: the first stage against LlamaIndex, and every plugin (issue 14)
 
-Ten corpora, k = 20, every question split into `dev` (designed on) and `test` (run once per design decision,
+Eleven corpora, k = 20, every question split into `dev` (designed on) and `test` (run once per design decision,
 at the end, reported as it came out). Public sets `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`; a
 row is `dev` when the first hex digit of sha1(id) is even); Debian documentation `git` (247 AsciiDoc
 manual pages), `postgres` (268 HTML pages of the PostgreSQL 15 manual), `python` (317 Sphinx sources of
@@ -41,7 +42,9 @@ reference catalogue each, written by hand before anything ran on them), `policy`
 Manual's 22 Sphinx HTML chapters, "Section N.N" links between them), `manpages` (the Linux man pages of
 sections 5 and 7, 156 pages rendered to text by man-db, citing each other as `signal(7)`) and `nodejs`
 (Node.js 20's API reference, 64 Markdown files with reference links between them; added after the
-first-stage decision below, so its test split is a first look at it). Each Debian set
+first-stage decision below, so its test split is a first look at it) and `sqlite` (SQLite 3.40's documentation,
+207 HTML pages with hyperlinks between them, many leaving out the end tags HTML lets a page omit; added last,
+its first run on both splits is its first look). Each Debian set
 has factoid, pointer and paraphrased (no distinctive word of the answer) questions (`bench/goldsets/debian/`).
 **Peer**: LlamaIndex's own `SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` +
 `BM25Retriever` fused by `QueryFusionRetriever` (reciprocal rank), same MiniLM, at its default 1024/200
@@ -51,7 +54,7 @@ first stage's default since 2026-12-02 noon, `window_scoring = "either"` (the Co
 the defaults before it).
 
 ```bash
-apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages
+apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages sqlite3-doc
 python bench/debian_corpora.py     # says so when a package is not the version the questions were written on
 python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres python policy manpages \\
     --split both --extra-dev bench/goldsets/public_dev2 --arm "ragplugins (plugins off)" \\
@@ -62,6 +65,9 @@ python bench/bench_unseen.py --split both --corpus mixed docs acq acq+docs git p
 python bench/bench_firststage.py --corpus nodejs --split both --set 'blend={"window_scoring":"blend"}' \\
     --set 'window_scoring off={"window_scoring":"off"}' --out bench/results/firststage/heldout_nodejs.json
 python bench/bench_unseen.py --split both --corpus nodejs --out bench/results/unseen/heldout_nodejs.json
+python bench/bench_firststage.py --corpus sqlite --split both --set 'blend={"window_scoring":"blend"}' \\
+    --set 'window_scoring off={"window_scoring":"off"}' --out bench/results/firststage/heldout_sqlite.json
+python bench/bench_unseen.py --split both --corpus sqlite --out bench/results/unseen/heldout_sqlite.json
 python bench/report_unseen.py                          # this section
 ```
 
@@ -130,13 +136,51 @@ def first_stage_rows(corpus: str) -> dict[str, dict]:
     return rows
 
 
+# Corpora whose questions are each asked once: docs's questions are also mixed's and acq+docs's, acq's are
+# also acq+docs's, so a pooled figure counts mixed, acq and the Debian corpora.
+POOLED = ("mixed", "acq", "git", "postgres", "python", "policy", "manpages", "nodejs", "sqlite")
+
+
+def pooled_line(split: str = "test") -> str:
+    """ragplugins against each peer over every question of ``split`` once: the mean paired difference and
+    its standard error, so a reader can tell a one-question gap on one corpus from a difference."""
+    import statistics
+
+    from bench_firststage import corpus as corpus_rows
+    from bench_firststage import split_of
+
+    ours = _merged("firststage", FIRST_STAGE)
+    cells = []
+    for peer in ("llamaindex (1024/200, its default)", "llamaindex (512/50)"):
+        diffs: dict[str, list[float]] = {"ndcg@10": [], "recall@10": []}
+        counted = []
+        for corpus in POOLED:
+            theirs = next((_results("firststage", n)[corpus][peer] for n in PEER_RUNS
+                           if peer in _results("firststage", n).get(corpus, {})), None)
+            if theirs is None or OURS not in ours.get(corpus, {}):
+                continue
+            counted.append(corpus)
+            for row in corpus_rows(corpus)[1]:
+                if split_of(row) == split:
+                    for m in diffs:
+                        diffs[m].append(ours[corpus][OURS]["per_query"][row.id][m] - theirs["per_query"][row.id][m])
+        n = len(diffs["ndcg@10"])
+        stats = "; ".join(f"{label} {statistics.mean(d):+.3f} (standard error {statistics.stdev(d) / n ** 0.5:.3f})"
+                          for label, d in (("nDCG@10", diffs["ndcg@10"]), ("R@10", diffs["recall@10"])))
+        missing = [c for c in POOLED if c not in counted]
+        cells.append(f"against {peer.removeprefix('llamaindex ')} over {n} {split} questions"
+                     + (f" (not run on {', '.join(missing)})" if missing else "") + f": {stats}")
+    return ("**Pooled** (each question once: mixed, acq and the Debian corpora), ragplugins minus the peer, "
+            + "; ".join(cells) + ".\n")
+
+
 def main() -> None:
     unseen = _merged("unseen", PLUGIN_RUN)
     first = {corpus: first_stage_rows(corpus) for corpus in CORPORA}
     drifted = [c for c in CORPORA if c in unseen and OURS in first[c] and any(
         abs(unseen[c][sp]["off"][m] - first[c][OURS][sp][m]) > 1e-9
         for sp in ("dev", "test") for m in ("ndcg@10", "recall@10"))]
-    out = [HEAD]
+    out = [HEAD, pooled_line()]
     rerun = [c for c in CORPORA if c in unseen]
     out.append(f"Plugin rows on: {', '.join(rerun) or 'none'}"
                + (f"; none yet on {', '.join(c for c in CORPORA if c not in unseen)}."

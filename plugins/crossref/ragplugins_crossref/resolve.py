@@ -173,18 +173,25 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
 
 def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     """The indexed document a hyperlink's path names, relative to the citing document's own path;
-    else the one document with that file name (the link was written for another folder layout)."""
+    else the one document with that file name (the link was written for another folder layout) in the
+    folders the link names: ``c3ref/stmt.html`` is not ``stmt.html`` when c3ref/ was not indexed."""
     base = posixpath.dirname(doc_id.replace("\\", "/"))
     exact = registry.paths.get(posixpath.normpath(posixpath.join(base, href)))
     if exact is not None:
         return {exact}
-    by_name = registry.files.get(href.rsplit("/", 1)[-1].lower(), set())
+    folders = [part.lower() for part in href.replace("\\", "/").split("/")[:-1] if part not in ("", ".", "..")]
+
+    def in_named_folders(candidate: str) -> bool:
+        held = [part.lower() for part in candidate.replace("\\", "/").split("/")[:-1]]
+        return not folders or held[-len(folders):] == folders
+
+    by_name = {d for d in registry.files.get(href.rsplit("/", 1)[-1].lower(), set()) if in_named_folders(d)}
     if len(by_name) == 1:
-        return set(by_name)
+        return by_name
     # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in
     # user-manual.txt's neighbours, "os.path.html" for os.path.rst.txt): the one source with that stem.
-    by_stem = registry.stems.get(_source_stem(href), set())
-    return set(by_stem) if len(by_stem) == 1 else set()
+    by_stem = {d for d in registry.stems.get(_source_stem(href), set()) if in_named_folders(d)}
+    return by_stem if len(by_stem) == 1 else set()
 
 
 _DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf")

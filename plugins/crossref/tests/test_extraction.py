@@ -119,10 +119,12 @@ def test_identifiers_and_citation_keys():
 
 
 def test_file_names_in_links():
-    refs, _ = run({"guide.md": "# Guide\nSee [the verifier](docs/verifier.md#setup) and `indexing.md`.",
-                   "verifier.md": "# Verifier\nx", "indexing.md": "# Indexing\ny"})
+    refs, _ = run({"manual/guide.md": "# Guide\nSee [the verifier](verifier.md#setup) and `indexing.md`.",
+                   "reference/verifier.md": "# Verifier\nx", "indexing.md": "# Indexing\ny"})
     # The link names its file once (as a link, not again as a file name); the bare file name is a document.
-    assert targets(refs["guide.md"]) == {("docs/verifier.md", "verifier.md"), ("indexing.md", "indexing.md")}
+    # No verifier.md beside the guide: the one indexed elsewhere (the link was written for another layout).
+    assert targets(refs["manual/guide.md"]) == {("verifier.md", "reference/verifier.md"),
+                                                ("indexing.md", "indexing.md")}
 
 
 def test_unresolved_kept_with_null_target_and_cap_keeps_resolved_first():

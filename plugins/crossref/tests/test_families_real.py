@@ -41,6 +41,22 @@ def test_hyperlinks_resolve_relative_to_the_citing_file_and_drop_fragments():
     assert len(refs["manual/backup.html"]) == 3
 
 
+def test_a_link_into_a_folder_that_was_not_indexed_names_no_other_document():
+    # SQLite's pages link to its C interface pages as c3ref/stmt.html; with c3ref/ not indexed, the
+    # top-level stmt.html (a virtual table) is another document, and so is git's manual page gitweb.txt
+    # for an include of config/gitweb.txt. A link whose folders match still finds its file elsewhere.
+    refs, _ = run({
+        "compile.html": "[prepared statements](c3ref/stmt.html) and [the VFS](c3ref/vfs.html)",
+        "stmt.html": "## The SQLITE_STMT Virtual Table\ntext",
+        "vfs.html": "## The SQLite OS Interface or VFS\ntext",
+        "guide/backup.html": "[tables](../reference/sql-createtable.html)",
+        "site/reference/sql-createtable.html": "## CREATE TABLE\ntext",
+    })
+    assert resolved(refs["compile.html"]) == set()
+    assert resolved(refs["guide/backup.html"]) == {
+        ("../reference/sql-createtable.html", "site/reference/sql-createtable.html")}
+
+
 def test_manual_pages_by_name_and_linkgit():
     refs, ann = run({
         "git-config.txt": "git-config(1)\n=============\n\nNAME\n----\ngit-config - Get and set options\n\n"
