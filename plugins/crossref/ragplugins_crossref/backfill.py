@@ -37,7 +37,7 @@ from ragplugins_crossref.transform import (
 _OUT_OF_LINE: set[str] = set()
 
 
-def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], deleted: list[str]) -> int:
+def backfill(ctx: api.RagContext, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], deleted: list[str]) -> int:
     """Re-resolve the documents this write can affect and patch the chunks whose stored references changed."""
     location = StateLocation(ctx)
     made_with = extractor.made_with
@@ -127,7 +127,7 @@ def backfill(ctx: Any, extractor: CrossrefExtractor, nodes: Sequence[BaseNode], 
     return len(patches)
 
 
-def _read(ctx: Any, indexed: dict[str, Any], chunks: dict[str, list[BaseNode]], doc_ids: set[str]) -> None:
+def _read(ctx: api.RagContext, indexed: dict[str, Any], chunks: dict[str, list[BaseNode]], doc_ids: set[str]) -> None:
     """Add the stored chunks of ``doc_ids`` not in ``chunks`` yet."""
     missing = [d for d in doc_ids if d not in chunks]
     if not missing:
@@ -154,7 +154,7 @@ def _patches_for(docs: dict[str, list[BaseNode]], ann: Annotation) -> Patches:
     return patches
 
 
-def stale_references(ctx: Any, extractor: CrossrefExtractor) -> list[str]:
+def stale_references(ctx: api.RagContext, extractor: CrossrefExtractor) -> list[str]:
     """``ragplugins check``: chunks whose stored references differ from resolving the index as it is now
     (a write stopped before this step, or documents deleted by another program)."""
     whole = resolve_stored(ctx.store, _chunk_ids(ctx.list_documents()), extractor, watch=False, write=None)

@@ -29,8 +29,8 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
 
+from ragplugins import api
 from ragplugins.api import StateError
 from ragplugins_crossref.names import STOPWORDS, tokens
 from ragplugins_crossref.resolve import _source_stem, entry_key
@@ -166,7 +166,7 @@ def fingerprint(family_names: list[str], aliases: Mapping[str, list[str]], max_r
 class StateLocation:
     """The records of an index's documents, kept as the plugin state ``crossref/documents``."""
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: api.RagContext):
         self.state = ctx.state(PLUGIN)
         self.index_id = ctx.index_id
 

@@ -388,9 +388,9 @@ class CrossrefHop(BaseNodePostprocessor):
     window: int = Field(10, description="swap placement: the top positions the hop may change.")
     aliases: dict[str, list[str]] = Field(default_factory=dict,
                                           description="Extra document names, by doc id or file name.")
-    _ctx: Any = PrivateAttr(default=None)
+    _ctx: api.RagContext | None = PrivateAttr(default=None)
 
-    def __init__(self, ctx: Any = None, **data: Any):
+    def __init__(self, ctx: api.RagContext | None = None, **data: Any):
         super().__init__(**data)
         self._ctx = ctx
 
@@ -398,21 +398,30 @@ class CrossrefHop(BaseNodePostprocessor):
     def class_name(cls) -> str:
         return "ragplugins_crossref.CrossrefHop"
 
+    @property
+    def context(self) -> api.RagContext:
+        """The app's context. The hop steps aside without one (``_postprocess_nodes``), so its helpers,
+        which run only after that check, read it here."""
+        if self._ctx is None:
+            raise RuntimeError("CrossrefHop was built without the app's context (ctx=): "
+                               "get it from ragplugins_node_postprocessors")
+        return self._ctx
+
     def named_documents(self, query: str) -> set[str]:
         """The indexed documents the question calls by name (title, heading, file name, alias; in any
         case, as questions are typed)."""
         if getattr(self._ctx, "index", None) is None:
             return set()
         aliases = json.dumps(self.aliases, sort_keys=True)   # configs may differ in aliases, not in documents
-        names = self._ctx.cached(f"crossref.names:{aliases}",
+        names = self.context.cached(f"crossref.names:{aliases}",
                                  lambda ctx: Registry(self._profiles(), aliases=self.aliases).names)
         named = {doc for mention in names.find(query, as_written=False) for doc in mention.doc_ids}
-        declared = self._ctx.cached(f"{PLUGIN}.declared_names", lambda ctx: declared_names(self._profiles()))
+        declared = self.context.cached(f"{PLUGIN}.declared_names", lambda ctx: declared_names(self._profiles()))
         return named | code_names(query, *declared)
 
     def _profiles(self) -> dict[str, Any]:
         """The stored documents' profiles, read once per index version for every table built from them."""
-        return self._ctx.cached(f"{PLUGIN}.profiles", stored_profiles)
+        return self.context.cached(f"{PLUGIN}.profiles", stored_profiles)
 
     def _pointers(self, nodes: list[NodeWithScore], named: set[str]) -> dict[str, dict[str, Any]]:
         """Documents referenced by the top candidates (present among the candidates or not), each
@@ -447,7 +456,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _document_names(self) -> dict[str, str]:
         """Document id -> the name output shows (an app's index has UUID ids), kept until the next write."""
-        return self._ctx.cached(f"{PLUGIN}.document_names", lambda ctx: {
+        return self.context.cached(f"{PLUGIN}.document_names", lambda ctx: {
             doc_id: api.document_label(doc_id, info.metadata) for doc_id, info in ctx.list_documents().items()})
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
@@ -456,14 +465,14 @@ class CrossrefHop(BaseNodePostprocessor):
             return nodes
         query = query_bundle.query_str
         # Documents the host's filter excludes are neither followed nor named in the trace.
-        allowed = self._ctx.allowed_documents(nodes)
+        allowed = self.context.allowed_documents(nodes)
         named = {d for d in self.named_documents(query) if allowed is None or d in allowed}
         pointers = self._pointers(nodes, named)
         withheld = 0
         if allowed is not None:
             withheld = sum(target not in allowed for target in pointers)
             if withheld:   # while the host's filters are unknown, this says how to pass them
-                self._ctx.allowed_documents(nodes, wanted=pointers)
+                self.context.allowed_documents(nodes, wanted=pointers)
             pointers = {target: p for target, p in pointers.items() if target in allowed}
         if not pointers and withheld:
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
@@ -481,7 +490,7 @@ class CrossrefHop(BaseNodePostprocessor):
                                 "no resolved references in the top candidates"
                                 + (" from the documents the question names" if named else ""))
             return nodes
-        query_embedding = self._ctx.embed_query(query)
+        query_embedding = self.context.embed_query(query)
         measured = {n.node.node_id: api.query_cosine(n, query_embedding) for n in nodes}
         texts = {n.node.node_id: n.node.get_content(metadata_mode=MetadataMode.EMBED)
                  for n in nodes if measured[n.node.node_id] is None}
@@ -489,7 +498,7 @@ class CrossrefHop(BaseNodePostprocessor):
             # A host's own retriever returns neither vectors nor ragplugins' dense scores, and the core's
             # sparse leg alone measures none: embed those candidates as the index embedded them (cached
             # on the context across queries). A swap weighs every chunk it may trade.
-            vectors = self._ctx.embed_texts(list(texts.values()))
+            vectors = self.context.embed_texts(list(texts.values()))
             measured.update({i: api.cosine(query_embedding, vectors[t]) for i, t in texts.items()})
         cosine_of = {i: c for i, c in measured.items() if c is not None}
         if not cosine_of:
@@ -555,10 +564,10 @@ class CrossrefHop(BaseNodePostprocessor):
         reference sentences matches the query."""
         # Reference sentences recur across queries (hub chunks are retrieved again and again): the
         # context caches their embeddings.
-        vectors = self._ctx.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]]
+        vectors = self.context.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]]
                                         + [text for p in pointers.values() for _, text in p["passages"]])
         claim = self._claim(query, named)
-        claim_embedding = self._ctx.embed_query(claim) if claim else None
+        claim_embedding = self.context.embed_query(claim) if claim else None
         for p in pointers.values():
             for m in p["mentions"]:
                 m["match"] = round(api.cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
@@ -623,7 +632,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 depth: int) -> list[tuple[float, NodeWithScore]] | None:
         """(cosine, chunk) of the pointed-at document for the query, lead chunk first (the section the
         reference names when the search found it); None when the search failed."""
-        results = self._ctx.search_within_documents(query, [pointer["target"]], depth)
+        results = self.context.search_within_documents(query, [pointer["target"]], depth)
         if not results:
             pointer["outcome"] = "search failed" if results is None else "nothing matched"
             return None if results is None else []
@@ -759,16 +768,16 @@ class CrossrefHop(BaseNodePostprocessor):
         refs = [r for r in pointer.get("refs", []) if r and _OBJECT_ROLE.fullmatch(r.strip())]
         if not refs:
             return []
-        declared = self._ctx.cached_for_query(f"{PLUGIN}.object_declarations", object_declarations)
+        declared = self.context.cached_for_query(f"{PLUGIN}.object_declarations", object_declarations)
         if not declared or pointer["target"] not in declared:
             return []
-        scopes = self._ctx.cached(f"{PLUGIN}.scopes",
+        scopes = self.context.cached(f"{PLUGIN}.scopes",
                                   lambda ctx: {doc: prof.scope for doc, prof in self._profiles().items()})
         scope = scopes.get(pointer["target"]) or ""
         ids = list(dict.fromkeys(c for r in refs if (c := declaring_chunk(r, declared[pointer["target"]], scope))))
         known = {n.node.node_id: n for n in nodes}
         missing = [i for i in ids if i not in known and i not in by_id]
-        fetched = {n.node_id: NodeWithScore(node=n, score=0.0) for n in self._ctx.store.get_nodes(missing)} \
+        fetched = {n.node_id: NodeWithScore(node=n, score=0.0) for n in self.context.store.get_nodes(missing)} \
             if missing else {}
         out = []
         for chunk_id in ids:
@@ -807,7 +816,7 @@ class CrossrefHop(BaseNodePostprocessor):
         value = api.query_cosine(nws, query_embedding)
         if value is None:
             text = nws.node.get_content(metadata_mode=MetadataMode.EMBED)
-            value = api.cosine(query_embedding, self._ctx.embed_texts([text])[text])
+            value = api.cosine(query_embedding, self.context.embed_texts([text])[text])
         return value or 0.0
 
     @staticmethod

@@ -88,7 +88,7 @@ def chunk_metadata(refs: list[dict[str, Any]], profile: Profile | None) -> dict[
     return want
 
 
-def stored_profiles(ctx: Any, exclude: AbstractSet[str] = frozenset()) -> dict[str, Profile]:
+def stored_profiles(ctx: api.RagContext | None, exclude: AbstractSet[str] = frozenset()) -> dict[str, Profile]:
     """Profiles of the documents already indexed (a bare one for documents indexed without us)."""
     if ctx is None or ctx.index is None:
         return {}
@@ -123,9 +123,10 @@ class CrossrefExtractor(TransformComponent):
         default_factory=list, description="The reference families in use (for the cache key)."
     )
     _families: tuple[ReferenceFamily, ...] = PrivateAttr(default=BUILTIN_FAMILIES)
-    _ctx: Any = PrivateAttr(default=None)
+    _ctx: api.RagContext | None = PrivateAttr(default=None)
 
-    def __init__(self, families: Sequence[ReferenceFamily] | None = None, ctx: Any = None, **data: Any):
+    def __init__(self, families: Sequence[ReferenceFamily] | None = None, ctx: api.RagContext | None = None,
+                 **data: Any):
         fams = tuple(families) if families is not None else BUILTIN_FAMILIES
         data.setdefault("family_names", [f"{f.name}:{f.kind}:{f.pattern.pattern}" for f in fams])
         super().__init__(**data)

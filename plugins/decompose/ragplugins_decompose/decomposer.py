@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 
 from llama_index.core.schema import BaseComponent
 
+from ragplugins import api
+
 
 @dataclass
 class Decomposition:
@@ -51,10 +53,10 @@ class Decomposer(BaseComponent):
 
     name: ClassVar[str]
 
-    def decompose(self, query: str, ctx: Any) -> Decomposition:
+    def decompose(self, query: str, ctx: api.RagContext | None) -> Decomposition:
         raise NotImplementedError
 
-    async def adecompose(self, query: str, ctx: Any) -> Decomposition:
+    async def adecompose(self, query: str, ctx: api.RagContext | None) -> Decomposition:
         return self.decompose(query, ctx)
 
     def prompts(self) -> dict[str, Any]:
@@ -74,5 +76,5 @@ class NoDecomposer(Decomposer):
     def class_name(cls) -> str:
         return "ragplugins_decompose.NoDecomposer"
 
-    def decompose(self, query: str, ctx: Any) -> Decomposition:
+    def decompose(self, query: str, ctx: api.RagContext | None) -> Decomposition:
         return Decomposition([], "decomposer 'none' never splits")

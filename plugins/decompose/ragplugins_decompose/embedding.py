@@ -5,6 +5,7 @@ from typing import Any, ClassVar
 import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from ragplugins import api
 from ragplugins_decompose.scorer import Scorer
 
 
@@ -23,7 +24,10 @@ class EmbeddingScorer(Scorer):
     def class_name(cls) -> str:
         return "ragplugins_decompose.EmbeddingScorer"
 
-    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: Any) -> list[list[float]]:
+    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: api.RagContext | None) -> list[list[float]]:
+        if ctx is None:
+            raise ValueError(f"the '{self.name}' scorer compares with the index's own embedder: build DecomposeRerank "
+                             "with ctx= (the app's context; ragplugins_node_postprocessors does)")
         q = np.asarray([ctx.embed_query(text) for text in queries], dtype=np.float64)
         vectors: list[Any] = [n.node.embedding for n in nodes]
         missing = [i for i, v in enumerate(vectors) if v is None or len(v) != q.shape[1]]

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_decompose import ranking
 from ragplugins_decompose.embedding import EmbeddingScorer
 
@@ -43,7 +44,7 @@ class HybridScorer(EmbeddingScorer):
     def class_name(cls) -> str:
         return "ragplugins_decompose.HybridScorer"
 
-    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: Any) -> list[list[float]]:
+    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: api.RagContext | None) -> list[list[float]]:
         dense = super().score(queries, nodes, ctx)
         sparse = bm25_scores(queries, [n.node.get_content() for n in nodes])
         out = []

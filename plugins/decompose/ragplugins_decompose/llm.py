@@ -9,6 +9,7 @@ from typing import Any, ClassVar, cast
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.prompts import PromptTemplate
 
+from ragplugins import api
 from ragplugins_decompose.decomposer import Decomposer, Decomposition
 from ragplugins_decompose.rules import has_content, words
 
@@ -122,8 +123,8 @@ class LLMDecomposer(Decomposer):
         except Exception:  # noqa: BLE001 - an LLM that cannot be copied is used as given
             return llm, None
 
-    def decompose(self, query: str, ctx: Any) -> Decomposition:
-        if getattr(ctx, "llm", None) is None:
+    def decompose(self, query: str, ctx: api.RagContext | None) -> Decomposition:
+        if ctx is None or ctx.llm is None:
             return Decomposition([], "decomposer 'llm' needs an LLM, and the host gave none (ctx.llm is None)")
         llm, temperature = self.deterministic(ctx.llm)
         try:
@@ -132,8 +133,8 @@ class LLMDecomposer(Decomposer):
             return Decomposition([], f"the LLM call failed: {type(exc).__name__}: {exc}")
         return self.check(query, reply, temperature)
 
-    async def adecompose(self, query: str, ctx: Any) -> Decomposition:
-        if getattr(ctx, "llm", None) is None:
+    async def adecompose(self, query: str, ctx: api.RagContext | None) -> Decomposition:
+        if ctx is None or ctx.llm is None:
             return Decomposition([], "decomposer 'llm' needs an LLM, and the host gave none (ctx.llm is None)")
         llm, temperature = self.deterministic(ctx.llm)
         try:

@@ -43,9 +43,9 @@ class DecomposeRerank(PromptMixin, BaseNodePostprocessor):
     rerank_unsplit: bool = False
     max_sub_queries: int = 4
     top_n: int | None = None
-    _ctx: Any = PrivateAttr(default=None)
+    _ctx: api.RagContext | None = PrivateAttr(default=None)
 
-    def __init__(self, ctx: Any = None, **data: Any):
+    def __init__(self, ctx: api.RagContext | None = None, **data: Any):
         super().__init__(**data)
         self._ctx = ctx
 

@@ -7,6 +7,7 @@ from llama_index.core.bridge.pydantic import SerializeAsAny
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from ragplugins import api
 from ragplugins_decompose.scorer import Scorer
 
 
@@ -34,7 +35,7 @@ class PostprocessorScorer(Scorer):
         fields = type(self.postprocessor).model_fields
         return self.postprocessor.model_copy(update={"top_n": n}) if "top_n" in fields else self.postprocessor
 
-    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: Any) -> list[list[float]]:
+    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: api.RagContext | None) -> list[list[float]]:
         reranker = self._scorer_for(len(nodes))
         rows = []
         for query in queries:

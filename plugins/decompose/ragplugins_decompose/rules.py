@@ -21,8 +21,9 @@ question, which is always scored too, keeps them.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from ragplugins import api
 from ragplugins_decompose.decomposer import Decomposer, Decomposition
 
 WH = ("what", "when", "where", "who", "whom", "whose", "which", "why", "how")
@@ -179,7 +180,7 @@ class RuleDecomposer(Decomposer):
     def class_name(cls) -> str:
         return "ragplugins_decompose.RuleDecomposer"
 
-    def decompose(self, query: str, ctx: Any = None) -> Decomposition:
+    def decompose(self, query: str, ctx: api.RagContext | None = None) -> Decomposition:
         parts: list[str] = []
         rules: list[str] = []
         questions = _question_sentences(query)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import BaseComponent, NodeWithScore
+
+from ragplugins import api
 
 
 class Scorer(BaseComponent):
@@ -20,6 +22,6 @@ class Scorer(BaseComponent):
         """How the trace names this scorer."""
         return self.name
 
-    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: Any) -> list[list[float]]:
+    def score(self, queries: list[str], nodes: list[NodeWithScore], ctx: api.RagContext | None) -> list[list[float]]:
         """One row per query, one score per node, in the given orders."""
         raise NotImplementedError

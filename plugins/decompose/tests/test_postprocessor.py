@@ -221,3 +221,9 @@ def test_eval_instrument_reports_the_split_and_its_evidence(rag_with):
                                             first_stage=unsplit.first_stage, final=unsplit.final,
                                             is_relevant=relevant)
     assert out["split"] is False and out["sub_queries"] is None and out["sub_best_relevant"] is None
+
+
+def test_a_stage_built_without_the_apps_context_says_what_the_embedding_scorer_needs(bundled_embed_model):
+    nodes = first_stage(bundled_embed_model)
+    with pytest.raises(ValueError, match="'embedding' scorer compares with the index's own embedder: .*ctx="):
+        stage(None).postprocess_nodes(nodes, query_str=TWO_ASKS)

@@ -18,6 +18,7 @@ import numpy as np
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import BaseNode
 
+from ragplugins import api
 from ragplugins.api import CHUNK_INDEX_KEY, RagPluginsError, record
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.corpus_terms import CorpusTerms, TermsLocation
@@ -52,7 +53,7 @@ class OverviewLLMMissing(RagPluginsError, ValueError):
     """overview = 'llm' without an LLM: a config problem the user fixes, said in one line."""
 
 
-def require_llm(config: OverviewConfig, ctx: Any) -> None:
+def require_llm(config: OverviewConfig, ctx: api.RagContext) -> None:
     if config.overview == "llm" and ctx.llm is None:
         raise OverviewLLMMissing(
             "[ragplugins.overview] overview = 'llm' needs the host's LLM, and none was given: pass "
@@ -70,7 +71,7 @@ def _writers(config: OverviewConfig) -> tuple[ExtractiveOverviewWriter, LLMOverv
     return extractive, llm
 
 
-def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode] = (),
+def update_overviews(config: OverviewConfig, ctx: api.RagContext, nodes: Sequence[BaseNode] = (),
                      rebuild: bool = False) -> UpdateReport:
     """Write overviews for new and changed documents, drop those of deleted ones (``rebuild``: all)."""
     require_llm(config, ctx)
@@ -143,7 +144,7 @@ def update_overviews(config: OverviewConfig, ctx: Any, nodes: Sequence[BaseNode]
     return report
 
 
-def stale_overviews(config: OverviewConfig, ctx: Any) -> list[str]:
+def stale_overviews(config: OverviewConfig, ctx: api.RagContext) -> list[str]:
     """What is out of line between the stored overviews and the index ([] when every document has its
     overview for its current content)."""
     location = location_for(ctx)
@@ -175,7 +176,7 @@ def rebuild(rag: Any) -> UpdateReport:
     return update_overviews(rag.config.for_plugin("overview"), rag.context(rag.index()), rebuild=True)
 
 
-def _read_documents(ctx: Any, indexed: dict[str, Any], doc_ids: set[str]) -> dict[str, DocumentText]:
+def _read_documents(ctx: api.RagContext, indexed: dict[str, Any], doc_ids: set[str]) -> dict[str, DocumentText]:
     """The stored text of ``doc_ids``: their chunks by id, or, when they are most of the index, every
     chunk's text and position once (no node or vector: a first build on Ray reads the whole index here)."""
     if not doc_ids:
@@ -189,7 +190,7 @@ def _read_documents(ctx: Any, indexed: dict[str, Any], doc_ids: set[str]) -> dic
     return documents_from_nodes(nodes)
 
 
-def _write(config: OverviewConfig, ctx: Any, todo: dict[str, DocumentText], stats: TermStatistics | None,
+def _write(config: OverviewConfig, ctx: api.RagContext, todo: dict[str, DocumentText], stats: TermStatistics | None,
            report: UpdateReport) -> dict[str, tuple[str, str, str, np.ndarray]]:
     if not todo or stats is None:
         return {}

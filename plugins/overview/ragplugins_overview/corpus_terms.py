@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragplugins import api
 from ragplugins.api import StateError
 from ragplugins_overview.documents import DocumentText, TermStatistics
 from ragplugins_overview.extractive import document_terms
@@ -56,7 +57,7 @@ class CorpusTerms:
 class TermsLocation:
     """The stems of an index's documents, kept as the plugin state ``overview/terms``."""
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: api.RagContext):
         self.state = ctx.state(PLUGIN)
         self.index_id = ctx.index_id
 

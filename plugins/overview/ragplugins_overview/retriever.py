@@ -34,7 +34,7 @@ class OverviewRetriever(BaseRetriever):
     """Wraps any ``BaseRetriever``: scores the query against the document overviews and boosts
     (reciprocal-rank fusion, k = 60) or restricts the candidates to the documents that match."""
 
-    def __init__(self, inner: BaseRetriever, ctx: Any, config: OverviewConfig | None = None, **kwargs: Any):
+    def __init__(self, inner: BaseRetriever, ctx: api.RagContext, config: OverviewConfig | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.inner, self.ctx, self.config = inner, ctx, config or OverviewConfig()
 

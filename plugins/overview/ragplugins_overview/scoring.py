@@ -20,6 +20,7 @@ and MAD come from the exact scores of a fixed, evenly spaced sample of documents
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,7 +99,7 @@ class OverviewScorer:
         bits = np.packbits(vectors @ self._planes > 0, axis=-1)
         return np.ascontiguousarray(bits).view(np.uint64)
 
-    def rank(self, query: np.ndarray, limit: int, among: np.ndarray | None = None) -> DocumentRanking:
+    def rank(self, query: np.ndarray | Sequence[float], limit: int, among: np.ndarray | None = None) -> DocumentRanking:
         """The ``limit`` best documents for the (unnormalised) query embedding ``query``; with ``among``
         (rows of the overview matrix), ranked and measured among those documents only."""
         n = self.n if among is None else int(among.shape[0])

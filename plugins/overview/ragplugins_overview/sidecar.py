@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragplugins import api
 from ragplugins.api import StateError
 from ragplugins_overview.scoring import OverviewScorer
 
@@ -129,7 +130,7 @@ class Location:
     """The overviews of one index, kept as the plugin state ``overview/overviews`` of its store adapter
     (ragplugins.stores: wherever that store keeps plugin state, replaced in one step)."""
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: api.RagContext):
         self.state = ctx.state(PLUGIN)
         self.index_id = ctx.index_id
         self.label = f"{self.state.label}, collection '{NAME}'"
@@ -166,7 +167,7 @@ class Location:
         self.state.write(NAME, records, overviews.meta())
 
 
-def location_for(ctx: Any) -> Location:
+def location_for(ctx: api.RagContext) -> Location:
     """Where the overviews of the index behind ``ctx`` are kept."""
     return Location(ctx)
 
@@ -210,7 +211,7 @@ class _Cache:
 cache = _Cache()
 
 
-def usable(ctx: Any) -> tuple[Overviews | None, str | None]:
+def usable(ctx: api.RagContext) -> tuple[Overviews | None, str | None]:
     """The overviews to score queries against for ``ctx``'s index, or (None, why not). Warns once per problem."""
     location = location_for(ctx)
     overviews, problem = cache.get(location)

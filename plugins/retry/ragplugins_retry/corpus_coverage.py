@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_retry import text, vocabulary
 from ragplugins_retry.signal import Measurement, RetrySignal
 
@@ -34,7 +35,7 @@ class CorpusCoverageSignal(RetrySignal):
     def class_name(cls) -> str:
         return "ragplugins_retry.CorpusCoverageSignal"
 
-    def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+    def measure(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext, retrieved_for: str) -> Measurement:
         terms = text.content_stems(query)
         if not terms:
             return Measurement(None, "the question has no content words (only stopwords)")

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins.api import cosine, dense_cosine
 from ragplugins_retry.signal import Measurement, RetrySignal
 
@@ -30,7 +31,7 @@ class DenseContrastSignal(RetrySignal):
     def class_name(cls) -> str:
         return "ragplugins_retry.DenseContrastSignal"
 
-    def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+    def measure(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext, retrieved_for: str) -> Measurement:
         embedding = ctx.embed_query(query) if nodes else None
         values, from_vectors = [], 0
         for nws in nodes:

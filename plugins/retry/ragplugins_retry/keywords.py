@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_retry import text
 from ragplugins_retry.strategy import Reformulation, RetryStrategy, same_query
 
@@ -23,7 +24,7 @@ class KeywordsStrategy(RetryStrategy):
     def class_name(cls) -> str:
         return "ragplugins_retry.KeywordsStrategy"
 
-    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         kept = [w for w in text.words(query) if text.is_content(w)]
         if not kept:
             return Reformulation(None, "the question has no content words to keep")

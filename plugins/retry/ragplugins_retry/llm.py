@@ -8,6 +8,7 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_retry import text
 from ragplugins_retry.strategy import Reformulation, RetryStrategy, same_query
 
@@ -59,7 +60,7 @@ class LLMStrategy(RetryStrategy):
         if "reformulate_prompt" in prompts:
             self.prompt = prompts["reformulate_prompt"]
 
-    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         if ctx.llm is None:
             return Reformulation(None, "strategy 'llm' needs an LLM, and the host gave none (ctx.llm is None)")
         try:
@@ -68,7 +69,7 @@ class LLMStrategy(RetryStrategy):
             return Reformulation(None, f"the LLM call failed: {type(exc).__name__}: {exc}")
         return self.check(query, reply)
 
-    async def areformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    async def areformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         if ctx.llm is None:
             return Reformulation(None, "strategy 'llm' needs an LLM, and the host gave none (ctx.llm is None)")
         try:

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_retry import text
 from ragplugins_retry.strategy import Reformulation, RetryStrategy
 
@@ -28,7 +29,7 @@ class PseudoRelevanceFeedbackStrategy(RetryStrategy):
     def class_name(cls) -> str:
         return "ragplugins_retry.PseudoRelevanceFeedbackStrategy"
 
-    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         if len(nodes) <= self.feedback_docs:
             return Reformulation(None, f"{len(nodes)} candidates: too few to tell the top ones from the rest")
         asked = set(text.content_stems(query))

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_retry import text
 from ragplugins_retry.signal import Measurement, RetrySignal
 
@@ -32,11 +33,11 @@ class QueryCoverageSignal(RetrySignal):
     def class_name(cls) -> str:
         return "ragplugins_retry.QueryCoverageSignal"
 
-    def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+    def measure(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext, retrieved_for: str) -> Measurement:
         return self._coverage(query, nodes, nodes)
 
     def compare(self, query: str, original: list[NodeWithScore], before: Measurement, retry: list[NodeWithScore],
-                retry_query: str, ctx: Any) -> tuple[Measurement, Measurement]:
+                retry_query: str, ctx: api.RagContext) -> tuple[Measurement, Measurement]:
         # Term weights from the two sets pooled (each distinct chunk once): with per-set weights a retry
         # set scores higher merely because its other candidates lack a term the original's contain.
         pool = list({n.node.node_id: n for n in [*original, *retry]}.values())

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins.api import annotation
 from ragplugins_retry.signal import Measurement, RetrySignal
 
@@ -28,7 +29,7 @@ class RerankProbabilitySignal(RetrySignal):
     def class_name(cls) -> str:
         return "ragplugins_retry.RerankProbabilitySignal"
 
-    def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+    def measure(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext, retrieved_for: str) -> Measurement:
         annotated = [annotation(n).get(ANNOTATION) for n in nodes]
         probs = [float(p) for p in annotated if isinstance(p, (int, float)) and 0.0 <= p <= 1.0]
         if not probs:

@@ -27,7 +27,7 @@ class RetryRetriever(BaseRetriever):
     recorded in the trace under ``retry/decision``.
     """
 
-    def __init__(self, inner: BaseRetriever, ctx: Any, signal: RetrySignal, strategy: RetryStrategy,
+    def __init__(self, inner: BaseRetriever, ctx: api.RagContext, signal: RetrySignal, strategy: RetryStrategy,
                  threshold: float, confirm: RetrySignal | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.inner, self.ctx, self.signal, self.strategy, self.threshold = inner, ctx, signal, strategy, threshold

@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 from llama_index.core.bridge.pydantic import BaseModel
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
+
 
 @dataclass
 class Measurement:
@@ -32,11 +34,11 @@ class RetrySignal(BaseModel):
     # Thresholds the calibrate command tabulates.
     calibration_grid: ClassVar[tuple[float, ...]] = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
-    def measure(self, query: str, nodes: list[NodeWithScore], ctx: Any, retrieved_for: str) -> Measurement:
+    def measure(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext, retrieved_for: str) -> Measurement:
         raise NotImplementedError
 
     def compare(self, query: str, original: list[NodeWithScore], before: Measurement, retry: list[NodeWithScore],
-                retry_query: str, ctx: Any) -> tuple[Measurement, Measurement]:
+                retry_query: str, ctx: api.RagContext) -> tuple[Measurement, Measurement]:
         """Both sets judged against the user's ``query`` on one scale: (original, retry).
 
         ``before`` is the gate's measurement of ``original``. A signal whose

@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 from llama_index.core.bridge.pydantic import BaseModel
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
+
 
 @dataclass
 class Reformulation:
@@ -40,10 +42,10 @@ class RetryStrategy(BaseModel):
 
     name: ClassVar[str]
 
-    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         raise NotImplementedError
 
-    async def areformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    async def areformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         return self.reformulate(query, nodes, ctx)
 
     def prompts(self) -> dict[str, Any]:

@@ -18,11 +18,11 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import sparse
 
+from ragplugins import api
 from ragplugins_retry import text
 
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -201,7 +201,7 @@ def _definitions(words: list[str], present: set[str]) -> list[list[str]]:
     return found
 
 
-def vocabulary_of(ctx: Any) -> Vocabulary:
+def vocabulary_of(ctx: api.RagContext) -> Vocabulary:
     """The vocabulary of ``ctx``'s whole index, built on first use and kept until the index is written."""
     return ctx.cached("retry.vocabulary", lambda c: build(c.store.iter_texts()))
 
@@ -212,7 +212,7 @@ FILTERS_UNKNOWN = ("the host's filters are not known, so the index's term statis
                    "they exclude")
 
 
-def vocabulary_for_query(ctx: Any) -> Vocabulary | None:
+def vocabulary_for_query(ctx: api.RagContext) -> Vocabulary | None:
     """The vocabulary of the chunks the query being answered may see (those passing the host's filters;
     the whole index when it has none), kept per filters until the index is written; None when the
     host's filters are not known (see ``FILTERS_UNKNOWN``)."""

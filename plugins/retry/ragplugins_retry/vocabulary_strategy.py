@@ -3,11 +3,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from llama_index.core.schema import NodeWithScore
 
+from ragplugins import api
 from ragplugins_retry import text, vocabulary
 from ragplugins_retry.keywords import KeywordsStrategy
 from ragplugins_retry.strategy import Reformulation, RetryStrategy
@@ -49,7 +50,7 @@ class VocabularyStrategy(RetryStrategy):
     def class_name(cls) -> str:
         return "ragplugins_retry.VocabularyStrategy"
 
-    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: Any) -> Reformulation:
+    def reformulate(self, query: str, nodes: list[NodeWithScore], ctx: api.RagContext) -> Reformulation:
         if ctx is None or getattr(ctx, "index", None) is None:
             added: list[dict] = []
             why = "no index to read a vocabulary from"

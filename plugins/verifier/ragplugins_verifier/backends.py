@@ -34,7 +34,7 @@ class VerifierHookSpecs:
         """Return {backend name: factory(config: VerifierConfig, ctx: RagContext) -> Verifier}."""
 
 
-def _fidelity(config: VerifierConfig, ctx: Any) -> Verifier:
+def _fidelity(config: VerifierConfig, ctx: api.RagContext) -> Verifier:
     from ragplugins_verifier.fidelity import FidelityVerifier
 
     s = config.fidelity
@@ -43,13 +43,13 @@ def _fidelity(config: VerifierConfig, ctx: Any) -> Verifier:
                             lexical_support=s.lexical_support, foreign_support=s.foreign_support)
 
 
-def _nli(config: VerifierConfig, ctx: Any) -> Verifier:
+def _nli(config: VerifierConfig, ctx: api.RagContext) -> Verifier:
     from ragplugins_verifier.nli import NLIVerifier
 
     return NLIVerifier(**config.nli.model_dump())
 
 
-def _llm(config: VerifierConfig, ctx: Any) -> Verifier:
+def _llm(config: VerifierConfig, ctx: api.RagContext) -> Verifier:
     from llama_index.core.prompts import PromptTemplate
 
     from ragplugins_verifier.llm import LLMVerifier
@@ -61,7 +61,7 @@ def _llm(config: VerifierConfig, ctx: Any) -> Verifier:
     return LLMVerifier(llm=ctx.llm, **kwargs)
 
 
-def _fidelity_nli(config: VerifierConfig, ctx: Any) -> Verifier:
+def _fidelity_nli(config: VerifierConfig, ctx: api.RagContext) -> Verifier:
     from ragplugins_verifier.combined import CombinedVerifier
 
     return CombinedVerifier(first=_fidelity(config, ctx), second=_nli(config, ctx))
@@ -88,7 +88,7 @@ def backend_problem(config: VerifierConfig, factories: dict[str, tuple[Factory, 
             f"available: {', '.join(sorted(factories))}")
 
 
-def build_verifier(config: VerifierConfig | None, ctx: Any) -> Verifier:
+def build_verifier(config: VerifierConfig | None, ctx: api.RagContext) -> Verifier:
     """The verifier ``config.backend`` names, built from its settings and the context's models."""
     config = config or VerifierConfig()
     factories = available(getattr(ctx, "pluginmanager", None))
