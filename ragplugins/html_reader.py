@@ -24,6 +24,9 @@ from markdownify import MarkdownConverter
 HTML_SUFFIXES = {".html", ".htm"}
 CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
           "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer")
+# Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
+# whole chunks of them) and a form's controls (a search box's options).
+NOT_TEXT = "svg, form"
 
 
 def html_to_markdown(html: str) -> str:
@@ -36,10 +39,11 @@ def html_to_markdown(html: str) -> str:
         soup = BeautifulSoup(html, "lxml")
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
-    for element in soup.select(CHROME):
+    for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
         element.decompose()
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
+    _links_outside_code(soup)
     converter = MarkdownConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
                                   escape_misc=False, bullets="-")
     text = converter.convert_soup(soup)
@@ -50,3 +54,16 @@ def html_to_markdown(html: str) -> str:
         if blank <= 1:
             lines.append(line.rstrip())
     return "\n".join(lines).strip() + "\n"
+
+
+def _links_outside_code(soup: BeautifulSoup) -> None:
+    """``<code><a href=X>name</a></code>`` as ``<a href=X><code>name</code></a>``: Markdown keeps no link
+    inside a code span, and manuals write their cross-references this way (Apache's every directive)."""
+    for code in soup.find_all("code"):
+        if code.find_parent("pre") is not None:
+            continue
+        links = code.find_all("a", href=True)
+        if len(links) == 1 and links[0].get_text() == code.get_text():
+            href = links[0]["href"]
+            links[0].unwrap()
+            code.wrap(soup.new_tag("a", href=href))

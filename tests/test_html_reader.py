@@ -69,3 +69,20 @@ def test_end_tags_a_page_may_omit_are_closed_as_a_browser_closes_them(tmp_path):
     lines = doc.text.splitlines()
     assert "- [Page 0](page0.html)" in lines and "- [Page 2999](page2999.html)" in lines   # one item per line
     assert "First paragraph." in lines and "Second paragraph." in lines                  # two paragraphs
+
+
+def test_drawings_and_forms_are_not_text_and_a_link_inside_code_is_kept(tmp_path):
+    # SQLite draws its SQL syntax as inline SVG (its labels came out one word per line, whole chunks of
+    # them) and puts a search form on every page; Apache writes every directive reference as a link
+    # inside <code>, which a Markdown code span cannot hold (the link, and its reference, were lost).
+    page = """<html><body><form action="search"><select><option>Search Changelog</option></select></form>
+    <h1>ATTACH DATABASE</h1><svg><text>ATTACH</text><text>schema-name</text></svg>
+    <p>The <code class="directive"><a href="../mod/mpm_common.html#maxrequestworkers">MaxRequestWorkers</a></code>
+    directive; <code>plain()</code> stays code; <code>f(<a href="x.html">x</a>)</code> keeps its words.</p>
+    </body></html>"""
+    [doc] = _read(tmp_path, "lang_attach.html", page)
+    assert "[`MaxRequestWorkers`](../mod/mpm_common.html#maxrequestworkers)" in doc.text
+    assert "`plain()`" in doc.text and "`f(x)`" in doc.text
+    for drawn in ("schema-name", "Search Changelog"):
+        assert drawn not in doc.text
+    assert doc.text.startswith("# ATTACH DATABASE")
