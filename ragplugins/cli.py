@@ -7,8 +7,9 @@ import logging
 import os
 import sys
 import textwrap
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -262,7 +263,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         os.environ["RAY_ADDRESS"] = address  # what ray.init() reads; this process's own environment
     rp = load_app(ctx)
     with console.status("indexing: reading and splitting files...") as status, \
-            IndexProgress(on_change=lambda p: status.update(f"indexing: {p.line()}")) as progress:
+            IndexProgress(on_change=_progress_display(status)) as progress:
         _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
                                    executor=executor, workers=workers)
     if progress.total:
@@ -280,6 +281,21 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
                    f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
     for path, why in report.skipped:
         click.echo(f"  skipped {path}: {why}")
+
+
+def _progress_display(status: Any) -> Callable[[Any], None]:
+    """Where indexing progress goes: the live status line on a terminal; else (CI, nohup, a pipe to tee,
+    where the status line shows nothing) one line on stderr at the start and every 30 seconds."""
+    if console.is_terminal:
+        return lambda progress: status.update(f"indexing: {progress.line()}")
+    last_said: list[float] = []
+
+    def say(progress: Any) -> None:
+        now = time.monotonic()
+        if not last_said or now - last_said[-1] >= 30:
+            last_said.append(now)
+            click.echo(f"indexing: {progress.line()}", err=True)
+    return say
 
 
 def _embedder_said(rp: RagPlugins) -> str:

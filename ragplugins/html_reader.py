@@ -64,6 +64,6 @@ def _links_outside_code(soup: BeautifulSoup) -> None:
             continue
         links = code.find_all("a", href=True)
         if len(links) == 1 and links[0].get_text() == code.get_text():
-            href = links[0]["href"]
+            href = str(links[0]["href"])
             links[0].unwrap()
             code.wrap(soup.new_tag("a", href=href))

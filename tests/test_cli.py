@@ -61,6 +61,8 @@ def test_index_then_query(run, tmp_path, tiny_corpus):
     cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
     out = run("index", str(tiny_corpus), config=cfg).output
     assert "added 4" in out
+    # Not a terminal (as in CI, or piped to tee): progress is said as lines on stderr, not a live status.
+    assert out.count("indexing: files 0/4, chunks 0/") == 1, out
     assert "  embedder: HuggingFaceEmbedding sentence-transformers/all-MiniLM-L6-v2 (bundled default)" in out or \
         "  embedder: BundledOnnxEmbedding sentence-transformers/all-MiniLM-L6-v2 (bundled default)" in out, out
     assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
