@@ -256,6 +256,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     """Index files and directories: new and changed files are (re)indexed, unchanged ones skipped, and
     documents whose files were removed from PATHS are removed (unless --no-prune)."""
     from ragplugins.progress import IndexProgress
+    from ragplugins.readers import skipped_by_reason
 
     if executor == "serial" and (workers is not None or address is not None):
         raise click.UsageError("--workers and --address need --executor ray")
@@ -263,7 +264,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         os.environ["RAY_ADDRESS"] = address  # what ray.init() reads; this process's own environment
     rp = load_app(ctx)
     with console.status("indexing: reading and splitting files...") as status, \
-            IndexProgress(on_change=_progress_display(status)) as progress:
+            IndexProgress(on_change=_progress_display(status)) as progress, warnings.catch_warnings():
+        # The summary below says every skipped file, grouped by why; the reader's warnings would say it twice.
+        warnings.filterwarnings("ignore", message="ragplugins: skipped ")
         _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
                                    executor=executor, workers=workers)
     if progress.total:
@@ -279,8 +282,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     if report.unowned:
         click.echo(f"  {len(report.unowned)} indexed documents are from no folder indexed since this version records "
                    f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
-    for path, why in report.skipped:
-        click.echo(f"  skipped {path}: {why}")
+    for why, skipped in skipped_by_reason(report.skipped).items():
+        more = f" and {len(skipped) - 1} more files" if len(skipped) > 1 else ""
+        click.echo(f"  skipped {skipped[0]}{more}: {why}")
 
 
 def _progress_display(status: Any) -> Callable[[Any], None]:

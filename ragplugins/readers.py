@@ -42,7 +42,21 @@ class ReadReport:
 
     def skip(self, path: Path | str, why: str) -> None:
         self.skipped.append((str(path), why))
-        warnings.warn(f"ragplugins: skipped '{path}': {why}", stacklevel=3)
+
+    def warn_skipped(self) -> None:
+        """One warning per reason: a documentation folder's 120 images are one line, not 120."""
+        for why, paths in skipped_by_reason(self.skipped).items():
+            more = f" and {len(paths) - 1} more files" if len(paths) > 1 else ""
+            warnings.warn(f"ragplugins: skipped '{paths[0]}'{more}: {why}", stacklevel=3)
+
+
+def skipped_by_reason(skipped: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """The skipped files grouped by why, in the order first met (the same reason, such as an unsupported
+    file type, is said once for all its files)."""
+    grouped: dict[str, list[str]] = {}
+    for path, why in skipped:
+        grouped.setdefault(why, []).append(path)
+    return grouped
 
 
 def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str, str]]:
@@ -205,4 +219,5 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         document = Document(text=text, id_=doc_id, metadata=meta)
         hide_metadata(document, _EXCLUDED)
         report.documents.append(document)
+    report.warn_skipped()
     return report

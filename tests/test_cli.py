@@ -1,6 +1,7 @@
 """The command line: plugins listing, config commands, index/query, eval and the demo."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -193,3 +194,17 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     assert full.startswith("#1 ") and "espresso_manual.md" in full.splitlines()[0]
     assert len(data["sources"][0]["text"]) > 90 and data["sources"][0]["text"].strip() in full  # not shortened
     assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]
+
+
+def test_index_says_files_skipped_for_one_reason_once(run, tmp_path, tiny_corpus):
+    import shutil
+
+    docs = tmp_path / "docs"
+    shutil.copytree(tiny_corpus, docs)
+    for name in ("a.gif", "b.gif", "c.gif"):
+        (docs / name).write_bytes(b"GIF89a")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
+    out = run("index", str(docs), config=cfg).output
+    assert out.count(".gif") == 2, out              # one line: the first file, and the type in the reason
+    assert re.search(r"skipped .*a\.gif and 2 more files: unsupported file type '\.gif'", out), out

@@ -1,5 +1,7 @@
 """Bad input: a clear error that names the path, and nothing already indexed is lost."""
 
+import re
+
 import pytest
 
 from ragplugins import InputError
@@ -40,6 +42,20 @@ def test_unsupported_file_is_skipped_with_a_warning(rag, tmp_path):
     with pytest.warns(UserWarning, match=r"skipped '.*table.xlsx': unsupported file type '.xlsx'"):
         _, report = rag.index_paths([folder])
     assert report.added == ["ok.md"] and report.skipped[0][0].endswith("table.xlsx")
+
+
+def test_files_skipped_for_one_reason_are_one_warning(rag, tmp_path):
+    # A documentation folder's images: one line for all of them, not one per image.
+    folder = tmp_path / "manual"
+    (folder / "images").mkdir(parents=True)
+    for name in ("a.gif", "b.gif", "c.gif"):
+        (folder / "images" / name).write_bytes(b"GIF89a")
+    (folder / "ok.md").write_text("A supported note about espresso grind size.")
+    with pytest.warns(UserWarning) as caught:
+        _, report = rag.index_paths([folder])
+    said = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(said) == 1 and re.search(r"skipped '.*a.gif' and 2 more files: unsupported file type '.gif'", said[0])
+    assert len(report.skipped) == 3 and report.added == ["ok.md"]
 
 
 def test_empty_document_and_only_bad_files(rag, tmp_path):
