@@ -312,6 +312,28 @@ def _embedder_said(rp: RagPlugins) -> str:
     return f"{type(embed).__name__} {model} ({source})"
 
 
+def _require_index(rp: RagPlugins) -> None:
+    """Stop where persist_dir holds no index: opening one there would create an empty index."""
+    from ragplugins.app import MANIFEST
+
+    if rp.home is not None and rp.home.read_text(MANIFEST) is None and not rp.home.holds("lancedb"):
+        raise InputError(f"no index in '{rp.home}' ({rp.config.source}: persist_dir); build one with "
+                         "`ragplugins index PATH`, or point persist_dir at an existing one")
+
+
+@cli.command("prepare")
+@click.pass_context
+def prepare_cmd(ctx: click.Context) -> None:
+    """Run the enabled index-time plugins (crossref, overview) over the index as it is, after enabling one:
+    only metadata and plugin state are written, nothing is embedded again (`index --reindex` re-embeds)."""
+    rp = load_app(ctx)
+    _require_index(rp)
+    rp.prepare()
+    plugins = rp.index_time_plugins()
+    click.echo(f"prepared {rp.config.core.persist_dir} for {', '.join(plugins)}" if plugins else
+               "no enabled plugin works at index time; nothing to prepare")
+
+
 @cli.command("delete")
 @click.argument("doc_ids", nargs=-1, required=True)
 @click.pass_context
@@ -373,15 +395,11 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
               as_json: bool) -> None:
     """Ranked sources with plugin tags, one line per plugin decision, and an answer when
     [ragplugins] llm is configured."""
-    from ragplugins.app import MANIFEST
     from ragplugins.nodes import document_name, tags
     from ragplugins.trace import decision_lines
 
     rp = load_app(ctx)
-    if rp.home is not None and rp.home.read_text(MANIFEST) is None and not rp.home.holds("lancedb"):
-        # Asking would create an empty index there; say where none was found instead.
-        raise InputError(f"no index in '{rp.home}' ({rp.config.source}: persist_dir); build one with "
-                         "`ragplugins index PATH`, or point persist_dir at an existing one")
+    _require_index(rp)
     answer = None
     if rp.llm is not None:
         response: Any = rp.query_engine(similarity_top_k=top_k).query(question)

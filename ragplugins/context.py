@@ -30,8 +30,8 @@ T = TypeVar("T")
 
 def not_prepared(plugin: str) -> str:
     """The reason a plugin gives when the index lacks what its index-time step writes."""
-    return (f"this index was not prepared for {plugin}: run rp.prepare(index) once (an index your app "
-            "built), or `ragplugins index PATH --reindex`")
+    return (f"this index was not prepared for {plugin}: run `ragplugins prepare` once (rp.prepare(index) for an "
+            "index your app built); it writes metadata only, nothing is embedded again")
 
 
 @dataclass

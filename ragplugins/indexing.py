@@ -292,7 +292,7 @@ class Indexing(AppPart):
         report.skipped = read.skipped
         return index, report
 
-    def _index_time_plugins(self) -> list[str]:
+    def index_time_plugins(self) -> list[str]:
         hooks = ("ragplugins_transformations", "ragplugins_after_index")
         return sorted(r.name for r in self.enabled if any(h in r.hooks for h in hooks))
 
@@ -319,7 +319,7 @@ class Indexing(AppPart):
 
     def _warn_about_stale_documents(self, existing: dict, report: IndexReport) -> None:
         recorded = self._manifest().get("index_plugins")
-        new = sorted(set(self._index_time_plugins()) - set(recorded or []))
+        new = sorted(set(self.index_time_plugins()) - set(recorded or []))
         if recorded is not None and new and report.unchanged:
             warnings.warn(f"ragplugins: {', '.join(new)} now run(s) at index time, but {len(report.unchanged)} "
                           f"unchanged documents were indexed before and were skipped; re-index them with "
@@ -403,7 +403,7 @@ class Indexing(AppPart):
     def _record_index_plugins(self, report: IndexReport, manifest_update: dict[str, Any]) -> None:
         if not report.unchanged or "index_plugins" not in self._manifest():
             # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
-            manifest_update["index_plugins"] = self._index_time_plugins()
+            manifest_update["index_plugins"] = self.index_time_plugins()
 
     def _removed_files(self, sources: dict[str, list[str]], indexed: set[str]) -> dict[str, list[str]]:
         """Per folder indexed before: the indexed documents recorded for it whose files are gone."""
@@ -496,6 +496,10 @@ class Indexing(AppPart):
         plugin state are written; text and vectors stay as they are."""
         index = index or self.index()
         self._after_write(index, [], [])
+        if self.home is not None and self._manifest():
+            # Every stored chunk has been through today's index-time plugins: the next `index` need not ask
+            # for --reindex on their account.
+            self._manifest(index_plugins=self.index_time_plugins())
         hidden = {k for k, v in self.metadata_keys().items() if not v.searchable}
         if index.docstore.docs and hidden:
             # Nodes the app split itself do not hide the plugins' keys from embed and LLM text.

@@ -27,7 +27,7 @@ def test_an_apps_index_is_named_unprepared_then_prepared(app_index, bundled_embe
                          embed_model=bundled_embed_model)
     before = _reasons(rp.search(QUESTION, index=app_index).trace)
     for plugin, reason in before.items():
-        assert reason.startswith(f"this index was not prepared for {plugin}: run rp.prepare(index)"), reason
+        assert reason.startswith(f"this index was not prepared for {plugin}: run `ragplugins prepare`"), reason
     rp.prepare(app_index)
     result = rp.search(QUESTION, index=app_index)
     after = _reasons(result.trace)

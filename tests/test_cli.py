@@ -111,6 +111,11 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
     with pytest.warns(UserWarning, match=r"crossref now run\(s\) at index time, but 4 unchanged documents.*--reindex"):
         assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
     assert references() == 0
+    assert "ragplugins prepare" in run("query", "When are payments due?", "--trace", config=cfg).output
+    # prepare: the plugin's index-time step over the stored chunks, nothing embedded again.
+    assert "idx for crossref" in run("prepare", config=cfg).output
+    assert references() > 0 and "not prepared" not in run("query", "When are payments due?", "--trace",
+                                                           config=cfg).output
     assert "updated 4" in run("index", str(tiny_corpus), "--reindex", config=cfg).output
     assert references() > 0 and "exhibit_a.md" in run("query", "When are payments due?", config=cfg).output
     deleted = run("delete", "exhibit_a.md", "nope.md", config=cfg)
