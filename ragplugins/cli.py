@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ragplugins.app import RagPlugins
+    from ragplugins.progress import IndexProgress
 
 console = Console()
 _registry: PluginRegistry | None = None
@@ -287,14 +288,14 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         click.echo(f"  skipped {skipped[0]}{more}: {why}")
 
 
-def _progress_display(status: Any) -> Callable[[Any], None]:
+def _progress_display(status: Any) -> Callable[[IndexProgress], None]:
     """Where indexing progress goes: the live status line on a terminal; else (CI, nohup, a pipe to tee,
     where the status line shows nothing) one line on stderr at the start and every 30 seconds."""
     if console.is_terminal:
         return lambda progress: status.update(f"indexing: {progress.line()}")
     last_said: list[float] = []
 
-    def say(progress: Any) -> None:
+    def say(progress: IndexProgress) -> None:
         now = time.monotonic()
         if not last_said or now - last_said[-1] >= 30:
             last_said.append(now)
@@ -325,7 +326,8 @@ def _require_index(rp: RagPlugins) -> None:
 @click.pass_context
 def prepare_cmd(ctx: click.Context) -> None:
     """Run the enabled index-time plugins (crossref, overview) over the index as it is, after enabling one:
-    only metadata and plugin state are written, nothing is embedded again (`index --reindex` re-embeds)."""
+    the chunks are not embedded again (`index --reindex` re-embeds them); overview embeds one overview per
+    document."""
     rp = load_app(ctx)
     _require_index(rp)
     rp.prepare()

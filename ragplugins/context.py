@@ -31,7 +31,7 @@ T = TypeVar("T")
 def not_prepared(plugin: str) -> str:
     """The reason a plugin gives when the index lacks what its index-time step writes."""
     return (f"this index was not prepared for {plugin}: run `ragplugins prepare` once (rp.prepare(index) for an "
-            "index your app built); it writes metadata only, nothing is embedded again")
+            "index your app built); the chunks are not embedded again")
 
 
 @dataclass
