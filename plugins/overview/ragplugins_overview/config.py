@@ -19,7 +19,8 @@ class OverviewConfig(BaseModel):
         "adaptive",
         description="'adaptive': only for queries where some documents' overviews stand out from the rest by a "
                     "clear margin, search inside those documents and fuse their best chunks with the candidates "
-                    "(RRF, k=60), dropping no candidate; 'boost': always fuse the top_documents best documents "
+                    "(RRF, k=60), dropping no candidate and keeping those documents' candidates in the first "
+                    "stage's order; 'boost': always fuse the top_documents best documents "
                     "into the candidate order; 'restrict': when the margin is clear, search inside those documents "
                     "and merge with the unrestricted candidates, cut to the same length, keeping the unrestricted "
                     "ones whenever the restricted evidence is weaker.")

@@ -189,6 +189,19 @@ class OverviewRetriever(BaseRetriever):
                                                      e["ranks"].get("restricted", k + 1)))
 
     @staticmethod
+    def _first_stage_order_within(entries: list[dict[str, Any]], selected: set[str]) -> list[dict[str, Any]]:
+        """The overviews choose documents, not chunks: the selected documents' candidates keep the places the
+        merge gave those documents, in the first stage's order (both its legs ranked them; the search inside
+        is dense only, and by itself it once pushed a page's answer chunk from rank 3 to 11)."""
+        slots = [i for i, e in enumerate(entries)
+                 if "unrestricted" in e["ranks"] and e["nws"].node.ref_doc_id in selected]
+        ordered = sorted((entries[i] for i in slots), key=lambda e: e["ranks"]["unrestricted"])
+        out = list(entries)
+        for slot, entry in zip(slots, ordered):
+            out[slot] = {**entry, "score": entries[slot]["score"]}
+        return out
+
+    @staticmethod
     def _as_results(entries: list[dict[str, Any]], added_by: str) -> list[NodeWithScore]:
         out = []
         for e in entries:
@@ -217,7 +230,8 @@ class OverviewRetriever(BaseRetriever):
                                 documents=selected, search_ms=search_ms)
             return self._boost(candidates, documents)
         fused = self._fuse(candidates, restricted, k)
-        kept = fused[:k] + [e for e in fused[k:] if "unrestricted" in e["ranks"]]
+        kept = self._first_stage_order_within(fused[:k] + [e for e in fused[k:] if "unrestricted" in e["ranks"]],
+                                              set(selected))
         out = self._as_results(kept, "adaptive")
         before, after = _ids(candidates), _ids(out)
         added = [i for i in after if i not in set(before)]

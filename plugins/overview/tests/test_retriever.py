@@ -124,6 +124,19 @@ def test_adaptive_brings_in_the_best_chunks_of_the_document_that_stands_out_and_
     assert step["applied"] and step["added"] == ["n6"] and step["before"] == ["n1", "n2", "n3", "n4", "n5"]
 
 
+def test_adaptive_keeps_the_first_stage_order_of_the_chosen_documents_candidates():
+    # The dense search inside "a" ranks n5 above n3; the first stage (both legs) ranked n3 above n5, and
+    # the overviews chose the document, not the chunk: n3 keeps its lead (sqlite_f15 lost its answer chunk,
+    # rank 3 -> 11, when the search inside reordered its page).
+    restricted = [chunk("n6", "a", DOCS["a"]), chunk("n5", "a", DOCS["a"]), chunk("n7", "a", DOCS["a"]),
+                  chunk("n8", "a", DOCS["a"]), chunk("n3", "a", DOCS["a"])]
+    _, retriever = _setup(restricted=restricted)
+    out, _ = _run(retriever, "fees")
+    order = _ids(out)
+    assert order.index("n3") < order.index("n5") and order[:2] == ["n3", "n5"]
+    assert [n.score for n in out] == sorted((n.score for n in out), reverse=True)
+
+
 @pytest.mark.parametrize("restricted", [None, []])
 def test_adaptive_without_chunks_from_inside_still_boosts_the_document(restricted):
     _, retriever = _setup(restricted=restricted)
