@@ -169,7 +169,9 @@ class Indexing(AppPart):
                                  f"{first}); run `ragplugins check --repair`") from None
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
-        self.context(self._index).store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
+        store = self.context(self._index).store
+        store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
+        store.declare_hidden(frozenset(k for k, v in self.metadata_keys().items() if not v.searchable))
         self._complete_unfinished_write()
         return self._index
 
@@ -495,6 +497,9 @@ class Indexing(AppPart):
         stored chunk (crossref resolves references, overview writes overviews). Only metadata and
         plugin state are written; text and vectors stay as they are."""
         index = index or self.index()
+        # A host's index may not have been opened by the core: the keys the plugins add are hidden all the same.
+        self.context(index).store.declare_hidden(
+            frozenset(k for k, v in self.metadata_keys().items() if not v.searchable))
         self._after_write(index, [], [])
         if self.home is not None and self._manifest():
             # Every stored chunk has been through today's index-time plugins: the next `index` need not ask

@@ -39,7 +39,10 @@ from pydantic import PrivateAttr
 
 from ragplugins import query_inputs
 from ragplugins.errors import StoreError
-from ragplugins.nodes import cosine  # noqa: F401 - plugins import it from here too
+from ragplugins.nodes import (
+    cosine,  # noqa: F401 - plugins import it from here too
+    hide_metadata,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -318,8 +321,9 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
             self._rows.delete(" AND ".join(f"({c})" for c in clauses))
             self._unpin()
 
-    def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
-        """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched."""
+    def update_metadata(self, updates: dict[str, dict[str, Any]], hide: frozenset[str] = frozenset()) -> int:
+        """Merge ``{node_id: {key: value}}`` into stored nodes; vectors and text are untouched. Keys in ``hide``
+        that a patch adds are kept out of the node's embed and LLM text."""
         if self._latest() is None or not updates:
             return 0
         self.migrate_schema([{k: v for patch in updates.values() for k, v in patch.items()}])
@@ -340,6 +344,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                     for row in batch.to_pylist():
                         node = metadata_dict_to_node(row["metadata"])
                         node.metadata = {**node.metadata, **updates[row["id"]]}
+                        hide_metadata(node, sorted(hide & set(updates[row["id"]])))
                         meta = node_to_metadata_dict(node, remove_text=False, flat_metadata=self.flat_metadata)
                         rows.append({"id": row["id"], "metadata": self._conform(meta, fields)})
                     updated += len(rows)

@@ -114,6 +114,9 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
     assert "ragplugins prepare" in run("query", "When are payments due?", "--trace", config=cfg).output
     # prepare: the plugin's index-time step over the stored chunks, nothing embedded again.
     assert "idx for crossref" in run("prepare", config=cfg).output
+    # The references prepare wrote stay out of the chunks' embed and LLM text, as at index time: check
+    # re-embeds a chunk's text and finds the vector it stored.
+    assert run("check", config=cfg).exit_code == 0
     assert references() > 0 and "not prepared" not in run("query", "When are payments due?", "--trace",
                                                            config=cfg).output
     assert "updated 4" in run("index", str(tiny_corpus), "--reindex", config=cfg).output

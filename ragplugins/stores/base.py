@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 from ragplugins.errors import RagPluginsError
+from ragplugins.nodes import hide_metadata
 
 DOC_HASH_KEY = "ragplugins_doc_hash"
 CHUNK_INDEX_KEY = "ragplugins_chunk_index"
@@ -126,6 +127,8 @@ class StoreAdapter:
     # Where an embedded index ragplugins manages keeps its files (ragplugins.home.IndexHome), set by
     # adapter_for; None for a host's store.
     home: Any = None
+    # Set by the core (declare_hidden): metadata keys kept out of embed and LLM text.
+    hidden_keys: frozenset[str] = frozenset()
 
     def __init__(self, index: Any, *, embedder_id: str | None = None, index_uid: str | None = None,
                  persist_dir: Any = None, table: str | None = None):
@@ -222,6 +225,11 @@ class StoreAdapter:
     def declare_metadata(self, keys: dict[str, type]) -> None:
         """Metadata keys (name -> scalar type) the enabled plugins write; a store with a schema makes room."""
 
+    def declare_hidden(self, keys: frozenset[str]) -> None:
+        """Metadata keys kept out of embed and LLM text: ``update_metadata`` hides those it adds to a chunk
+        stored before the plugin that writes them was enabled (what ``prepare`` patches)."""
+        self.hidden_keys = frozenset(keys)
+
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
         """Merge ``{node_id: {key: value}}`` into stored chunks without touching text or vectors."""
         index = self.index
@@ -231,6 +239,7 @@ class StoreAdapter:
                 node = index.docstore.get_node(node_id, raise_error=False)
                 if node is not None:
                     node.metadata = {**node.metadata, **patch}
+                    hide_metadata(node, sorted(self.hidden_keys & set(patch)))
                     changed.append(node)
             index.docstore.add_documents(changed, allow_update=True)
             return len(changed)
@@ -241,6 +250,7 @@ class StoreAdapter:
                                       "so metadata cannot be updated without re-embedding; re-index instead")
         for node in nodes:
             node.metadata = {**node.metadata, **updates[node.node_id]}
+            hide_metadata(node, sorted(self.hidden_keys & set(updates[node.node_id])))
         self.vector_store.add(nodes)
         return len(nodes)
 

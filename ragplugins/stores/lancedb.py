@@ -88,7 +88,7 @@ class LanceDBAdapter(StoreAdapter):
         self.vector_store.declare_metadata(keys)
 
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
-        return self.vector_store.update_metadata(updates)
+        return self.vector_store.update_metadata(updates, hide=self.hidden_keys)
 
     def write_batch(self, nodes: Sequence[Any], replace_doc_ids: Sequence[str],
                     existing: dict[str, DocumentInfo]) -> None:
