@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -71,20 +72,14 @@ python bench/bench_unseen.py --split both --corpus sqlite --out bench/results/un
 python bench/report_unseen.py                          # this section
 ```
 
-**Plugins, measured again on the "either" first stage (2026-12-02, evening).** The gates are the ones designed
-on `dev` alone and run on `test` once on 2026-12-01, and overview's first-place check, designed on the enlarged
-dev and run on test once (Overview section): `dev` and `test` in one run, reported as they came out. `overview`
-steers only when the overviews pick documents by a gap that noise exceeds on 1 % of queries for this many
-documents (ln(100)/sqrt(2 ln n) robust SDs) *and* the picked documents hold the first stage's runner-up, not its
-first place, and that first place is in doubt (its lead over the runner-up no larger than the median step below
-them; added 2026-12-02 evening, after the added dev questions). `retry` calls evidence weak when the top 3 hold
-less of the question (idf over the index) than the index's best-covering chunk (ratio threshold 1.0), and
-retries only when the `vocabulary` strategy finds a real spelling mismatch (`keywords` fallback off). "fired"
-counts, from each plugin's trace, crossref's hops, overview's steered questions and retry's weak-evidence calls,
-retries made and retry sets kept. "regressed" lists, dev and test together, every question whose R@10 and then
-nDCG@10 fell against plugins off. Before overview's first-place check, it lowered python_q07 (dev; a metric
-artefact: a second answer-bearing chunk at rank 21-23 raised the ideal DCG) and git_f23 (test) in nDCG@10; with
-the check it steers neither.
+**Plugins** (gates designed on `dev` alone, each decision's `test` run once; the runs here hold both splits
+and are reported as they came out). `overview` steers only when the overviews pick documents by a gap that
+noise exceeds on 1 % of queries for this many documents, the picked documents hold the first stage's
+runner-up, and its first place is in doubt; the chosen documents' chunks keep the first stage's order.
+`retry` retries only when the top 3 cover less of the question than the index's best chunk and the
+`vocabulary` strategy finds a real spelling mismatch. "fired": crossref's hops, overview's steered questions,
+retry's weak-evidence calls / retries / retry sets kept. "regressed": every question whose R@10, then
+nDCG@10, fell against plugins off (histories: each plugin's section).
 """
 
 
@@ -116,6 +111,12 @@ def _merged(folder: str, names: tuple[str, ...]) -> dict:
     return {corpus: arms for name in names for corpus, arms in _results(folder, name).items()}
 
 
+def _peers(corpus: str) -> dict[str, dict]:
+    """The peers' recorded results on ``corpus``, by arm (LlamaIndex at 1024/200 and 512/50)."""
+    return {arm: v for name in PEER_RUNS for arm, v in _results("firststage", name).get(corpus, {}).items()
+            if arm.startswith("llamaindex")}
+
+
 def first_stage_rows(corpus: str) -> dict[str, dict]:
     """Peers and our first-stage arms, each with dev and test means over this corpus's own split."""
     from bench_firststage import corpus as corpus_rows
@@ -124,11 +125,7 @@ def first_stage_rows(corpus: str) -> dict[str, dict]:
     ids = {"dev": [], "test": []}
     for row in corpus_rows(corpus)[1]:
         ids[split_of(row)].append(row.id)
-    rows: dict[str, dict] = {}
-    for name in PEER_RUNS:
-        for arm, v in _results("firststage", name).get(corpus, {}).items():
-            if arm.startswith("llamaindex"):
-                rows[arm] = {sp: _split_means(v["per_query"], ids[sp]) for sp in ids}
+    rows = {arm: {sp: _split_means(v["per_query"], ids[sp]) for sp in ids} for arm, v in _peers(corpus).items()}
     ours = _merged("firststage", FIRST_STAGE).get(corpus, {})
     for arm, label in OUR_ARMS.items():
         if arm in ours:
@@ -144,8 +141,6 @@ POOLED = ("mixed", "acq", "git", "postgres", "python", "policy", "manpages", "no
 def pooled_line(split: str = "test") -> str:
     """ragplugins against each peer over every question of ``split`` once: the mean paired difference and
     its standard error, so a reader can tell a one-question gap on one corpus from a difference."""
-    import statistics
-
     from bench_firststage import corpus as corpus_rows
     from bench_firststage import split_of
 
@@ -155,8 +150,7 @@ def pooled_line(split: str = "test") -> str:
         diffs: dict[str, list[float]] = {"ndcg@10": [], "recall@10": []}
         counted = []
         for corpus in POOLED:
-            theirs = next((_results("firststage", n)[corpus][peer] for n in PEER_RUNS
-                           if peer in _results("firststage", n).get(corpus, {})), None)
+            theirs = _peers(corpus).get(peer)
             if theirs is None or OURS not in ours.get(corpus, {}):
                 continue
             counted.append(corpus)

@@ -89,6 +89,10 @@ class RagPlugins(Indexing, Assembly):
                 keys.update(record.info.metadata_keys)
         return keys
 
+    def hidden_metadata_keys(self) -> frozenset[str]:
+        """The metadata keys kept out of embed and LLM text (every key a plugin does not declare searchable)."""
+        return frozenset(k for k, v in self.metadata_keys().items() if not v.searchable)
+
     # -- models and store ------------------------------------------------
     @property
     def embed_model(self) -> Any:
@@ -121,7 +125,8 @@ class RagPlugins(Indexing, Assembly):
         if key not in self._contexts:
             self._contexts[key] = RagContext(config=self.config, embed_model=self.embed_model, llm=self.llm,
                                              index=index, persist_dir=self.persist_dir, home=self.home,
-                                             pluginmanager=self.registry.pm, index_uid=self._index_uid)
+                                             pluginmanager=self.registry.pm, index_uid=self._index_uid,
+                                             hidden_keys=self.hidden_metadata_keys())
         return self._contexts[key]
 
 

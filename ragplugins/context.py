@@ -47,6 +47,8 @@ class RagContext:
     pluginmanager: Any = None
     # The stable id recorded in persist_dir/manifest.json (None for host-given stores).
     index_uid: str | None = None
+    # Metadata keys the enabled plugins keep out of embed and LLM text (the store hides those a patch adds).
+    hidden_keys: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         self._embed_cache = functools.lru_cache(maxsize=512)(self._embed_uncached)
@@ -98,6 +100,7 @@ class RagContext:
                 embedder_id=self.embedder_id if self.embed_model is not None else None,
                 index_uid=self.index_uid, persist_dir=self.persist_dir, home=self.home,
                 table=self.config.core.table if self.index_uid is not None else None)
+            self._store.declare_hidden(self.hidden_keys)
         return self._store
 
     def state(self, plugin: str) -> stores.PluginState:

@@ -169,9 +169,7 @@ class Indexing(AppPart):
                                  f"{first}); run `ragplugins check --repair`") from None
         storage = StorageContext.from_defaults(vector_store=store)
         self._index = VectorStoreIndex(nodes=[], storage_context=storage, embed_model=self.embed_model)
-        store = self.context(self._index).store
-        store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
-        store.declare_hidden(frozenset(k for k, v in self.metadata_keys().items() if not v.searchable))
+        self.context(self._index).store.declare_metadata({k: v.type for k, v in self.metadata_keys().items()})
         self._complete_unfinished_write()
         return self._index
 
@@ -246,7 +244,7 @@ class Indexing(AppPart):
         if self.config.core.splitter in ("auto", "markdown"):
             parsers.append(MarkdownSections(only_markdown=self.config.core.splitter == "auto"))
         parsers.append(self.splitter())
-        hidden = sorted(k for k, v in self.metadata_keys().items() if not v.searchable)
+        hidden = sorted(self.hidden_metadata_keys())
         core = self.config.core
         embed = (WindowedEmbedding(embed_model=self.embed_model, mean_vector=core.embed_windows,
                                    keep_windows=core.window_scoring != "off", headings=core.window_headings)
@@ -497,18 +495,9 @@ class Indexing(AppPart):
         stored chunk (crossref resolves references, overview writes overviews). Only metadata and
         plugin state are written; text and vectors stay as they are."""
         index = index or self.index()
-        # A host's index may not have been opened by the core: the keys the plugins add are hidden all the same.
-        self.context(index).store.declare_hidden(
-            frozenset(k for k, v in self.metadata_keys().items() if not v.searchable))
         self._after_write(index, [], [])
         if self.home is not None and self._manifest():
             # Every stored chunk has been through today's index-time plugins: the next `index` need not ask
             # for --reindex on their account.
             self._manifest(index_plugins=self.index_time_plugins())
-        hidden = {k for k, v in self.metadata_keys().items() if not v.searchable}
-        if index.docstore.docs and hidden:
-            # Nodes the app split itself do not hide the plugins' keys from embed and LLM text.
-            changed = [node for node in index.docstore.docs.values()
-                       if hide_metadata(node, sorted(hidden & set(node.metadata)))]
-            index.docstore.add_documents(changed, allow_update=True)
         return index
