@@ -17,6 +17,8 @@ the core and confirmed through the product path with bench_firststage.py.
         --changes --show python_q06
     python bench/research_firststage.py --lever align --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
     python bench/research_firststage.py --lever context --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
+    python bench/research_firststage.py --lever prf --corpus ... --extra-dev bench/goldsets/public_dev2 \
+        bench/goldsets/debian_dev3 --changes --out bench/results/firststage/prf_dev.json
 
 The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
 arms embed the windows here), so ``current`` stays the first stage before window scoring.
@@ -53,6 +55,16 @@ Levers:
   start in front (``ragplugins.headings``; the opt-in ``window_headings``, rejected on test). The arms
   measured before the product version ("every heading-like line", "no plain-text outline lines", "no code
   lines", each read chunk by chunk) are in bench/results/firststage/NOTES.md.
+- prf: pseudo-relevance feedback, a second pass over the same index. The baseline is the shipped first stage
+  (window scoring "either" over the shipped fixed windows, as ``context``'s "fixed (shipped)" arm); its top k
+  fused chunks are the feedback. Dense Rocchio: q' = unit(q + beta * mean of those chunks' first-window unit
+  vectors), the dense leg (both window rankings) re-run with q', fused with the unchanged BM25 leg. Sparse
+  RM3-style: the top n terms of those chunks by (sum over them of term frequency / chunk length) x BM25 idf,
+  tokens as ``ragplugins.sparse`` makes them (document name in front, as indexed); the BM25 leg scores
+  sum_t w_t BM25(t, chunk) with the original query's tokens weighted lambda / |q| each and the expansion terms
+  (1 - lambda) x their normalised weight (a term in both gets both), fused with the unchanged dense leg. Both:
+  the two at once from the same feedback. Settings from the literature, two each, not fitted. ``--changes``
+  compares with the baseline and tags each question's kind; a second table holds the paraphrases alone.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
@@ -195,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--lever", required=True,
-                   choices=["fusion", "impute", "weights", "windows", "structure", "align", "context", "diagnose"])
+                   choices=["fusion", "impute", "weights", "windows", "structure", "align", "context", "diagnose",
+                            "prf"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
                    help="add these folders' rows to the dev split (bench_firststage.py's --extra-dev)")
@@ -203,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="structure: print question ID's top 12 under each arm (ranks, legs, which window scored)")
     p.add_argument("--changes", action="store_true",
                    help="also list, per arm and corpus, the questions whose R@10 differs from the current arm's")
+    p.add_argument("--out", type=Path, help="prf: write per-question nDCG@10 / R@10 of every arm as JSON here")
     args = p.parse_args(argv)
 
     from ragplugins.embeddings import load_embed_model
@@ -210,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     inner = load_embed_model()
     embed = CachedEmbedding(inner, CACHE / "embeddings.sqlite")
     table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    para_table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    per_question: dict[str, dict[str, dict]] = defaultdict(dict)
     if args.lever == "diagnose":
         for name in args.corpus:
             diagnose(name, embed, inner._model.tokenizer, args.split, args.extra_dev)
@@ -234,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
             aligned = align_windows(inner, nodes, vectors, embed)
         if args.lever == "context":
             contexted = context_windows(inner, nodes, vectors, embed)
+        if args.lever == "prf":
+            feedback = PRF(inner, nodes, vectors, embed, bm25)
         if args.lever in ("windows", "structure"):
             reader = embedder_reader(inner)
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -300,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
                 for arm, (owner, every) in aligned.items():
                     best = best_window(owner, every @ q, len(nodes))
                     scored[f"either, {arm}"].append(score(fuse_max_dense([dense, (dense + best) / 2], bm)))
+            elif args.lever == "prf":
+                for arm, order in feedback.arms(row.query, q, bm).items():
+                    scored[arm].append(score(order))
             elif args.lever == "context":
                 for arm, (firsts, owner, every) in contexted.items():
                     first = firsts @ q
@@ -328,11 +349,24 @@ def main(argv: list[str] | None = None) -> int:
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
                     score([int(i) for i in np.argsort(-dense, kind="stable")]))
+        base_arm = PRF_BASE if args.lever == "prf" else "current (distribution sum)"
+        if args.lever == "prf":
+            para = [n for n, row in enumerate(rows) if row.dimensions.get("kind") == "paraphrase"]
+            print(f"{name}: {len(rows)} questions, {len(para)} paraphrases", flush=True)
+            for arm, values in scored.items():
+                if arm == "current (distribution sum)":
+                    continue
+                sub = [values[n] for n in para]
+                para_table[arm][name] = ((float(np.mean([v[0] for v in sub])), float(np.mean([v[1] for v in sub])))
+                                         if sub else (float("nan"), float("nan")))
+                per_question[name][arm] = {row.id: {"kind": row.dimensions.get("kind"), "ndcg@10": v[0],
+                                                    "recall@10": v[1]} for row, v in zip(rows, values)}
         for arm, values in scored.items():
             table[arm][name] = (float(np.mean([v[0] for v in values])), float(np.mean([v[1] for v in values])))
-            if args.changes and arm != "current (distribution sum)":
-                now = scored["current (distribution sum)"]
+            if args.changes and arm not in ("current (distribution sum)", base_arm):
+                now = scored[base_arm]
                 moved = [f"{'+' if v[1] > c[1] else '-'}{row.id}"
+                         + (f" ({row.dimensions.get('kind', '-')})" if args.lever == "prf" else "")
                          for row, v, c in zip(rows, values, now) if v[1] != c[1]]
                 print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
                 if args.lever in ("structure", "context"):
@@ -344,6 +378,17 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|" + "---|" * len(args.corpus))
     for arm, per in table.items():
         print(f"| {arm} | " + " | ".join(f"{per[n][0]:.3f} / {per[n][1]:.3f}" for n in args.corpus) + " |")
+    if args.lever == "prf":
+        print(f"\nprf, {args.split} split, paraphrase questions only, nDCG@10 / R@10\n")
+        print("| arm | " + " | ".join(args.corpus) + " |")
+        print("|---|" + "---|" * len(args.corpus))
+        for arm, per in para_table.items():
+            print(f"| {arm} | " + " | ".join(f"{per[n][0]:.3f} / {per[n][1]:.3f}" for n in args.corpus) + " |")
+        if args.out:
+            import json
+
+            args.out.write_text(json.dumps({"split": args.split, "extra_dev": [str(f) for f in args.extra_dev or []],
+                                            "settings": PRF_SETTINGS, "per_question": per_question}, indent=1))
     return 0
 
 
@@ -375,6 +420,98 @@ def structure_arms(dense: np.ndarray, half: np.ndarray, bm: np.ndarray, headed: 
         "dense part = max(blend list's, (first + best) / 2 list's)": fuse_max_dense([blend, half], bm),
         "dense part = max(first-window, blend, (first + best) / 2 lists')": fuse_max_dense([dense, blend, half], bm),
     }
+
+
+PRF_BASE = "either, fixed (shipped)"
+# Two settings per kind of feedback, from the literature's usual ranges (not fitted here): Rocchio with beta
+# 0.5 over the top 3 and 1.0 over the top 5; RM3 with 10 terms from the top 3 and original-query weight 0.7,
+# and 20 terms from the top 5 with 0.5 (Anserini's default weight).
+PRF_SETTINGS = {"rocchio": [{"k": 3, "beta": 0.5}, {"k": 5, "beta": 1.0}],
+                "rm3": [{"k": 3, "terms": 10, "lam": 0.7}, {"k": 5, "terms": 20, "lam": 0.5}]}
+
+
+class PRF:
+    """Pseudo-relevance feedback over one corpus's chunks (the ``prf`` lever): the shipped first stage, its
+    top k as feedback, and the second pass of each arm."""
+
+    def __init__(self, inner, nodes, vectors, embed, bm25) -> None:
+        from collections import Counter
+
+        self.vectors, self.bm25, self.chunks = vectors, bm25, len(nodes)
+        reader = embedder_reader(inner)
+        per_chunk = [window_texts(*reader, n) for n in nodes]
+        flat = [t for texts in per_chunk for t in texts]
+        print(f"  fixed (shipped): {len(flat)} later windows for {len(nodes)} chunks", flush=True)
+        embedded = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
+        self.owner, self.every = stacked_windows([[v] + [next(embedded) for _ in texts]
+                                                  for v, texts in zip(vectors, per_chunk)])
+        # Each chunk's tokens as the BM25 leg indexed them (document name in front).
+        self.tf: list[Counter] = []
+        self.length: list[int] = []
+        df: Counter = Counter()
+        for n in nodes:
+            tokens = bm25.tokenize(f"{sparse.document_name(n.metadata or {}, n.ref_doc_id)}\n{n.get_content()}")
+            counts = Counter(tokens)
+            self.tf.append(counts)
+            self.length.append(max(1, len(tokens)))
+            df.update(counts.keys())
+        total = len(nodes)
+        # BM25's (Lucene's) idf, as bm25s's default method computes it.
+        self.idf = {t: float(np.log(1 + (total - d + 0.5) / (d + 0.5))) for t, d in df.items()}
+        self.term_scores: dict[int, np.ndarray] = {}
+
+    def either(self, q: np.ndarray, bm: np.ndarray) -> list[int]:
+        """The shipped window scoring "either" with dense query vector ``q`` and BM25 scores ``bm``."""
+        first = self.vectors @ q
+        best = best_window(self.owner, self.every @ q, self.chunks)
+        return fuse_max_dense([first, (first + best) / 2], bm)
+
+    def rocchio(self, q: np.ndarray, top: list[int], beta: float) -> np.ndarray:
+        return unit(q + beta * self.vectors[top].mean(0))
+
+    def term(self, tid: int) -> np.ndarray:
+        if tid not in self.term_scores:
+            self.term_scores[tid] = np.asarray(self.bm25.model.get_scores([int(tid)]), dtype=float)
+        return self.term_scores[tid]
+
+    def rm3(self, query: str, top: list[int], terms: int, lam: float) -> np.ndarray:
+        """BM25 scores of the original query's tokens (lam / |q| each) plus the top ``terms`` feedback terms
+        ((1 - lam) x their share of the feedback weight)."""
+        vocab = self.bm25.vocab
+        original = [vocab[t] for t in self.bm25.tokenize(query) if t in vocab]
+        weight: dict[int, float] = defaultdict(float)
+        for tid in original:
+            weight[tid] += lam / len(original)
+        mass: dict[str, float] = defaultdict(float)
+        for i in top:
+            for t, c in self.tf[i].items():
+                mass[t] += c / self.length[i]
+        ranked = sorted(((m * self.idf[t], t) for t, m in mass.items() if t in vocab), reverse=True)[:terms]
+        total = sum(w for w, _ in ranked)
+        for w, t in ranked:
+            weight[vocab[t]] += (1 - lam) * w / total if total > 0 else 0.0
+        out = np.zeros(self.chunks)
+        for tid, w in weight.items():
+            out += w * self.term(tid)
+        return out
+
+    def arms(self, query: str, q: np.ndarray, bm: np.ndarray) -> dict[str, list[int]]:
+        base = self.either(q, bm)
+        out = {PRF_BASE: base}
+        self.term_scores = {}  # per query (a corpus's vocabulary times its chunks would not fit)
+        dense_q = {}
+        for s in PRF_SETTINGS["rocchio"]:
+            name = f"Rocchio k={s['k']} beta={s['beta']}"
+            dense_q[name] = self.rocchio(q, base[: s["k"]], s["beta"])
+            out[f"dense {name}"] = self.either(dense_q[name], bm)
+        sparse_bm = {}
+        for s in PRF_SETTINGS["rm3"]:
+            name = f"RM3 k={s['k']} terms={s['terms']} lambda={s['lam']}"
+            sparse_bm[name] = self.rm3(query, base[: s["k"]], s["terms"], s["lam"])
+            out[f"sparse {name}"] = self.either(q, sparse_bm[name])
+        for (d_name, d_q), (s_name, s_bm) in zip(dense_q.items(), sparse_bm.items()):
+            out[f"both: {d_name} + {s_name}"] = self.either(d_q, s_bm)
+        return out
 
 
 def aligned_starts(tok, header: str, content: str, limit: int = 254) -> list[int]:

@@ -4,6 +4,7 @@ around a first stage, and a retrieval without synthesis (``search``). Part of
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -196,6 +197,10 @@ class Assembly(AppPart):
             # No LLM: ranked sources without an answer. NoText never calls the LLM; passing
             # one keeps it from resolving Settings.llm (which would import OpenAI).
             synth: BaseSynthesizer = NoText(llm=MockLLM())
+            # LlamaIndex prints an answerless response as 'None', which reads like the answer.
+            warnings.warn("ragplugins: query_engine() without an LLM answers nothing: a response holds the ranked "
+                          "sources (response.source_nodes) and str(response) is 'None'; pass llm= to "
+                          "ragplugins.load() or set [ragplugins] llm in the config for answers", stacklevel=2)
         else:
             synth = get_response_synthesizer(llm=self.llm, **kwargs)
         engine: BaseQueryEngine = RetrieverQueryEngine(

@@ -276,6 +276,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
                f"removed {len(report.deleted)}, skipped {len(report.skipped)}; {report.chunks_written} chunks "
                f"written to {rp.config.core.persist_dir}")
     click.echo(f"  embedder: {_embedder_said(rp)}")
+    if report.vectors_reused:
+        click.echo(f"  resumed: {report.vectors_reused} texts embedded by a run that stopped before writing "
+                   "were not embedded again")
     for doc_id in report.deleted:
         click.echo(f"  removed {doc_id}: its file is gone")
     for doc_id in report.kept_missing:

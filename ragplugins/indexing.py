@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from llama_index.core import Document, StorageContext, VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.schema import BaseNode, TransformComponent
 
@@ -27,8 +28,10 @@ from ragplugins.embeddings import embedder_identity
 from ragplugins.errors import EmbedderMismatchError, InputError, PluginError, RagPluginsError, StoreError
 from ragplugins.executors import check_executor
 from ragplugins.guards import ChunkBookkeeping, GuardedTransformation
+from ragplugins.home import LocalHome
 from ragplugins.nodes import hide_metadata
 from ragplugins.readers import list_files, read_documents
+from ragplugins.resume import UNFINISHED, ResumableEmbedding
 from ragplugins.splitting import BlockedSentenceSplitter, MarkdownSections, SectionSplitter
 from ragplugins.windows import WindowedEmbedding
 from ragplugins.writes import CrashPoint, Journal, crash_point
@@ -85,6 +88,8 @@ class IndexReport:
     # Indexed documents from no folder indexed since ragplugins records folders (an older index, or
     # build_index): never pruned, since where their files were is unknown.
     unowned: list[str] = field(default_factory=list)
+    # Texts not embedded again: a run that stopped before writing had embedded them (ragplugins.resume).
+    vectors_reused: int = 0
 
 
 class Indexing(AppPart):
@@ -118,7 +123,7 @@ class Indexing(AppPart):
         if home.holds("lancedb"):
             raise StoreError(f"the index in '{home}' has lost its {MANIFEST}, which records its "
                              "embedder; run `ragplugins check --repair` to rebuild it from the stored vectors")
-        ours = {MANIFEST, "lancedb", "sidecars", "write.lock", "journal.json"}
+        ours = {MANIFEST, "lancedb", "sidecars", "write.lock", "journal.json", UNFINISHED}
         others = [name for name in home.entries() if name not in ours]
         if others:
             raise StoreError(f"persist_dir '{home}' holds files that are not a ragplugins index "
@@ -231,8 +236,10 @@ class Indexing(AppPart):
         splitter = SectionSplitter if core.splitter == "sections" else BlockedSentenceSplitter
         return splitter(chunk_size=core.chunk_size, chunk_overlap=core.chunk_overlap)
 
-    def transformations(self, index: VectorStoreIndex | None = None) -> list[TransformComponent]:
-        """Plugin transformations around the splitter, metadata exclusion, then the embedder (last)."""
+    def transformations(self, index: VectorStoreIndex | None = None,
+                        embed_model: BaseEmbedding | None = None) -> list[TransformComponent]:
+        """Plugin transformations around the splitter, metadata exclusion, then the embedder (last:
+        ``embed_model``, by default the app's)."""
         ctx = self.context(index)
         contribs = self._contributions("ragplugins_transformations", ctx)
         policy = self.config.core.on_plugin_error
@@ -246,9 +253,10 @@ class Indexing(AppPart):
         parsers.append(self.splitter())
         hidden = sorted(self.hidden_metadata_keys())
         core = self.config.core
-        embed = (WindowedEmbedding(embed_model=self.embed_model, mean_vector=core.embed_windows,
+        embed_model = self.embed_model if embed_model is None else embed_model
+        embed = (WindowedEmbedding(embed_model=embed_model, mean_vector=core.embed_windows,
                                    keep_windows=core.window_scoring != "off", headings=core.window_headings)
-                 if core.embed_windows or core.window_scoring != "off" else self.embed_model)
+                 if core.embed_windows or core.window_scoring != "off" else embed_model)
         return [*pre, *parsers, ChunkBookkeeping(hidden_keys=hidden), *post, embed]
 
     def build_index(self, documents: Sequence[Document], show_progress: bool = False,
@@ -283,8 +291,11 @@ class Indexing(AppPart):
         if parallel:
             from ragplugins.executors.ray import index_on_ray
 
-            return index_on_ray(cast("RagPlugins", self), files=list_files(paths, skip), workers=workers,
-                                show_progress=show_progress, reindex=reindex, prune=prune)
+            listing = list_files(paths, skip)
+            index, report = index_on_ray(cast("RagPlugins", self), files=listing.files, workers=workers,
+                                         show_progress=show_progress, reindex=reindex, prune=prune)
+            report.skipped[:0] = listing.skipped
+            return index, report
         read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
         crash_point("read")
         index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex,
@@ -361,21 +372,32 @@ class Indexing(AppPart):
         self._warn_about_stale_documents(existing, report)
         manifest_update = self._removals(existing, {d.id_ for d in documents}, delete_missing, sources, prune, report)
         nodes: list[BaseNode] = []
-        if todo:
-            # Transform and embed first: a failure (or a crash) here leaves the index as it was.
-            steps = self.transformations(index)
-            if os.environ.get("RAGPLUGINS_CRASH_AT"):
-                steps = self._with_crash_points(steps)
-            pipeline = IngestionPipeline(transformations=steps, disable_cache=True)
-            nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
-            crash_point("embed")
-        report.chunks_written = len(nodes)
-        self._record_index_plugins(report, manifest_update)
-        if nodes or report.deleted:
-            self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
-                         manifest_update=manifest_update, op="index")
-        elif manifest_update:
-            self._manifest(**manifest_update)
+        # The vectors embedded so far are kept until the batch is written (ragplugins.resume): a run stopped
+        # on the way leaves the index as it was, and the next one embeds only what this one had not.
+        unfinished = self.home.path / UNFINISHED if isinstance(self.home, LocalHome) and todo else None
+        resumable = ResumableEmbedding(self.embed_model, unfinished) if unfinished is not None else None
+        try:
+            if todo:
+                # Transform and embed first: a failure (or a crash) here leaves the index as it was.
+                steps = self.transformations(index, embed_model=resumable)
+                if os.environ.get("RAGPLUGINS_CRASH_AT"):
+                    steps = self._with_crash_points(steps)
+                pipeline = IngestionPipeline(transformations=steps, disable_cache=True)
+                nodes = list(pipeline.run(documents=todo, show_progress=show_progress))
+                crash_point("embed")
+            report.chunks_written = len(nodes)
+            report.vectors_reused = resumable.reused if resumable is not None else 0
+            self._record_index_plugins(report, manifest_update)
+            if nodes or report.deleted:
+                self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
+                             manifest_update=manifest_update, op="index")
+            elif manifest_update:
+                self._manifest(**manifest_update)
+        finally:
+            if resumable is not None:
+                resumable.close()
+        if unfinished is not None:
+            unfinished.unlink(missing_ok=True)
         return index, report
 
     def _removals(self, existing: dict, given: set[str], delete_missing: bool,

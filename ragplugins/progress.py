@@ -1,8 +1,9 @@
 """Indexing progress from LlamaIndex's instrumentation: files and chunks embedded, chunks/s, time left.
 
 The core announces a batch's chunks once they are split (a ``RagPluginsEvent`` 'core/split' with
-each document's chunk count, in order); the embedder's ``EmbeddingEndEvent`` says how many chunks
-each call embedded. Nothing in the indexing path knows about the display."""
+each document's chunk count, in order), and the window texts it embeds after them ('core/windows': the
+text past what the embedder reads, ragplugins.windows); the embedder's ``EmbeddingEndEvent`` says how
+many texts each call embedded. Nothing in the indexing path knows about the display."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ class IndexProgress(BaseEventHandler):
 
     on_change: Callable[[IndexProgress], None] | None = None
     per_document: list[int] = []
-    total: int = 0
-    done: int = 0
+    total: int = 0     # chunks announced
+    windows: int = 0   # window texts announced (embedded after the chunks)
+    done: int = 0      # texts embedded: chunks, then windows
     started: float | None = None
 
     @classmethod
@@ -35,8 +37,10 @@ class IndexProgress(BaseEventHandler):
             self.per_document = self.per_document + list(event.data["per_document"])
             self.total += int(event.data["chunks"])
             self.started = self.started or time.perf_counter()
+        elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "windows"):
+            self.windows += int(event.data["texts"])
         elif isinstance(event, EmbeddingEndEvent) and self.total:
-            self.done = min(self.total, self.done + len(event.chunks))
+            self.done = min(self.total + self.windows, self.done + len(event.chunks))
         elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "embedded"):
             # Chunks embedded elsewhere (Ray workers: ragplugins.executors), announced as they arrive.
             self.done = min(self.total, self.done + int(event.data["chunks"]))
@@ -46,11 +50,15 @@ class IndexProgress(BaseEventHandler):
             self.on_change(self)
 
     @property
+    def chunks_done(self) -> int:
+        return min(self.total, self.done)
+
+    @property
     def files_done(self) -> int:
         seen, files = 0, 0
         for count in self.per_document:
             seen += count
-            if seen > self.done:
+            if seen > self.chunks_done:
                 break
             files += 1
         return files
@@ -60,9 +68,10 @@ class IndexProgress(BaseEventHandler):
             return "reading and splitting files..."
         elapsed = time.perf_counter() - (self.started or time.perf_counter())
         rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
-        left = f"about {(self.total - self.done) / rate:.0f} s left" if rate else "estimating time left"
-        return (f"files {self.files_done}/{len(self.per_document)}, chunks {self.done}/{self.total}, "
-                f"{rate:.1f} chunks/s, {left}")
+        left = f"about {(self.total + self.windows - self.done) / rate:.0f} s left" if rate else "estimating time left"
+        windows = f", windows {self.done - self.chunks_done}/{self.windows}" if self.windows else ""
+        return (f"files {self.files_done}/{len(self.per_document)}, chunks {self.chunks_done}/{self.total}{windows}, "
+                f"{rate:.1f} texts/s, {left}")
 
     def __enter__(self) -> IndexProgress:
         get_dispatcher().add_event_handler(self)

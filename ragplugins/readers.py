@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func
@@ -59,10 +60,20 @@ def skipped_by_reason(skipped: Iterable[tuple[str, str]]) -> dict[str, list[str]
     return grouped
 
 
-def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> list[tuple[Path, str, str]]:
+# One reason for every such file, so a manual's language folders of links to its English pages are one line.
+SAME_FILE = "it is a symbolic link to a file indexed under another id"
+
+
+class FileList(NamedTuple):
+    files: list[tuple[Path, str, str]]  # (file, id, root)
+    skipped: list[tuple[str, str]]  # (file, why): second names of a file listed already
+
+
+def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> FileList:
     """(file, id, root) triples; ids are relative to the directory given, or the file name. Hidden files
     and folders, and ``skip_dirs`` (the index's own directory), are not walked into. Dangling symlinks are
-    kept: read_documents lists them as skipped."""
+    kept: read_files lists them as skipped. A file reached under several ids through symbolic links is
+    listed once, under its own path where the walk finds it (else its first id), and its other ids skipped."""
     out: list[tuple[Path, str, str]] = []
     skip = [Path(d).resolve() for d in skip_dirs]
     for raw in paths:
@@ -85,7 +96,22 @@ def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> l
             raise InputError(f"two files would get the id '{doc_id}': '{seen[doc_id]}' and '{f}'; "
                              "index them from a common parent directory")
         seen[doc_id] = f
-    return out
+    return _one_id_per_file(out)
+
+
+def _one_id_per_file(listed: list[tuple[Path, str, str]]) -> FileList:
+    by_target: dict[Path, list[int]] = {}
+    for i, (f, _, _) in enumerate(listed):
+        if f.exists():
+            by_target.setdefault(f.resolve(), []).append(i)
+    dropped: set[int] = set()
+    for target, places in by_target.items():
+        if len(places) > 1:
+            own = [i for i in places if target in (Path(listed[i][2]), Path(listed[i][2]) / listed[i][1])]
+            keep = own[0] if own else places[0]
+            dropped.update(i for i in places if i != keep)
+    return FileList([t for i, t in enumerate(listed) if i not in dropped],
+                    [(str(listed[i][0]), SAME_FILE) for i in sorted(dropped)])
 
 
 def _utf16_without_bom(head: bytes) -> str | None:
@@ -166,17 +192,18 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
                    skip_dirs: Iterable[Path] = ()) -> ReadReport:
     """Read every supported file under ``paths``. Unsupported, binary, empty and too large
     files are skipped with a warning that names them; missing paths raise."""
-    files = list_files(paths, skip_dirs)
-    report = read_files(files, max_file_mb)
-    if files and not report.documents:
+    listing = list_files(paths, skip_dirs)
+    report = read_files(listing.files, max_file_mb, skipped=listing.skipped)
+    if listing.files and not report.documents:
         raise InputError("no file could be indexed: " + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
     return report
 
 
-def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0) -> ReadReport:
+def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0,
+               skipped: Iterable[tuple[str, str]] = ()) -> ReadReport:
     """Read the (file, id, root) triples of :func:`list_files` (a part of them: an indexing worker reads its
-    share), skipping with a warning what cannot be indexed."""
-    report = ReadReport()
+    share), skipping with a warning what cannot be indexed (and the ``skipped`` the listing gave)."""
+    report = ReadReport(skipped=list(skipped))
     for path, doc_id, root in files:
         report.found.setdefault(root, []).append(doc_id)
         suffix = path.suffix.lower()

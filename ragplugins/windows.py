@@ -33,6 +33,7 @@ import numpy as np
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
 
+from ragplugins import trace
 from ragplugins.headings import Heading, chunk_headings, heading_path
 from ragplugins.nodes import hide_metadata
 from ragplugins.stores.base import WINDOWS_KEY
@@ -138,16 +139,18 @@ class WindowedEmbedding(TransformComponent):
         return "ragplugins.WindowedEmbedding"
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
-        nodes = self.embed_model(nodes, **kwargs)
         reader = embedder_reader(self.embed_model)
         if reader is None:
-            return nodes
+            return self.embed_model(nodes, **kwargs)
         texts, owners = [], []
         found = chunk_headings(nodes) if self.headings else {}
         for position, node in enumerate(nodes):
             for text in window_texts(*reader, node, found.get(node.node_id, ())):
                 texts.append(text)
                 owners.append(position)
+        # Announced before anything is embedded, so a progress display's time left counts them (ragplugins.progress).
+        trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="windows", data={"texts": len(texts)}))
+        nodes = self.embed_model(nodes, **kwargs)
         extra: dict[int, list[list[float]]] = {}
         vectors = self.embed_model.get_text_embedding_batch(texts) if texts else []
         for position, vector in zip(owners, vectors):

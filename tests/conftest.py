@@ -29,6 +29,18 @@ def plugin_module():
     return make_plugin_module
 
 
+@pytest.fixture
+def long_corpus(tmp_path):
+    """The tiny corpus with a section longer than MiniLM reads: its chunks have windows to embed."""
+    from ragplugins.testing import write_tiny_corpus
+
+    corpus = write_tiny_corpus(tmp_path / "long_corpus")
+    with (corpus / "master_agreement.md").open("a") as f:
+        f.write("\n\n" + " ".join(f"Clause {i} sets the fee of service tier {i} and its notice period."
+                                   for i in range(150)))
+    return corpus
+
+
 
 @pytest.fixture(scope="session")
 def s3_endpoint():

@@ -3,6 +3,7 @@
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,9 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
         assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
     assert references() == 0
     assert "ragplugins prepare" in run("query", "When are payments due?", "--trace", config=cfg).output
+    unprepared = run("check", config=cfg)
+    assert unprepared.exit_code == 1 and "not prepared for crossref: run `ragplugins prepare`" in unprepared.output
+    assert "out of line" not in unprepared.output
     # prepare: the plugin's index-time step over the stored chunks, nothing embedded again.
     assert "idx for crossref" in run("prepare", config=cfg).output
     # The references prepare wrote stay out of the chunks' embed and LLM text, as at index time: check
@@ -151,18 +155,26 @@ def test_the_demo_corpus_is_package_data():
     assert len(list((DEMO_DIR / "corpus").glob("*.md"))) == 12 and (DEMO_DIR / "queries.jsonl").is_file()
 
 
-def test_indexing_progress_counts_files_and_chunks(tmp_path, tiny_corpus, bundled_embed_model):
+def test_indexing_progress_counts_files_and_chunks(tmp_path, long_corpus, bundled_embed_model):
     from ragplugins.progress import IndexProgress
     from ragplugins.testing import make_rag
 
     rp = make_rag(persist_dir=tmp_path / "idx", embed_model=bundled_embed_model)
     lines = []
     with IndexProgress(on_change=lambda p: lines.append(p.line())) as progress:
-        _, report = rp.index_paths([tiny_corpus])
-    assert progress.total == report.chunks_written and progress.done == progress.total
+        _, report = rp.index_paths([long_corpus])
+    assert progress.total == report.chunks_written and progress.done == progress.total + progress.windows
     assert progress.files_done == len(progress.per_document) == len(report.added) == 4
-    assert lines[0].startswith("files 0/4, chunks 0/") and "chunks/s" in lines[-1]
-    assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}")
+    assert lines[0].startswith("files 0/4, chunks 0/") and "texts/s" in lines[-1]
+    # The windows past what the embedder reads are embedded after the chunks and counted in the time left.
+    assert progress.windows > 0
+    chunks_done = next(line for line in lines if f"chunks {progress.total}/{progress.total}," in line)
+    assert f"windows 0/{progress.windows}" in chunks_done
+    # ... and the time left counts them: 10 chunks and 20 windows to embed, 10 embedded in 10 s.
+    halfway = IndexProgress(per_document=[10], total=10, windows=20, done=10, started=time.perf_counter() - 10)
+    assert halfway.line() == "files 1/1, chunks 10/10, windows 0/20, 1.0 texts/s, about 20 s left"
+    assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}, "
+                                f"windows {progress.windows}/{progress.windows}")
 
 
 def test_an_unknown_RAGPLUGINS_PLUGINS_name_is_said_once(run, monkeypatch):

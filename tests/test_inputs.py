@@ -1,6 +1,7 @@
 """Bad input: a clear error that names the path, and nothing already indexed is lost."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -56,6 +57,37 @@ def test_files_skipped_for_one_reason_are_one_warning(rag, tmp_path):
     said = [str(w.message) for w in caught if "skipped" in str(w.message)]
     assert len(said) == 1 and re.search(r"skipped '.*a.gif' and 2 more files: unsupported file type '.gif'", said[0])
     assert len(report.skipped) == 3 and report.added == ["ok.md"]
+
+
+def test_a_file_linked_under_other_names_is_indexed_once_under_its_own(rag, tmp_path):
+    # Apache's manual: each language folder links the pages it has no translation of to the English ones.
+    folder = tmp_path / "manual"
+    (folder / "en").mkdir(parents=True)
+    (folder / "en" / "bind.md").write_text("Listen sets the addresses and ports the server binds to.")
+    for lang in ("da", "de"):
+        (folder / lang).mkdir()
+        (folder / lang / "bind.md").symlink_to(Path("..") / "en" / "bind.md")
+    (folder / "de" / "only.md").write_text("A page in German only, about espresso.")
+    with pytest.warns(UserWarning) as caught:
+        _, report = rag.index_paths([folder])
+    assert sorted(report.added) == ["de/only.md", "en/bind.md"]
+    assert [(Path(p).parent.name, why) for p, why in report.skipped] == [
+        ("da", "it is a symbolic link to a file indexed under another id"),
+        ("de", "it is a symbolic link to a file indexed under another id")]
+    said = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(said) == 1 and "and 1 more files" in said[0]
+
+
+def test_a_link_to_a_file_outside_the_folder_is_indexed_under_the_link(rag, tmp_path):
+    elsewhere = tmp_path / "shared.md"
+    elsewhere.write_text("A note kept outside the folder, about grinder burrs.")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("b.md", "a.md"):
+        (folder / name).symlink_to(elsewhere)
+    with pytest.warns(UserWarning, match=r"skipped '.*b.md': it is a symbolic link to a file indexed under"):
+        _, report = rag.index_paths([folder])
+    assert report.added == ["a.md"]
 
 
 def test_empty_document_and_only_bad_files(rag, tmp_path):

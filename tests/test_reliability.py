@@ -250,6 +250,53 @@ def test_damaged_store_is_one_line_naming_it_not_a_plugin(indexed):
     assert check_index(_rp(idx)).findings == []
 
 
+# -- resuming a stopped run ---------------------------------------------------
+def test_a_run_stopped_while_embedding_is_resumed_without_embedding_again(tmp_path, monkeypatch, long_corpus,
+                                                                          bundled_embed_model):
+    """Ctrl-C ten minutes into an index run: the index is as it was, and the next run embeds only the
+    texts the stopped one had not; the index it writes is the one a single run writes."""
+    from ragplugins.resume import UNFINISHED
+
+    corpus = long_corpus  # chunks with windows past what MiniLM reads: those are kept and reused too
+    embed_class = type(bundled_embed_model)
+    real = embed_class._get_text_embeddings
+    embedded: list[str] = []
+    stop_after: list[int] = [8]
+
+    def embed(self, texts):
+        if stop_after and len(embedded) >= stop_after[0]:
+            raise KeyboardInterrupt
+        embedded.extend(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(embed_class, "_get_text_embeddings", embed)
+    monkeypatch.setattr(bundled_embed_model, "embed_batch_size", 4)
+
+    def app(name):
+        return _rp(tmp_path / name, enable=(), embed_model=bundled_embed_model)
+
+    with pytest.raises(KeyboardInterrupt):
+        app("idx").index_paths([corpus])
+    first = len(embedded)
+    assert first >= 8 and (tmp_path / "idx" / UNFINISHED).is_file()
+    assert app("idx").context(app("idx").index()).list_documents() == {}
+
+    stop_after.clear()
+    embedded.clear()
+    _, report = app("idx").index_paths([corpus])
+    assert report.vectors_reused == first and len(report.added) == 4
+    total = first + len(embedded)
+    assert not (tmp_path / "idx" / UNFINISHED).exists()
+
+    embedded.clear()
+    _, once = app("once").index_paths([corpus])
+    assert len(embedded) == total and once.vectors_reused == 0
+    resumed, single = (app(name).context(app(name).index()).all_nodes() for name in ("idx", "once"))
+    assert {n.node_id: n.embedding for n in resumed} == {n.node_id: n.embedding for n in single}
+    assert {n.node_id: n.metadata.get("ragplugins_windows") for n in resumed} == \
+        {n.node_id: n.metadata.get("ragplugins_windows") for n in single}
+
+
 # -- input -------------------------------------------------------------------
 def test_vanishing_unreadable_and_dangling_files_are_skipped_by_name(tmp_path, monkeypatch):
     from ragplugins import readers

@@ -161,5 +161,10 @@ def stale_references(ctx: api.RagContext, extractor: CrossrefExtractor) -> list[
     if not whole.patched:
         return []
     _OUT_OF_LINE.add(ctx.index_id)
+    if whole.never_annotated:
+        # Stored before crossref was enabled, not spoilt: preparing the index is the remedy users look for.
+        some = "" if whole.never_annotated == whole.documents else \
+            f"{whole.never_annotated} of {whole.documents} documents were stored before crossref was enabled; "
+        return [f"crossref: {some}{api.not_prepared('crossref')}"]
     return [f"crossref: {whole.patched} chunks of {whole.documents} documents hold references out of line with "
             "the index; 'ragplugins check --repair' resolves them again"]

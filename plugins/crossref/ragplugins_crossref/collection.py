@@ -92,6 +92,7 @@ class CollectionResult:
     patched: int = 0                  # chunks whose stored references or profile differed
     documents: int = 0                # documents read
     resolved: int = 0                 # documents read both times and resolved
+    never_annotated: int = 0          # documents none of whose chunks holds references (stored without crossref)
     records: dict[str, DocRecord] = field(default_factory=dict)   # with ``watch``
 
 
@@ -124,7 +125,9 @@ def resolve_stored(store: Any, listed: Mapping[str, Sequence[str]], extractor: C
     families = extractor.families
     docs: dict[str, _Document] = {}
     profiles: dict[str, Profile] = {}
+    never_annotated = 0
     for doc_id, rows in whole_documents(store.iter_chunk_rows(None), listed, only):
+        never_annotated += not any(REFS_KEY in r.metadata for r in rows)
         rows.sort(key=lambda r: reading_position(r.metadata))
         # The listed id strings, not the rows' copies: a chunk id is held once however many hold it.
         same = {i: i for i in listed.get(doc_id, ())}
@@ -146,7 +149,7 @@ def resolve_stored(store: Any, listed: Mapping[str, Sequence[str]], extractor: C
         doc.raws = {cid: raws for cid, raws in scanned if raws}
     steps.claims_done()
 
-    result = CollectionResult(documents=len(docs))
+    result = CollectionResult(documents=len(docs), never_annotated=never_annotated)
     groups = PatchGroups(write or (lambda group: None), most)
     for doc_id in list(docs):
         doc = docs.pop(doc_id)   # what is resolved is let go

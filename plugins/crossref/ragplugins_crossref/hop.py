@@ -535,6 +535,8 @@ class CrossrefHop(BaseNodePostprocessor):
             out, added, removed = self._swap(nodes, hops, cosine_of, named)
         else:
             out, added, removed = self._place(nodes, hops)
+        if not _scored_by_cosine(nodes, cosine_of):
+            _score_in_line(out)
         best = hops[0][0] if hops else None
         name = self._document_names().get
         reason = ("no pointer left to follow" if best is None else
@@ -856,3 +858,24 @@ class CrossrefHop(BaseNodePostprocessor):
         out.extend(after.get(len(nodes), []))
         added = [n for group in after.values() for n in group]
         return out, added, [nodes[i] for i in sorted(removed)]
+
+
+def _scored_by_cosine(nodes: list[NodeWithScore], cosine_of: dict[str, float]) -> bool:
+    """Whether the candidates' scores are their cosines with the query (a dense first stage, or a host's
+    cosine retriever), the scale a hopped chunk's own cosine is on."""
+    return all(n.score is not None and abs(n.score - cosine_of[n.node.node_id]) < 1e-3
+               for n in nodes if n.node.node_id in cosine_of)
+
+
+def _score_in_line(out: list[NodeWithScore]) -> None:
+    """Give each hopped chunk the score of the first stage's chunk above it (below it, at the top): on a
+    fused scale its cosine would sort it anywhere in a host postprocessor that orders or cuts by score.
+    Its cosine stays in its tag."""
+    first_stage = [n.score for n in out if not hopped(n)]
+    above: float | None = next((score for score in first_stage if score is not None), None)
+    for nws in out:
+        if hopped(nws):
+            nws.score = above
+        elif nws.score is not None:
+            above = nws.score
+

@@ -118,6 +118,11 @@ def test_hop_follows_the_reference_the_query_needs(rag):
     assert tag["via_crossref"] and tag["ref"].startswith("Exhibit B") and tag["from_doc"] == "01_master_agreement.md"
     assert "84.50 EUR" in hopped[0].node.get_content()
     assert hopped[0].node.metadata[REFS_KEY] is not None   # stored metadata travels with the hopped chunk
+    # On the fused scale the hopped chunk takes the score of the chunk above it (a host postprocessor that
+    # sorts or cuts by score keeps it where the hop put it); its cosine is in its tag.
+    scores = [n.score for n in result.final]
+    assert scores == sorted(scores, reverse=True)
+    assert hopped[0].score == result.final[result.final.index(hopped[0]) - 1].score != tag["cosine"]
     # The first stage is left alone and the decision is in the trace.
     assert [n.node.node_id for n in result.first_stage] == result.trace.first_stage
     assert result.final[: len(result.first_stage)] == result.first_stage
@@ -127,6 +132,16 @@ def test_hop_follows_the_reference_the_query_needs(rag):
     # Query-aware: the sentence pointing at the pricing exhibit matched the question best.
     assert considered["02_exhibit_b_pricing.md"] == max(considered.values())
     assert decision["considered"][0]["sentence"].startswith("Unit prices are set out in Exhibit B")
+
+
+def test_a_hopped_chunk_keeps_its_cosine_among_cosine_scores(rag):
+    # A dense first stage (or a host's cosine retriever): the hopped chunk's own cosine is on that scale.
+    by_cosine = [NodeWithScore(node=n.node, score=api.dense_cosine(n)) for n in rag.search(PRICE_Q).first_stage]
+    hop = CrossrefHop(ctx=rag.context(), gate=0.0, placement="append")
+    with query_scope(PRICE_Q, filters=None):
+        out = hop.postprocess_nodes(by_cosine, query_bundle=QueryBundle(PRICE_Q))
+    hopped = [n for n in out if "crossref" in api.tags(n)]
+    assert hopped and all(n.score == pytest.approx(api.tags(n)["crossref"]["cosine"], abs=1e-4) for n in hopped)
 
 
 def test_hop_respects_the_callers_filters(rag):
