@@ -5,8 +5,9 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 "Prev / Up / Home / Next" bars that DocBook and Sphinx put on every page: ``<nav>``, ``<header>``,
 ``<footer>``, anything with ``role="navigation"``, and the chrome classes of the two generators
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
-``sphinxsidebar`` and ``footer``). Link titles (tooltips repeating a target's heading) are dropped
-so they do not crowd the text a chunk is embedded with.
+``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Link titles
+(tooltips repeating a target's heading) are dropped so they do not crowd the text a chunk is
+embedded with.
 
 The page is parsed by lxml's HTML parser, which closes the end tags HTML lets a page leave out
 (``</li>``, ``</p>``, ``</dd>``) as a browser does. Python's ``html.parser`` nests such elements
@@ -23,7 +24,9 @@ from markdownify import MarkdownConverter
 
 HTML_SUFFIXES = {".html", ".htm"}
 CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
-          "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer")
+          "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer, "
+          # The pilcrow permalink after every heading (Sphinx and MkDocs: headerlink; Apache httpd: permalink).
+          "a.headerlink, a.permalink")
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
 # whole chunks of them) and a form's controls (a search box's options).
 NOT_TEXT = "svg, form"

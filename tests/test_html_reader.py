@@ -21,7 +21,8 @@ title="25.1.1. Restoring the Dump">Section 25.1.1</a>.</p><pre>pg_dump dbname &g
 SPHINX_PAGE = """<html><head><title>os.path</title><script>var x = 1;</script></head><body>
 <div class="related" role="navigation"><ul><li><a href="../genindex.html">index</a></li>
 <li><a href="os.html">next</a></li></ul></div>
-<div class="body" role="main"><h1>os.path &#8212; Common pathname manipulations</h1>
+<div class="body" role="main"><h1>os.path &#8212; Common pathname manipulations<a class="headerlink"
+href="#module-os.path" title="Permalink to this heading">&#182;</a></h1>
 <p>See also <a class="reference internal" href="os.html#module-os"><code>os</code></a>.</p></div>
 <div class="sphinxsidebar" role="navigation"><h3>This page</h3><a href="../bugs.html">Report a Bug</a></div>
 <div class="footer">&copy; Copyright 2001-2023.</div></body></html>"""
@@ -45,9 +46,9 @@ def test_docbook_page_keeps_text_links_and_headings_and_drops_navigation(tmp_pat
 
 def test_sphinx_page_drops_sidebar_related_bar_and_footer(tmp_path):
     [doc] = _read(tmp_path, "os.path.htm", SPHINX_PAGE)
-    assert doc.text.startswith("# os.path")
+    assert doc.text.startswith("# os.path — Common pathname manipulations\n")    # no pilcrow permalink
     assert "[`os`](os.html#module-os)" in doc.text
-    for chrome in ("genindex", "Report a Bug", "Copyright", "var x"):
+    for chrome in ("genindex", "Report a Bug", "Copyright", "var x", "¶", "#module-os.path"):
         assert chrome not in doc.text
     assert doc.id_ == "os.path.htm"
 
