@@ -163,10 +163,14 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
         return
     table = Table("name", "version", "enabled", "config", "hooks", "commands", "error")
     for r in rows:
-        table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", r["config"],
+        # Errors quote TOML tables ('[ragplugins.crossref]'), which rich would read as markup.
+        table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", escape(r["config"]),
                       ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]),
-                      ", ".join(f"ragplugins {c}" for c in r["commands"]), r["error"] or "")
+                      ", ".join(f"ragplugins {c}" for c in r["commands"]), escape(r["error"] or ""))
     console.print(table)
+    if config_error:
+        console.print("the config has problems" + (", so no plugin is enabled from it" if not enabled else "")
+                      + ": `ragplugins config check` lists them all", markup=False)
     if ENV_VAR in os.environ:
         console.print(f"({ENV_VAR} restricts which plugins load)")
 
@@ -243,7 +247,8 @@ def config_docs() -> None:
 @cli.command("index")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--reindex", is_flag=True,
-              help="Re-index unchanged files too (after enabling a plugin that works at index time).")
+              help="Re-index and re-embed unchanged files too (after enabling an index-time plugin that "
+                   "`ragplugins prepare` cannot bring in: the warning says which).")
 @click.option("--no-prune", is_flag=True, help="Keep indexed documents whose files were removed from PATHS.")
 @click.option("--executor", type=click.Choice(["serial", "ray"]), default="serial", show_default=True,
               help="ray: read, split, transform and embed on Ray workers (pip install 'ragplugins[ray]').")
@@ -257,19 +262,28 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     """Index files and directories: new and changed files are (re)indexed, unchanged ones skipped, and
     documents whose files were removed from PATHS are removed (unless --no-prune)."""
     from ragplugins.progress import IndexProgress
-    from ragplugins.readers import skipped_by_reason
+    from ragplugins.readers import skipped_lines
 
     if executor == "serial" and (workers is not None or address is not None):
         raise click.UsageError("--workers and --address need --executor ray")
     if address is not None:
         os.environ["RAY_ADDRESS"] = address  # what ray.init() reads; this process's own environment
     rp = load_app(ctx)
-    with console.status("indexing: reading and splitting files...") as status, \
-            IndexProgress(on_change=_progress_display(status)) as progress, warnings.catch_warnings():
-        # The summary below says every skipped file, grouped by why; the reader's warnings would say it twice.
-        warnings.filterwarnings("ignore", message="ragplugins: skipped ")
-        _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
-                                   executor=executor, workers=workers)
+    try:
+        with console.status("indexing: reading and splitting files...") as status, \
+                IndexProgress(on_change=_progress_display(status)) as progress, warnings.catch_warnings():
+            # The summary below says every skipped file, grouped by why; the reader's warnings would say it twice.
+            warnings.filterwarnings("ignore", message="ragplugins: skipped ")
+            _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
+                                       executor=executor, workers=workers)
+    except KeyboardInterrupt:
+        from ragplugins.home import LocalHome
+
+        kept = ("the texts it embedded are kept in persist_dir, so running the same command again embeds only "
+                "the rest" if isinstance(rp.home, LocalHome) and executor == "serial" else
+                "run the same command again to index what it had not written")
+        click.echo(f"stopped: {kept}", err=True)
+        sys.exit(130)
     if progress.total:
         click.echo(f"indexed: {progress.line().rsplit(', ', 1)[0]}", err=True)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
@@ -286,9 +300,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     if report.unowned:
         click.echo(f"  {len(report.unowned)} indexed documents are from no folder indexed since this version records "
                    f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
-    for why, skipped in skipped_by_reason(report.skipped).items():
-        more = f" and {len(skipped) - 1} more files" if len(skipped) > 1 else ""
-        click.echo(f"  skipped {skipped[0]}{more}: {why}")
+    for line in skipped_lines(report.skipped):
+        click.echo(f"  skipped {line}")
 
 
 def _progress_display(status: Any) -> Callable[[IndexProgress], None]:
@@ -360,7 +373,8 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
 def compact_cmd(ctx: click.Context, keep_days: float) -> None:
     """Merge the index's small files and delete old table versions' files (LanceDB optimize)."""
     before, after = load_app(ctx).compact(keep_days)
-    click.echo(f"compacted: {before} table versions -> {after}")
+    kept = f" (the files of versions younger than --keep-days {keep_days:g} are kept)" if after > 1 else ""
+    click.echo(f"compacted: {before} table versions -> {after}{kept}")
 
 
 @cli.command("check")
@@ -391,7 +405,7 @@ def _tags(nws) -> str:
 @click.argument("question")
 @click.option("--k", "top_k", type=click.IntRange(1, 1000), default=None,
               help="First-stage candidates (default: top_k).")
-@click.option("--show", type=int, default=8, help="How many sources to print.")
+@click.option("--show", type=click.IntRange(min=1), default=8, help="How many sources to print.")
 @click.option("--full", is_flag=True, help="Print each source's whole text, not a shortened line.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print the whole trace (what every plugin recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: answer, sources, trace.")

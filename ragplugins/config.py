@@ -138,6 +138,11 @@ class CoreSettings(BaseModel):
     storage: StorageSettings = Field(default_factory=StorageSettings,
                                      description="How to reach an s3:// persist_dir.")
 
+    @field_validator("enable")
+    @classmethod
+    def _each_once(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))  # a plugin named twice is switched on once
+
     @field_validator("persist_dir")
     @classmethod
     def _known_location(cls, value: str) -> str:

@@ -332,10 +332,13 @@ class Indexing(AppPart):
         recorded = self._manifest().get("index_plugins")
         new = sorted(set(self.index_time_plugins()) - set(recorded or []))
         if recorded is not None and new and report.unchanged:
+            # A plugin with an after-index step brings stored chunks in line without embedding them again.
+            prepares = all("ragplugins_after_index" in r.hooks for r in self.enabled if r.name in new)
+            remedy = ("run `ragplugins prepare` once (rp.prepare(index)), which does not embed them again"
+                      if prepares else "re-index them with `ragplugins index PATH --reindex` (or "
+                      "build_index(documents, reindex=True))")
             warnings.warn(f"ragplugins: {', '.join(new)} now run(s) at index time, but {len(report.unchanged)} "
-                          f"unchanged documents were indexed before and were skipped; re-index them with "
-                          f"`ragplugins index PATH --reindex` (or build_index(documents, reindex=True))",
-                          stacklevel=4)
+                          f"unchanged documents were indexed before and were skipped; {remedy}", stacklevel=4)
         def tails(doc_id: str) -> list[str]:  # 'a/b/c.md' -> ['b/c.md', 'c.md']
             parts = doc_id.split("/")
             return ["/".join(parts[i:]) for i in range(1, len(parts))]
@@ -408,6 +411,7 @@ class Indexing(AppPart):
         if delete_missing:
             report.deleted = sorted(set(existing) - given)
         if sources is not None:
+            self._refuse_taking_over(sources, existing)
             gone_by_root = self._removed_files(sources, set(existing))
             missing = sorted({d for gone in gone_by_root.values() for d in gone} - given)
             if prune:
@@ -426,6 +430,21 @@ class Indexing(AppPart):
         if not report.unchanged or "index_plugins" not in self._manifest():
             # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
             manifest_update["index_plugins"] = self.index_time_plugins()
+
+    def _refuse_taking_over(self, sources: dict[str, list[str]], existing: dict) -> None:
+        """Ids are relative to the folder given, so two folders indexed one after the other can both hold
+        'index.html': the second would replace the first's document. Refused while the first's file is there."""
+        recorded: dict[str, list[str]] = self._manifest().get("sources") or {}
+        for root, found in sources.items():
+            for other, ids in recorded.items():
+                if other == root:
+                    continue
+                for doc_id in sorted(set(found) & set(ids) & set(existing)):
+                    if _file_of(other, doc_id).exists():
+                        raise InputError(
+                            f"'{_file_of(root, doc_id)}' would replace '{_file_of(other, doc_id)}', indexed as "
+                            f"'{doc_id}' from '{other}' (ids are relative to the folder given); index both from "
+                            f"their common parent folder, or use another persist_dir for each; nothing was written")
 
     def _removed_files(self, sources: dict[str, list[str]], indexed: set[str]) -> dict[str, list[str]]:
         """Per folder indexed before: the indexed documents recorded for it whose files are gone."""
@@ -523,3 +542,10 @@ class Indexing(AppPart):
             # for --reindex on their account.
             self._manifest(index_plugins=self.index_time_plugins())
         return index
+
+
+def _file_of(root: str, doc_id: str) -> Path:
+    """The file a document id names under the root it was indexed from (a file given alone is its own root)."""
+    path = Path(root)
+    return path if path.name == doc_id and not path.is_dir() else path / doc_id
+

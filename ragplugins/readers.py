@@ -46,9 +46,8 @@ class ReadReport:
 
     def warn_skipped(self) -> None:
         """One warning per reason: a documentation folder's 120 images are one line, not 120."""
-        for why, paths in skipped_by_reason(self.skipped).items():
-            more = f" and {len(paths) - 1} more files" if len(paths) > 1 else ""
-            warnings.warn(f"ragplugins: skipped '{paths[0]}'{more}: {why}", stacklevel=3)
+        for line in skipped_lines(self.skipped):
+            warnings.warn(f"ragplugins: skipped {line}", stacklevel=3)
 
 
 def skipped_by_reason(skipped: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
@@ -58,6 +57,12 @@ def skipped_by_reason(skipped: Iterable[tuple[str, str]]) -> dict[str, list[str]
     for path, why in skipped:
         grouped.setdefault(why, []).append(path)
     return grouped
+
+
+def skipped_lines(skipped: Iterable[tuple[str, str]]) -> list[str]:
+    """"'first file' and N more files: why", one per reason."""
+    return [f"'{paths[0]}'" + (f" and {len(paths) - 1} more files" if len(paths) > 1 else "") + f": {why}"
+            for why, paths in skipped_by_reason(skipped).items()]
 
 
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
@@ -195,7 +200,7 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
     listing = list_files(paths, skip_dirs)
     report = read_files(listing.files, max_file_mb, skipped=listing.skipped)
     if listing.files and not report.documents:
-        raise InputError("no file could be indexed: " + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
+        raise InputError("no file could be indexed: " + "; ".join(skipped_lines(report.skipped)))
     return report
 
 
@@ -210,8 +215,11 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         if path.is_symlink() and not path.exists():
             report.skip(path, f"it is a symbolic link to '{os.readlink(path)}', which does not exist")
             continue
+        if not suffix:
+            report.skip(path, f"no file name extension to tell its type by (supported: {', '.join(SUPPORTED)})")
+            continue
         if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES:
-            report.skip(path, f"unsupported file type '{suffix or path.name}' (supported: {', '.join(SUPPORTED)})")
+            report.skip(path, f"unsupported file type '{suffix}' (supported: {', '.join(SUPPORTED)})")
             continue
         try:
             # stat and the binary sniff are reads too: a file removed or locked meanwhile is skipped, not fatal

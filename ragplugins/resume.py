@@ -32,6 +32,7 @@ class ResumableEmbedding(BaseEmbedding):
     _db: Any = PrivateAttr()
     _identity: str = PrivateAttr()
     _reused: int = PrivateAttr(default=0)
+    _written: set = PrivateAttr(default_factory=set)  # this run's: a text met twice in one run is not "reused"
 
     def __init__(self, inner: Any, path: Path, **kwargs: Any):
         super().__init__(model_name=str(getattr(inner, "model_name", "") or type(inner).__name__),
@@ -70,7 +71,7 @@ class ResumableEmbedding(BaseEmbedding):
                                     part)
             kept.update({k: np.frombuffer(v, dtype=np.float64).tolist() for k, v in rows})
         missing = [i for i, k in enumerate(keys) if k not in kept]
-        self._reused += len(texts) - len(missing)
+        self._reused += sum(k in kept and k not in self._written for k in keys)
         if missing:
             vectors = self._inner._get_text_embeddings([texts[i] for i in missing])
             self._db.executemany("insert or replace into vectors values (?, ?)",
@@ -78,6 +79,7 @@ class ResumableEmbedding(BaseEmbedding):
                                   for i, v in zip(missing, vectors)])
             self._db.commit()  # each batch lands as it is embedded: a stop loses at most the batch in hand
             kept.update({keys[i]: list(v) for i, v in zip(missing, vectors)})
+            self._written.update(keys[i] for i in missing)
         return [kept[k] for k in keys]
 
     def _get_text_embedding(self, text: str) -> list[float]:

@@ -41,6 +41,15 @@ def test_plugins_json_lists_installed_plugins_including_the_template(run, tmp_pa
     assert template["commands"] == []
 
 
+def test_the_plugins_table_shows_a_config_error_as_written(run, tmp_path):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\nenable = ["crossref"]\n[ragplugin.crossref]\nmax_hops = 3\n')
+    out = run("plugins", config=cfg).output
+    # The TOML table names in the message are text, not markup.
+    assert "[ragplugi" in out  # the table's cells wrap at the runner's 80 columns
+    assert "the config has problems, so no plugin is enabled from it" in out
+
+
 def test_a_plugins_command_is_found_although_help_lists_only_the_core_ones(run):
     result = run("overview", "--help")
     assert result.exit_code == 0 and "rebuild" in result.output
@@ -109,7 +118,8 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
 
         rp = load(cfg)
         return sum(bool(n.metadata.get("crossref_refs")) for n in rp.context(rp.index()).all_nodes())
-    with pytest.warns(UserWarning, match=r"crossref now run\(s\) at index time, but 4 unchanged documents.*--reindex"):
+    with pytest.warns(UserWarning, match=r"crossref now run\(s\) at index time, but 4 unchanged documents.*"
+                                         r"run `ragplugins prepare` once"):
         assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
     assert references() == 0
     assert "ragplugins prepare" in run("query", "When are payments due?", "--trace", config=cfg).output
@@ -177,6 +187,21 @@ def test_indexing_progress_counts_files_and_chunks(tmp_path, long_corpus, bundle
                                 f"windows {progress.windows}/{progress.windows}")
 
 
+def test_ctrl_c_while_indexing_says_the_next_run_resumes(run, tmp_path, tiny_corpus, monkeypatch):
+    from ragplugins.app import RagPlugins
+
+    def stopped(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RagPlugins, "index_paths", stopped)
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
+    result = run("index", str(tiny_corpus), config=cfg)
+    assert result.exit_code == 130
+    assert "stopped: the texts it embedded are kept in persist_dir, so running the same command again embeds " \
+           "only the rest" in result.output
+
+
 def test_an_unknown_RAGPLUGINS_PLUGINS_name_is_said_once(run, monkeypatch):
     import ragplugins.cli
 
@@ -227,4 +252,4 @@ def test_index_says_files_skipped_for_one_reason_once(run, tmp_path, tiny_corpus
     cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
     out = run("index", str(docs), config=cfg).output
     assert out.count(".gif") == 2, out              # one line: the first file, and the type in the reason
-    assert re.search(r"skipped .*a\.gif and 2 more files: unsupported file type '\.gif'", out), out
+    assert re.search(r"skipped '.*a\.gif' and 2 more files: unsupported file type '\.gif'", out), out

@@ -34,6 +34,7 @@ def test_toml_file_and_pyproject_and_dict(tmp_path, registry, monkeypatch):
     monkeypatch.chdir(tmp_path)  # ragplugins.toml is found first
     assert load(registry=registry).config.enabled == ["hopper"]
     assert load({"ragplugins": {"top_k": 3}}, registry=registry).config.core.top_k == 3
+    assert load({"enable": ["hopper", "hopper"]}, registry=registry).config.enabled == ["hopper"]  # once
 
 
 def test_typo_names_file_section_key_and_suggests(tmp_path, registry):

@@ -90,6 +90,24 @@ def test_a_link_to_a_file_outside_the_folder_is_indexed_under_the_link(rag, tmp_
     assert report.added == ["a.md"]
 
 
+def test_files_without_an_extension_are_said_once_and_so_is_the_error(rag, tmp_path):
+    # A Debian package's doc folder: README, changelog.gz, a folder of examples without extensions.
+    folder = tmp_path / "nginx"
+    folder.mkdir()
+    for name in ("README", "copyright", "upstream"):
+        (folder / name).write_text("Plain text without an extension.")
+    (folder / "changelog.gz").write_bytes(b"\x1f\x8b\x08")
+    before = _count(rag)
+    with pytest.warns(UserWarning):
+        with pytest.raises(InputError) as caught:
+            rag.index_paths([folder])
+    message = str(caught.value)
+    assert re.fullmatch(r"no file could be indexed: '.*README' and 2 more files: no file name extension to tell its "
+                        r"type by \(supported: [^)]*\); '.*changelog.gz': unsupported file type '.gz' \([^)]*\)",
+                        message), message
+    assert _count(rag) == before
+
+
 def test_empty_document_and_only_bad_files(rag, tmp_path):
     folder = tmp_path / "blank"
     folder.mkdir()
@@ -128,6 +146,23 @@ def test_duplicate_ids_across_roots(rag, tmp_path):
         (tmp_path / d / "same.md").write_text(f"Note from {d}.")
     with pytest.raises(InputError, match="two files would get the id 'same.md'"):
         rag.index_paths([tmp_path / "one", tmp_path / "two"])
+
+
+def test_a_second_folder_does_not_replace_the_firsts_document_of_the_same_name(rag, tmp_path):
+    # Two manuals indexed one after the other, both with an index.html: ids are relative to each folder.
+    for name in ("exim", "bind"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "index.md").write_text(f"The {name} manual's contents page.")
+    rag.index_paths([tmp_path / "exim"])
+    before = _count(rag)
+    with pytest.raises(InputError, match=r"'.*bind/index.md' would replace '.*exim/index.md', indexed as 'index.md' "
+                                         r"from '.*exim'.*common parent folder.*nothing was written"):
+        rag.index_paths([tmp_path / "bind"])
+    assert _count(rag) == before
+    assert "exim" in rag.search("contents page").final[0].node.get_content()
+    # A folder that moved is no conflict: its files are not there any more.
+    (tmp_path / "exim").rename(tmp_path / "exim-old")
+    assert rag.index_paths([tmp_path / "bind"])[1].updated == ["index.md"]
 
 
 def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):

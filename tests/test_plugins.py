@@ -186,6 +186,19 @@ class Breaking(TransformComponent):
         raise RuntimeError("boom in transform")
 
 
+def test_a_transformation_enabled_later_without_an_after_index_step_asks_for_reindex(plugin_module, tiny_corpus,
+                                                                                     tmp_path, bundled_embed_model):
+    # prepare runs after-index steps over stored chunks; a plugin with only a transformation needs the chunks again.
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    hook = lambda config, ctx: [Contribution(Stamp(), stage="post_split")]  # noqa: E731
+    rag = make_rag([plugin_module("stamper", ragplugins_transformations=hook)], embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "idx")
+    with pytest.warns(UserWarning, match=r"stamper now run\(s\) at index time, but 4 unchanged documents.*"
+                                         r"re-index them with `ragplugins index PATH --reindex`"):
+        rag.index_paths([tiny_corpus])
+
+
 def test_transformation_that_raises_is_named_or_stepped_around(plugin_module, tiny_corpus, tmp_path,
                                                                 bundled_embed_model):
     hook = lambda config, ctx: [Contribution(Breaking(), stage="pre_split")]  # noqa: E731

@@ -297,6 +297,21 @@ def test_a_run_stopped_while_embedding_is_resumed_without_embedding_again(tmp_pa
         {n.node_id: n.metadata.get("ragplugins_windows") for n in single}
 
 
+def test_a_text_met_twice_in_one_run_is_not_called_resumed(tmp_path):
+    from llama_index.core.embeddings import MockEmbedding
+
+    from ragplugins.resume import ResumableEmbedding
+
+    first = ResumableEmbedding(MockEmbedding(embed_dim=4), tmp_path / "kept.sqlite")
+    first.get_text_embedding_batch(["a page's footer", "a clause"])
+    first.get_text_embedding_batch(["a page's footer", "another clause"])  # the same footer, later in the run
+    assert first.reused == 0
+    first.close()
+    second = ResumableEmbedding(MockEmbedding(embed_dim=4), tmp_path / "kept.sqlite")
+    second.get_text_embedding_batch(["a clause", "new text"])
+    assert second.reused == 1
+
+
 # -- input -------------------------------------------------------------------
 def test_vanishing_unreadable_and_dangling_files_are_skipped_by_name(tmp_path, monkeypatch):
     from ragplugins import readers

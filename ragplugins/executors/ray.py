@@ -42,6 +42,7 @@ from llama_index.core.schema import BaseNode
 from ragplugins import trace
 from ragplugins.errors import InputError, MissingDependencyError, PluginError, RagPluginsError
 from ragplugins.executors import corpus_span
+from ragplugins.readers import skipped_lines
 
 if TYPE_CHECKING:
     from llama_index.core import VectorStoreIndex
@@ -362,8 +363,7 @@ class RayIndexRun:
                 self._start()
                 self._transform_and_write(todo, files)
             if files and not report.added and not report.updated and not report.unchanged:
-                raise InputError("no file could be indexed: "
-                                 + "; ".join(f"'{p}': {w}" for p, w in report.skipped))
+                raise InputError("no file could be indexed: " + "; ".join(skipped_lines(report.skipped)))
         except Exception:
             if self.written:  # what was written stays (whole documents); bring what derives from it in line
                 try:
