@@ -361,6 +361,9 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     gone = rp.delete_documents(list(doc_ids))
     missing = [d for d in doc_ids if d not in gone]
     click.echo(f"deleted {len(gone)}" + (f"; not in the index: {', '.join(missing)}" if missing else ""))
+    for doc_id, path in rp.files_still_there(gone).items():
+        click.echo(f"  {doc_id}: its file '{path}' is still there, so the next `ragplugins index` of that folder "
+                   "adds it again (move or remove the file to keep it out)")
     if missing and not gone:
         sys.exit(1)
 

@@ -431,6 +431,17 @@ class Indexing(AppPart):
             # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
             manifest_update["index_plugins"] = self.index_time_plugins()
 
+    def files_still_there(self, doc_ids: Sequence[str]) -> dict[str, Path]:
+        """Of ``doc_ids``, those whose file is still in a folder indexed before (the next index run of that
+        folder adds them again), with the file."""
+        recorded: dict[str, list[str]] = self._manifest().get("sources") or {}
+        out: dict[str, Path] = {}
+        for root, ids in recorded.items():
+            for doc_id in set(doc_ids) & set(ids):
+                if _file_of(root, doc_id).exists():
+                    out.setdefault(doc_id, _file_of(root, doc_id))
+        return out
+
     def _refuse_taking_over(self, sources: dict[str, list[str]], existing: dict) -> None:
         """Ids are relative to the folder given, so two folders indexed one after the other can both hold
         'index.html': the second would replace the first's document. Refused while the first's file is there."""

@@ -137,6 +137,8 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
     assert references() > 0 and "exhibit_a.md" in run("query", "When are payments due?", config=cfg).output
     deleted = run("delete", "exhibit_a.md", "nope.md", config=cfg)
     assert deleted.exit_code == 0 and "deleted 1; not in the index: nope.md" in deleted.output
+    assert f"exhibit_a.md: its file '{tiny_corpus / 'exhibit_a.md'}' is still there, so the next `ragplugins " \
+           "index` of that folder adds it again" in deleted.output.replace("\n", " ")
     assert run("delete", "nope.md", config=cfg).exit_code == 1
 
 

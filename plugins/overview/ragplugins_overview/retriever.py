@@ -43,10 +43,12 @@ class OverviewRetriever(BaseRetriever):
         return "ragplugins_overview.OverviewRetriever"
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self.steer(query_bundle.query_str, self.inner.retrieve(query_bundle))
+        candidates = self.inner.retrieve(query_bundle)
+        return _on_the_scale_of(candidates, self.steer(query_bundle.query_str, candidates))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return self.steer(query_bundle.query_str, await self.inner.aretrieve(query_bundle))
+        candidates = await self.inner.aretrieve(query_bundle)
+        return _on_the_scale_of(candidates, self.steer(query_bundle.query_str, candidates))
 
     # -- the document ranking -------------------------------------------
     def rank(self, query: str, candidates: Sequence[NodeWithScore] = ()) -> tuple[sidecar.Overviews | None,
@@ -278,3 +280,18 @@ class OverviewRetriever(BaseRetriever):
                             inside_best=None if inside is None else round(inside, 4),
                             outside_best=None if outside is None else round(outside, 4))
         return out
+
+
+def _on_the_scale_of(candidates: list[NodeWithScore], steered: list[NodeWithScore]) -> list[NodeWithScore]:
+    """The steered list with the first stage's scores, in its own order (the i-th chunk gets the i-th best
+    score): the merges rank by reciprocal rank (about 0.03), and a host's score cutoff or a later step that
+    reads scores should meet the scale the first stage gives every other query."""
+    if steered is candidates:
+        return steered
+    scores = sorted((n.score for n in candidates if n.score is not None), reverse=True)
+    if not scores:
+        return steered
+    for i, nws in enumerate(steered):
+        nws.score = scores[min(i, len(scores) - 1)]
+    return steered
+

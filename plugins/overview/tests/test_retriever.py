@@ -118,7 +118,6 @@ def test_adaptive_brings_in_the_best_chunks_of_the_document_that_stands_out_and_
     # RRF of the candidates and the search inside "a": n3 and n5 are in both; n6 (rank 1 inside) ties with
     # the first candidate and follows it; n4 no longer makes the first 5 but is kept after them.
     assert _ids(out) == ["n3", "n5", "n1", "n6", "n2", "n4"]
-    assert out[0].score == pytest.approx(2 / 63)
     assert api.tags(out[3])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
     step = tr.get("overview", "add")
     assert step["applied"] and step["added"] == ["n6"] and step["before"] == ["n1", "n2", "n3", "n4", "n5"]
@@ -151,8 +150,19 @@ def test_adaptive_without_chunks_from_inside_still_boosts_the_document(restricte
     boost = tr.get("overview", "boost")
     assert boost["before"] == ["n1", "n2", "n3", "n4", "n5"] and boost["after"] == _ids(out)
     assert api.tags(out[0])["overview"]["doc_rank"] == 1 and "overview" not in api.tags(out[2])
-    # Reciprocal-rank fusion, k = 60: position 3 plus document rank 1.
-    assert out[0].score == pytest.approx(1 / 63 + 1 / 61)
+    assert [n.score for n in out] == [1.0] * 5  # the first stage's scores, in the boosted order
+
+
+@pytest.mark.parametrize("mode", ["adaptive", "boost"])
+def test_a_steered_list_keeps_the_first_stages_scores_in_its_own_order(mode):
+    # The merges rank by reciprocal rank (about 0.03); a host's cutoff should meet the first stage's scale.
+    ctx = FakeContext(QUERIES, [chunk("n6", "a", DOCS["a"]), chunk("n5", "a", DOCS["a"]), chunk("n3", "a", DOCS["a"])])
+    ctx.store_overviews(DOCS)
+    scores = [2.0, 1.8, 1.6, 1.4, 1.2]
+    inner = ListRetriever([chunk(n, d, embedding=DOCS[d], score=s) for (n, d), s in zip(CANDIDATES, scores)])
+    out, _ = _run(OverviewRetriever(inner, ctx, OverviewConfig(require_runner_up=False, mode=mode)), "fees")
+    assert _ids(out)[0] == "n3"  # steered: the chosen document leads
+    assert [n.score for n in out] == (scores + [1.2])[: len(out)]
 
 
 def test_adaptive_leaves_the_candidates_alone_without_a_clear_margin():
