@@ -26,6 +26,7 @@ class IndexProgress(BaseEventHandler):
     total: int = 0     # chunks announced
     windows: int = 0   # window texts announced (embedded after the chunks)
     done: int = 0      # texts embedded: chunks, then windows
+    reused: int = 0    # of those, read back from a stopped run's (ragplugins.resume), not embedded now
     started: float | None = None
 
     @classmethod
@@ -39,6 +40,8 @@ class IndexProgress(BaseEventHandler):
             self.started = self.started or time.perf_counter()
         elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "windows"):
             self.windows += int(event.data["texts"])
+        elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "reused"):
+            self.reused += int(event.data["texts"])
         elif isinstance(event, EmbeddingEndEvent) and self.total:
             self.done = min(self.total + self.windows, self.done + len(event.chunks))
         elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "embedded"):
@@ -67,7 +70,8 @@ class IndexProgress(BaseEventHandler):
         if not self.total:
             return "reading and splitting files..."
         elapsed = time.perf_counter() - (self.started or time.perf_counter())
-        rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
+        embedded = self.done - self.reused
+        rate = embedded / elapsed if elapsed > 0 and embedded > 0 else 0.0
         left = f"about {(self.total + self.windows - self.done) / rate:.0f} s left" if rate else "estimating time left"
         windows = f", windows {self.done - self.chunks_done}/{self.windows}" if self.windows else ""
         return (f"files {self.files_done}/{len(self.per_document)}, chunks {self.chunks_done}/{self.total}{windows}, "

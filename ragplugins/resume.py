@@ -19,6 +19,7 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 
+from ragplugins import trace
 from ragplugins.embeddings import embedder_identity
 
 UNFINISHED = "unfinished-embeddings.sqlite"
@@ -71,7 +72,11 @@ class ResumableEmbedding(BaseEmbedding):
                                     part)
             kept.update({k: np.frombuffer(v, dtype=np.float64).tolist() for k, v in rows})
         missing = [i for i, k in enumerate(keys) if k not in kept]
-        self._reused += sum(k in kept and k not in self._written for k in keys)
+        reused = sum(k in kept and k not in self._written for k in keys)
+        if reused:
+            self._reused += reused
+            # A progress display's rate counts what is embedded now, not what is read back (ragplugins.progress).
+            trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="reused", data={"texts": reused}))
         if missing:
             vectors = self._inner._get_text_embeddings([texts[i] for i in missing])
             self._db.executemany("insert or replace into vectors values (?, ?)",

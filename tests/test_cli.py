@@ -185,6 +185,10 @@ def test_indexing_progress_counts_files_and_chunks(tmp_path, long_corpus, bundle
     # ... and the time left counts them: 10 chunks and 20 windows to embed, 10 embedded in 10 s.
     halfway = IndexProgress(per_document=[10], total=10, windows=20, done=10, started=time.perf_counter() - 10)
     assert halfway.line() == "files 1/1, chunks 10/10, windows 0/20, 1.0 texts/s, about 20 s left"
+    # A resumed run: the texts read back from the stopped run's do not count in the rate.
+    resumed = IndexProgress(per_document=[10], total=10, windows=20, done=20, reused=10,
+                            started=time.perf_counter() - 10)
+    assert resumed.line() == "files 1/1, chunks 10/10, windows 10/20, 1.0 texts/s, about 10 s left"
     assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}, "
                                 f"windows {progress.windows}/{progress.windows}")
 

@@ -283,8 +283,11 @@ def test_a_run_stopped_while_embedding_is_resumed_without_embedding_again(tmp_pa
 
     stop_after.clear()
     embedded.clear()
-    _, report = app("idx").index_paths([corpus])
-    assert report.vectors_reused == first and len(report.added) == 4
+    from ragplugins.progress import IndexProgress
+
+    with IndexProgress() as progress:
+        _, report = app("idx").index_paths([corpus])
+    assert report.vectors_reused == first == progress.reused and len(report.added) == 4
     total = first + len(embedded)
     assert not (tmp_path / "idx" / UNFINISHED).exists()
 
