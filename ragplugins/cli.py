@@ -277,10 +277,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
             _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
                                        executor=executor, workers=workers)
     except KeyboardInterrupt:
-        from ragplugins.home import LocalHome
-
         kept = ("the texts it embedded are kept in persist_dir, so running the same command again embeds only "
-                "the rest" if isinstance(rp.home, LocalHome) and executor == "serial" else
+                "the rest" if rp.resume_file is not None and executor == "serial" else
                 "run the same command again to index what it had not written")
         click.echo(f"stopped: {kept}", err=True)
         sys.exit(130)
@@ -361,7 +359,7 @@ def delete_cmd(ctx: click.Context, doc_ids: tuple[str, ...]) -> None:
     gone = rp.delete_documents(list(doc_ids))
     missing = [d for d in doc_ids if d not in gone]
     click.echo(f"deleted {len(gone)}" + (f"; not in the index: {', '.join(missing)}" if missing else ""))
-    for doc_id, path in rp.files_still_there(gone).items():
+    for doc_id, (_, path) in rp.files_still_there(gone).items():
         click.echo(f"  {doc_id}: its file '{path}' is still there, so the next `ragplugins index` of that folder "
                    "adds it again (move or remove the file to keep it out)")
     if missing and not gone:

@@ -377,7 +377,7 @@ class Indexing(AppPart):
         nodes: list[BaseNode] = []
         # The vectors embedded so far are kept until the batch is written (ragplugins.resume): a run stopped
         # on the way leaves the index as it was, and the next one embeds only what this one had not.
-        unfinished = self.home.path / UNFINISHED if isinstance(self.home, LocalHome) and todo else None
+        unfinished = self.resume_file if todo else None
         resumable = ResumableEmbedding(self.embed_model, unfinished) if unfinished is not None else None
         try:
             if todo:
@@ -411,14 +411,15 @@ class Indexing(AppPart):
         if delete_missing:
             report.deleted = sorted(set(existing) - given)
         if sources is not None:
-            self._refuse_taking_over(sources, existing)
-            gone_by_root = self._removed_files(sources, set(existing))
+            recorded: dict[str, list[str]] = dict(self._manifest().get("sources") or {})
+            self._refuse_taking_over(sources, existing, recorded)
+            gone_by_root = {root: sorted(d for d in set(recorded.get(root, ())) - set(found) if d in existing)
+                            for root, found in sources.items()}
             missing = sorted({d for gone in gone_by_root.values() for d in gone} - given)
             if prune:
                 report.deleted = sorted(set(report.deleted) | set(missing))
             else:
                 report.kept_missing = missing
-            recorded = dict(self._manifest().get("sources") or {})
             for root, found in sources.items():
                 recorded[root] = sorted(set(found) | (set() if prune else set(gone_by_root.get(root, ()))))
             manifest_update["sources"] = recorded
@@ -431,37 +432,38 @@ class Indexing(AppPart):
             # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
             manifest_update["index_plugins"] = self.index_time_plugins()
 
-    def files_still_there(self, doc_ids: Sequence[str]) -> dict[str, Path]:
-        """Of ``doc_ids``, those whose file is still in a folder indexed before (the next index run of that
-        folder adds them again), with the file."""
-        recorded: dict[str, list[str]] = self._manifest().get("sources") or {}
-        out: dict[str, Path] = {}
+    @property
+    def resume_file(self) -> Path | None:
+        """Where a serial index run keeps the vectors it embeds until its batch is written (ragplugins.resume):
+        in a local persist_dir; None on object storage or a host's store."""
+        return self.home.path / UNFINISHED if isinstance(self.home, LocalHome) else None
+
+    def files_still_there(self, doc_ids: Iterable[str], recorded: dict[str, list[str]] | None = None,
+                          besides: str | None = None) -> dict[str, tuple[str, Path]]:
+        """Of ``doc_ids``, those whose file is still in a folder indexed before (``recorded``: the manifest's
+        folders, read when not given; ``besides``: a folder left out), with that folder and the file."""
+        if recorded is None:
+            recorded = self._manifest().get("sources") or {}
+        wanted = set(doc_ids)
+        out: dict[str, tuple[str, Path]] = {}
         for root, ids in recorded.items():
-            for doc_id in set(doc_ids) & set(ids):
-                if _file_of(root, doc_id).exists():
-                    out.setdefault(doc_id, _file_of(root, doc_id))
+            for doc_id in sorted(wanted & set(ids) - set(out)):
+                if root != besides and _file_of(root, doc_id).exists():
+                    out[doc_id] = (root, _file_of(root, doc_id))
         return out
 
-    def _refuse_taking_over(self, sources: dict[str, list[str]], existing: dict) -> None:
+    def _refuse_taking_over(self, sources: dict[str, list[str]], existing: dict,
+                            recorded: dict[str, list[str]]) -> None:
         """Ids are relative to the folder given, so two folders indexed one after the other can both hold
         'index.html': the second would replace the first's document. Refused while the first's file is there."""
-        recorded: dict[str, list[str]] = self._manifest().get("sources") or {}
         for root, found in sources.items():
-            for other, ids in recorded.items():
-                if other == root:
-                    continue
-                for doc_id in sorted(set(found) & set(ids) & set(existing)):
-                    if _file_of(other, doc_id).exists():
-                        raise InputError(
-                            f"'{_file_of(root, doc_id)}' would replace '{_file_of(other, doc_id)}', indexed as "
-                            f"'{doc_id}' from '{other}' (ids are relative to the folder given); index both from "
-                            f"their common parent folder, or use another persist_dir for each; nothing was written")
-
-    def _removed_files(self, sources: dict[str, list[str]], indexed: set[str]) -> dict[str, list[str]]:
-        """Per folder indexed before: the indexed documents recorded for it whose files are gone."""
-        recorded = self._manifest().get("sources") or {}
-        return {root: sorted(d for d in set(recorded.get(root, ())) - set(found) if d in indexed)
-                for root, found in sources.items()}
+            taken = self.files_still_there(set(found) & set(existing), recorded, besides=root)
+            if taken:
+                doc_id, (other, path) = next(iter(taken.items()))
+                raise InputError(
+                    f"'{_file_of(root, doc_id)}' would replace '{path}', indexed as '{doc_id}' from '{other}' (ids "
+                    f"are relative to the folder given); index both from their common parent folder, or use another "
+                    f"persist_dir for each; nothing was written")
 
     @staticmethod
     def _with_crash_points(steps: list[TransformComponent]) -> list[TransformComponent]:

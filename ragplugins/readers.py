@@ -50,19 +50,14 @@ class ReadReport:
             warnings.warn(f"ragplugins: skipped {line}", stacklevel=3)
 
 
-def skipped_by_reason(skipped: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """The skipped files grouped by why, in the order first met (the same reason, such as an unsupported
-    file type, is said once for all its files)."""
-    grouped: dict[str, list[str]] = {}
-    for path, why in skipped:
-        grouped.setdefault(why, []).append(path)
-    return grouped
-
-
 def skipped_lines(skipped: Iterable[tuple[str, str]]) -> list[str]:
-    """"'first file' and N more files: why", one per reason."""
+    """"'first file' and N more files: why", one per reason, in the order first met (a documentation
+    folder's 120 images are one line, not 120)."""
+    by_reason: dict[str, list[str]] = {}
+    for path, why in skipped:
+        by_reason.setdefault(why, []).append(path)
     return [f"'{paths[0]}'" + (f" and {len(paths) - 1} more files" if len(paths) > 1 else "") + f": {why}"
-            for why, paths in skipped_by_reason(skipped).items()]
+            for why, paths in by_reason.items()]
 
 
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
