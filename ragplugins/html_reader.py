@@ -5,7 +5,9 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 "Prev / Up / Home / Next" bars that DocBook and Sphinx put on every page: ``<nav>``, ``<header>``,
 ``<footer>``, anything with ``role="navigation"``, and the chrome classes of the two generators
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
-``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Link titles
+``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Other generators' chrome
+is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation, unless they hold
+the page itself; a page's own table of contents; links that only move the reader; buttons. Link titles
 (tooltips repeating a target's heading) are dropped so they do not crowd the text a chunk is
 embedded with.
 
@@ -17,9 +19,10 @@ together, and a page of 2,800 of them deeper than Python's recursion limit.
 
 from __future__ import annotations
 
+import re
 import warnings
 
-from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction, XMLParsedAsHTMLWarning
+from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction, Tag, XMLParsedAsHTMLWarning
 from markdownify import MarkdownConverter
 
 HTML_SUFFIXES = {".html", ".htm"}
@@ -27,6 +30,18 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
           "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer, "
           # The pilcrow permalink after every heading (Sphinx and MkDocs: headerlink; Apache httpd: permalink).
           "a.headerlink, a.permalink")
+# Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
+CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
+                          "sidebar", "breadcrumb", "breadcrumbs", "footer"})
+BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
+HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
+# A link that only moves the reader through the site: "<-previous", "Next »", "Up", "Top", "Table of Contents".
+NAVIGATION_LINK = re.compile(r"\W*(?:prev|previous|next|up|top|home|back to top|contents|table of contents)\W*",
+                             re.I)
+CONTENTS_LABEL = re.compile(
+    r"\W*(?:(?:table of )?contents|on this page|in this (?:article|section|chapter)|topics)?\W*", re.I)
+ARROWS = re.compile(r"<-|->|[«»←→↑‹›]")
+NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "contents", "toc", "index", "nav"})
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
 # whole chunks of them) and a form's controls (a search box's options).
 NOT_TEXT = "svg, form"
@@ -44,6 +59,7 @@ def html_to_markdown(html: str) -> str:
         node.extract()
     for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
         element.decompose()
+    _drop_site_chrome(soup)
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
@@ -57,6 +73,86 @@ def html_to_markdown(html: str) -> str:
         if blank <= 1:
             lines.append(line.rstrip())
     return "\n".join(lines).strip() + "\n"
+
+
+def _drop_site_chrome(soup: BeautifulSoup) -> None:
+    """What a site wraps around every page, found by what it is rather than by one generator's names: blocks
+    whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
+    ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
+    links that only move the reader ("<-previous", "Next", "Up", "Top") and controls (buttons,
+    ``javascript:`` links)."""
+    page = len(soup.get_text(" ", strip=True))
+    headings = _heading_ids(soup)
+    # Innermost first: a table of contents goes, not the title box around it.
+    for element in reversed(soup.find_all(BLOCKS)):
+        if element.decomposed:
+            continue
+        if CHROME_NAMES.intersection(_words(element, "class", "id")) and not _holds_the_page(element, page):
+            element.decompose()
+        elif _in_page_contents(element, headings):
+            # Its box goes too when nothing but a label is left there ("► Table Of Contents").
+            while element.parent is not None and element.parent.name != "body" and \
+                    CONTENTS_LABEL.fullmatch(element.parent.get_text(" ", strip=True).replace(
+                        element.get_text(" ", strip=True), "", 1)):
+                element = element.parent
+            element.decompose()
+    for element in soup.find_all("a", href=True):
+        if str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element):
+            element.decompose()
+    for element in soup.find_all("button"):
+        element.decompose()
+
+
+def _words(element: Tag, *attributes: str) -> set[str]:
+    """The words of some attributes (class, id, rel), lower case, split at white space, "-" and "_"."""
+    values = (element.get(a) for a in attributes)
+    text = " ".join(v if isinstance(v, str) else " ".join(v) for v in values if v)
+    return set(re.split(r"[\s_-]+", text.lower())) - {""}
+
+
+def _moves_the_reader(link: Tag) -> bool:
+    """A link that only takes the reader to the previous, next or parent page: its text says so ("<-previous",
+    "Next »", "Up") and so does an arrow in it, its ``rel`` or its class. "Next" alone can be a name the page
+    documents (SQLite's Next opcode)."""
+    text = link.get_text(" ", strip=True)
+    if not NAVIGATION_LINK.fullmatch(text):
+        return False
+    return bool(ARROWS.search(text) or NAVIGATION_WORDS.intersection(_words(link, "rel", "class")))
+
+
+def _holds_the_page(element: Tag, page: int) -> bool:
+    """Whether a block is where the page's own words are, whatever its name says (Read the Docs' theme puts
+    the whole page in ``div.wy-nav-content``): it holds the page's title, its main part or half its text."""
+    if element.select_one("h1, h2, main, article, [role=main]") is not None:
+        return True
+    return len(element.get_text(" ", strip=True)) > 0.5 * page
+
+
+def _heading_ids(soup: BeautifulSoup) -> set[str]:
+    """The ids a link to a heading of the page uses: a heading's own, an anchor's inside it, and those of
+    the sections a heading opens."""
+    ids: set[str] = set()
+    for heading in soup.find_all(HEADINGS):
+        for element in [heading, *heading.find_all(True)]:
+            ids.update(str(v) for v in (element.get("id"), element.get("name")) if v)
+        parent = heading.parent
+        if parent is not None and parent.find(True) is heading and parent.get("id"):
+            ids.add(str(parent["id"]))
+    return ids
+
+
+def _in_page_contents(element: Tag, headings: set[str]) -> bool:
+    """A list or box of at least three links to headings of the page itself, with next to no other text:
+    the page's table of contents (SQLite's, Apache's), which the headings it lists repeat. A list of links
+    to entries of the page (the options a statement takes) is the page's own words."""
+    if element.name not in ("ul", "ol", "dl", "div", "nav", "table", "td", "aside"):
+        return False
+    links = element.find_all("a", href=True)
+    if len(links) < 3 or not all(str(a["href"]).startswith("#") and str(a["href"])[1:] in headings for a in links):
+        return False
+    text = len(element.get_text(" ", strip=True))
+    linked = sum(len(a.get_text(" ", strip=True)) for a in links)
+    return text - linked <= 0.25 * text
 
 
 def _links_outside_code(soup: BeautifulSoup) -> None:

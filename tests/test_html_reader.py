@@ -87,3 +87,40 @@ def test_drawings_and_forms_are_not_text_and_a_link_inside_code_is_kept(tmp_path
     for drawn in ("schema-name", "Search Changelog"):
         assert drawn not in doc.text
     assert doc.text.startswith("# ATTACH DATABASE")
+
+
+SITE_PAGE = """<html><body>
+<div class="menu mainmenu"><ul><li><a href="index.html">Home</a></li><li><a href="javascript:void(0)">Menu</a></li>
+<li><a href="download.html">Download</a></li></ul></div>
+<div class="wy-nav-content-wrap"><div class="document">
+<a class="previous_page" href="ch-30.html">&lt;-previous</a><a class="next_page" href="ch-32.html">next-&gt;</a>
+<h1 id="top">CREATE TABLE</h1>
+<div class="fancy_toc"><b>Table Of Contents</b><ul><li><a href="#syntax">1. Syntax</a></li>
+<li><a href="#rowid">2. ROWIDs</a></li><li><a href="#limits">3. Limits</a></li></ul></div>
+<h2 id="syntax">1. Syntax</h2><p>create-table-stmt: <button onclick="toggle()">hide</button></p>
+<p>A table is created with the statement; its options are
+<ul><li><a href="#opt-strict">STRICT</a></li><li><a href="#opt-norowid">WITHOUT ROWID</a></li>
+<li><a href="#opt-temp">TEMP</a></li></ul></p>
+<dl><dt id="opt-strict">STRICT</dt><dd>Type checks.</dd><dt id="opt-norowid">WITHOUT ROWID</dt><dd>No rowid.</dd>
+<dt id="opt-temp">TEMP</dt><dd>Temporary.</dd></dl>
+<h2><a name="rowid"></a>2. ROWIDs</h2><p>SorterNext works just like <a href="opcode.html#Next">Next</a>.</p>
+<h2 id="limits">3. Limits</h2><p>At most 2000 columns. <a href="#top" class="top">Top</a></p>
+</div></div>
+<div id="footer">Copyright 2026 The Example Foundation.</div></body></html>"""
+
+
+def test_site_chrome_goes_and_the_page_s_own_words_and_lists_stay(tmp_path):
+    [doc] = _read(tmp_path, "lang_createtable.html", SITE_PAGE)
+    text = doc.text
+    # The site's menu, the prev/next links, the page's table of contents (links to its own headings), a
+    # button, the "Top" link and the footer are the site's, not the page's.
+    for chrome in ("Download", "javascript", "previous", "next->", "Table Of Contents", "1. Syntax](#syntax)",
+                   "hide", "[Top]", "Copyright"):
+        assert chrome not in text, chrome
+    # A block whose class says navigation but that holds the page (Read the Docs' wy-nav-content-wrap) stays,
+    # as do a list of links to the page's entries (the options a statement takes) and a link whose text is a
+    # name the page documents ("Next", an opcode).
+    assert text.startswith("# CREATE TABLE")
+    assert "[STRICT](#opt-strict)" in text and "- [TEMP](#opt-temp)" in text
+    assert "SorterNext works just like [Next](opcode.html#Next)." in text
+    assert "## 2. ROWIDs" in text and "At most 2000 columns." in text

@@ -54,6 +54,11 @@ class OverviewConfig(BaseModel):
                     "it holds one of the first stage's runners-up (ranks 2 to runner_up_depth) and another document "
                     "holds rank 1. It gained on the bench corpora it was found on and lost on questions that describe "
                     "one document to ask about another (docs/benchmarks.md): measure it on your own questions.")
+    window: int = Field(
+        10, ge=1, le=1000,
+        description="'adaptive': the top positions (the chunks an answer is read from) the steering may change: "
+                    "the selected documents take the first place and keep the others they held there; every other "
+                    "document's candidate stays among them, in its order.")
     overview: Literal["extractive", "llm"] = Field(
         "extractive",
         description="How overviews are written at index time: 'extractive' (no model beyond the embedder: title, "

@@ -204,6 +204,28 @@ class OverviewRetriever(BaseRetriever):
         return out
 
     @staticmethod
+    def _settle_the_lead(entries: list[dict[str, Any]], candidates: list[NodeWithScore], selected: set[str],
+                         window: int) -> list[dict[str, Any]]:
+        """The overviews settle which document leads, the contest the gate saw; they know nothing of the other
+        documents' chunks. So inside the top ``window`` the selected documents take the first place and keep
+        the other places they held, filled in the merge's order (their best chunks, a chunk the search inside
+        found among them); every other document's candidate keeps its order there, the first one moved down one
+        place. The rest follows in the merge's order. (The merge alone once filled the top 8 with one page and
+        pushed the answer, another page's rank-4 chunk, out of the top 10.)"""
+        top = candidates[:window]
+        held = [i for i, n in enumerate(top) if n.node.ref_doc_id in selected]
+        slots = {0, *held[1:]}
+        mine = [e for e in entries if e["nws"].node.ref_doc_id in selected]
+        by_id = {e["nws"].node.node_id: e for e in entries}
+        theirs = [by_id[n.node.node_id] for n in top if n.node.ref_doc_id not in selected and n.node.node_id in by_id]
+        head: list[dict[str, Any]] = []
+        for i in range(min(window, len(entries))):
+            source = mine if (i in slots and mine) or not theirs else theirs
+            head.append(source.pop(0))
+        placed = {id(e) for e in head}
+        return head + [e for e in entries if id(e) not in placed]
+
+    @staticmethod
     def _as_results(entries: list[dict[str, Any]], added_by: str) -> list[NodeWithScore]:
         out = []
         for e in entries:
@@ -234,6 +256,7 @@ class OverviewRetriever(BaseRetriever):
         fused = self._fuse(candidates, restricted, k)
         kept = self._first_stage_order_within(fused[:k] + [e for e in fused[k:] if "unrestricted" in e["ranks"]],
                                               set(selected))
+        kept = self._settle_the_lead(kept, candidates, set(selected), self.config.window)
         out = self._as_results(kept, "adaptive")
         before, after = _ids(candidates), _ids(out)
         added = [i for i in after if i not in set(before)]

@@ -115,10 +115,11 @@ def test_adaptive_brings_in_the_best_chunks_of_the_document_that_stands_out_and_
     filters = MetadataFilters(filters=[MetadataFilter(key="year", value=2024)])
     out, tr = _run(retriever, "fees", filters=filters)
     assert ctx.searches == [{"query": "fees", "doc_ids": ["a"], "k": 5, "filters": filters}]
-    # RRF of the candidates and the search inside "a": n3 and n5 are in both; n6 (rank 1 inside) ties with
-    # the first candidate and follows it; n4 no longer makes the first 5 but is kept after them.
-    assert _ids(out) == ["n3", "n5", "n1", "n6", "n2", "n4"]
-    assert api.tags(out[3])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
+    # "a" takes the first place and keeps its other place (rank 5), filled in the order of the RRF of the
+    # candidates and the search inside "a" (n3 and n5 are in both; n6, rank 1 inside, follows them); the other
+    # documents' candidates keep their order; no candidate is dropped.
+    assert _ids(out) == ["n3", "n1", "n2", "n4", "n5", "n6"]
+    assert api.tags(out[5])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
     step = tr.get("overview", "add")
     assert step["applied"] and step["added"] == ["n6"] and step["before"] == ["n1", "n2", "n3", "n4", "n5"]
 
@@ -132,8 +133,25 @@ def test_adaptive_keeps_the_first_stage_order_of_the_chosen_documents_candidates
     _, retriever = _setup(restricted=restricted)
     out, _ = _run(retriever, "fees")
     order = _ids(out)
-    assert order.index("n3") < order.index("n5") and order[:2] == ["n3", "n5"]
+    assert order.index("n3") < order.index("n5") and order[:5] == ["n3", "n1", "n2", "n4", "n5"]
     assert [n.score for n in out] == sorted((n.score for n in out), reverse=True)
+
+
+def test_adaptive_settles_the_lead_and_moves_no_other_documents_chunk_but_the_first_one_place():
+    # sqlite_p16 (dev): the overviews picked the runner-up's page; the merge put eight of its chunks first and
+    # pushed the answer, another page's rank-4 chunk, to rank 11. Inside the window the picked document takes
+    # the first place and keeps the places it held; n4 (another document's) stays 4th.
+    candidates = [("m1", "b"), ("m2", "a"), ("m3", "c"), ("m4", "d"), ("m5", "a"), ("m6", "a"), ("m7", "e"),
+                  ("m8", "a"), ("m9", "f"), ("m10", "c"), ("m11", "a"), ("m12", "a")]
+    restricted = [chunk(n, "a", DOCS["a"]) for n in ("m12", "m11", "m8", "m6", "m5", "m2", "x1")]
+    ctx = FakeContext(QUERIES, restricted)
+    ctx.store_overviews(DOCS)
+    inner = ListRetriever([chunk(n, d, embedding=DOCS[d]) for n, d in candidates])
+    out, _ = _run(OverviewRetriever(inner, ctx, OverviewConfig(require_runner_up=False, window=10)), "fees")
+    order = _ids(out)
+    assert [order.index(n) for n in ("m1", "m3", "m4", "m7", "m9", "m10")] == [1, 2, 3, 6, 8, 9]
+    assert {order[i] for i in (0, 4, 5, 7)} <= {"m2", "m5", "m6", "m8", "m11", "m12", "x1"}
+    assert sorted(order) == sorted([n for n, _ in candidates] + ["x1"])          # nothing dropped
 
 
 @pytest.mark.parametrize("restricted", [None, []])
@@ -182,7 +200,7 @@ def test_adaptive_lets_the_overviews_decide_between_a_runner_up_and_the_first_ca
     select = tr.get("overview", "select")
     assert select["applied"] and [d["doc_id"] for d in select["documents"]] == ["c"]
     assert "holds first-stage rank 2" in select["reason"] and ctx.searches[0]["doc_ids"] == ["c"]
-    assert _ids(out) == ["n2", "n1", "n7", "n3", "n4", "n5"]          # c's chunk leads; nothing dropped
+    assert _ids(out) == ["n2", "n1", "n3", "n4", "n5", "n7"]          # c's chunk leads; nothing dropped
     # Off by default (runner_up_depth = 1); nothing to decide when c already holds the first place.
     _, retriever = _setup(restricted=restricted)
     out, tr = _run(retriever, "other")
