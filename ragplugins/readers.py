@@ -11,9 +11,11 @@ document id is the path relative to the indexed root, so ids and the
 from __future__ import annotations
 
 import codecs
+import gzip
 import logging
 import os
 import warnings
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,8 @@ from ragplugins.nodes import hide_metadata
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
-SUPPORTED = sorted(TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES)
+GZIP_SUFFIX = ".gz"
+SUPPORTED = [*sorted(TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES), "text and HTML compressed with gzip (.md.gz, ...)"]
 _EXCLUDED = ["file_name", "file_type", "file_size", "creation_date", "last_modified_date",
              "last_accessed_date"]
 
@@ -132,17 +135,33 @@ def _utf16_without_bom(head: bytes) -> str | None:
     return None
 
 
-def _is_binary(path: Path) -> bool:
+def file_type(path: Path) -> tuple[str, bool]:
+    """(the file's type by its name, lower case: ".md" for both "a.md" and "a.md.gz"; whether it is
+    gzip-compressed, as Debian ships most of /usr/share/doc)."""
+    suffix = path.suffix.lower()
+    if suffix == GZIP_SUFFIX:
+        return Path(path.stem).suffix.lower(), True
+    return suffix, False
+
+
+def _read_bytes(path: Path, compressed: bool, max_file_mb: float) -> bytes:
+    """The file's bytes, uncompressed; of a compressed file at most one byte past ``max_file_mb`` (a small
+    file can inflate to any size)."""
+    if not compressed:
+        return path.read_bytes()
+    with gzip.open(path, "rb") as f:
+        return f.read(int(max_file_mb * 1_000_000) + 1)
+
+
+def _is_binary(data: bytes) -> bool:
     """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none; UTF-16
     text has many, but starts with its byte-order mark, or (without one) has them in every other byte."""
-    with path.open("rb") as f:
-        head = f.read(8000)
+    head = data[:8000]
     return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
         and _utf16_without_bom(head) is None
 
 
-def _decode(path: Path, report: ReadReport) -> str | None:
-    data = path.read_bytes()
+def _decode(data: bytes, path: Path) -> str | None:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
     if b"\0" in data[:8000] and (codec := _utf16_without_bom(data[:8000])):
@@ -206,12 +225,16 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
     report = ReadReport(skipped=list(skipped))
     for path, doc_id, root in files:
         report.found.setdefault(root, []).append(doc_id)
-        suffix = path.suffix.lower()
+        suffix, compressed = file_type(path)
         if path.is_symlink() and not path.exists():
             report.skip(path, f"it is a symbolic link to '{os.readlink(path)}', which does not exist")
             continue
         if not suffix:
             report.skip(path, f"no file name extension to tell its type by (supported: {', '.join(SUPPORTED)})")
+            continue
+        if compressed and suffix not in TEXT_SUFFIXES | HTML_SUFFIXES:
+            readable = ", ".join(s + GZIP_SUFFIX for s in sorted(TEXT_SUFFIXES | HTML_SUFFIXES))
+            report.skip(path, f"a gzip-compressed '{suffix}' file: only text and HTML are read compressed ({readable})")
             continue
         if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES:
             report.skip(path, f"unsupported file type '{suffix}' (supported: {', '.join(SUPPORTED)})")
@@ -223,14 +246,22 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
                                   "[ragplugins] max_file_mb to index it")
                 continue
-            if suffix in TEXT_SUFFIXES | HTML_SUFFIXES and _is_binary(path):
+            data = None if suffix in PDF_SUFFIXES else _read_bytes(path, compressed, max_file_mb)
+            if data is not None and len(data) > max_file_mb * 1_000_000:
+                report.skip(path, f"uncompressed it is over max_file_mb = {max_file_mb}; raise [ragplugins] "
+                                  "max_file_mb to index it")
+                continue
+            if data is not None and _is_binary(data):
                 report.skip(path, f"it is a binary file, not {suffix} text")
                 continue
-            text = _read_pdf(path) if suffix in PDF_SUFFIXES else _decode(path, report)
+            text = _read_pdf(path) if data is None else _decode(data, path)
             if suffix in HTML_SUFFIXES and text:
                 text = html_to_markdown(text)
         except FileNotFoundError:
             report.skip(path, "it was removed while being read")
+            continue
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            report.skip(path, f"it is not a readable gzip file ({exc or 'cut short'})")
             continue
         except PermissionError:
             report.skip(path, "permission denied (make it readable to index it)")

@@ -33,6 +33,7 @@ from llama_index.core.vector_stores.types import (
 from ragplugins import index_cache, query_inputs, trace
 from ragplugins.nodes import annotate, annotation, cosine
 from ragplugins.stores import StoreAdapter
+from ragplugins.stores.base import CORE_ONLY_KEYS
 
 logger = logging.getLogger(__name__)
 
@@ -234,14 +235,25 @@ class HybridRetriever(BaseRetriever):
             else:
                 dense = window_dense_search(self.store, query, embedding, depth, self.filters, self.window_scoring)
         if self.mode == "dense":
-            return dense[: self.top_k]
+            return for_callers(dense[: self.top_k])
         with trace.timed("sparse"):
             try:
                 sparse = sparse_search(self.store, query, depth, self.filters)
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
-        return fuse(dense, sparse, self.top_k, self.fusion)
+        return for_callers(fuse(dense, sparse, self.top_k, self.fusion))
+
+
+def for_callers(results: list[NodeWithScore]) -> list[NodeWithScore]:
+    """Results as a host or a plugin receives them: without the core's own data on each chunk (every window's
+    vector, about 6 KB a chunk, which the dense leg reads from its own index), which a host that serializes
+    its sources would otherwise carry into every response. The nodes are this query's copies
+    (``nodes.annotate``), so the stored chunks keep it."""
+    for nws in results:
+        for key in CORE_ONLY_KEYS.intersection(nws.node.metadata):
+            del nws.node.metadata[key]
+    return results
 
 
 def document_filters(doc_ids: Sequence[str], filters: MetadataFilters | None = None) -> MetadataFilters:
@@ -262,7 +274,7 @@ def search_within_documents(store: StoreAdapter, query: str, query_embedding: Se
     if not doc_ids or k < 1:
         return []
     try:
-        return dense_search(store, query, query_embedding, k, document_filters(doc_ids, filters))
+        return for_callers(dense_search(store, query, query_embedding, k, document_filters(doc_ids, filters)))
     except Exception as exc:  # noqa: BLE001 - callers must see "failed" apart from "empty"
         logger.warning("ragplugins: search within documents %s failed: %s", list(doc_ids)[:5], exc)
         return None

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
 from llama_index.core.schema import BaseNode, TransformComponent
 from llama_index.core.utils import get_tokenizer
+
+from ragplugins.readers import file_type
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -30,8 +33,8 @@ class MarkdownSections(TransformComponent):
         parser = MarkdownNodeParser()
         out: list[BaseNode] = []
         for node in nodes:
-            path = str(node.metadata.get("file_path") or node.metadata.get("file_name") or "").lower()
-            if not self.only_markdown or path.endswith(MARKDOWN_SUFFIXES):
+            path = Path(str(node.metadata.get("file_path") or node.metadata.get("file_name") or ""))
+            if not self.only_markdown or file_type(path)[0] in MARKDOWN_SUFFIXES:
                 out.extend(parser([node]))
             else:
                 out.append(node)

@@ -6,8 +6,9 @@ its start), then the text from where the embedder stopped, with the same metadat
 until the chunk is covered.
 
 - ``window_scoring = "either"`` (the default) and ``"blend"``: every window's vector is kept with its chunk
-  (metadata key ``ragplugins_windows``, hidden from the embedded and the LLM text) and read into memory
-  at query time like the BM25 leg (:class:`WindowIndex`). ``either``: the dense leg ranks the chunks
+  (metadata key ``ragplugins_windows``, hidden from the embedded and the LLM text, and left out of the
+  results a host or a plugin receives: ``ragplugins.search.for_callers``) and read into memory at query
+  time like the BM25 leg (:class:`WindowIndex`). ``either``: the dense leg ranks the chunks
   twice, by their first window's cosine and by the mean of their first and best windows' cosines,
   normalises each ranking's top on its own, and gives a chunk the better of its two places
   (``ragplugins.search.window_dense_search``): a chunk whose opening matches keeps what the first

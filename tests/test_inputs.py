@@ -1,5 +1,6 @@
 """Bad input: a clear error that names the path, and nothing already indexed is lost."""
 
+import gzip
 import re
 from pathlib import Path
 
@@ -175,6 +176,31 @@ def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):
         _, report = rag.index_paths([folder])
     assert sorted(report.added) == ["ok.md", "windows.txt"]
     assert "descaling" in rag.search("Notepad descaling notes").final[0].node.get_content()
+
+
+def test_gzip_compressed_text_and_html_are_read_as_they_would_be_uncompressed(tmp_path, bundled_embed_model):
+    # Debian ships most of /usr/share/doc compressed: README.md.gz, FAQ.html.gz.
+    folder = tmp_path / "doc"
+    folder.mkdir()
+    (folder / "README.md.gz").write_bytes(gzip.compress(b"# Grinder\n\nBurrs are cleaned monthly with rice."))
+    (folder / "FAQ.html.gz").write_bytes(gzip.compress(
+        b"<html><body><ul class='nav'><li><a href='index.html'>Home</a></li></ul>"
+        b"<h1>FAQ</h1><p>Descale the kettle with citric acid.</p></body></html>"))
+    (folder / "manual.pdf.gz").write_bytes(gzip.compress(b"%PDF-1.4 not read"))
+    (folder / "broken.txt.gz").write_bytes(b"\x1f\x8b\x08\x00 not really gzip")
+    (folder / "bomb.txt.gz").write_bytes(gzip.compress(b"a" * 3_000_001))   # 3 KB that inflate past the limit
+    app = make_rag([], {"max_file_mb": 3}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    with pytest.warns(UserWarning) as caught:
+        _, report = app.index_paths([folder])
+    said = " ".join(str(w.message) for w in caught)
+    assert sorted(report.added) == ["FAQ.html.gz", "README.md.gz"]
+    assert "manual.pdf.gz': a gzip-compressed '.pdf' file: only text and HTML are read compressed" in said
+    assert "broken.txt.gz': it is not a readable gzip file" in said
+    assert "bomb.txt.gz': uncompressed it is over max_file_mb = 3" in said
+    texts = {n.ref_doc_id: n.get_content() for n in app.context().all_nodes()}
+    assert texts["README.md.gz"].startswith("# Grinder") and "with rice" in texts["README.md.gz"]
+    assert texts["FAQ.html.gz"] == "# FAQ\n\nDescale the kettle with citric acid."          # read as HTML
+    assert "burrs" in app.search("how are burrs cleaned").final[0].node.get_content().lower()
 
 
 def test_hidden_folders_and_the_index_itself_are_not_walked(tmp_path, bundled_embed_model):

@@ -14,6 +14,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 import ragplugins
+from ragplugins.api import query_scope
 from ragplugins.nodes import annotate, annotation
 from ragplugins.search import _distribution_normalised, fuse
 from ragplugins.stores.base import ChunkRow
@@ -87,9 +88,9 @@ def _window_cosines(embed, node, query) -> list[float]:
 
 def test_an_answer_past_what_the_embedder_reads_is_found_by_its_window(tmp_path, bundled_embed_model):
     corpus = _corpus(tmp_path / "corpus")
-    found = {}
+    found, apps = {}, {}
     for scoring in ("off", "blend", "either"):
-        rp = _app(tmp_path, bundled_embed_model, scoring, persist=scoring)
+        rp = apps[scoring] = _app(tmp_path, bundled_embed_model, scoring, persist=scoring)
         rp.index_paths([corpus])
         found[scoring] = rp.search(QUERY)
     # Read by its first window only, the chunk is budget minutes; its later window holds the answer.
@@ -104,10 +105,18 @@ def test_an_answer_past_what_the_embedder_reads_is_found_by_its_window(tmp_path,
     expected = cosines[0] + BEST_WINDOW_SHARE * (max(cosines) - cosines[0])
     assert annotation(hit)["dense_window_score"] == pytest.approx(expected, abs=1e-4)
     assert annotation(hit)["dense_cosine"] == pytest.approx(cosines[0], abs=1e-4)  # still the chunk's own vector
-    # The window vectors never reach the embedded or the LLM text.
-    assert WINDOWS_KEY in hit.node.metadata
-    assert "ragplugins_windows" not in hit.node.get_content(MetadataMode.LLM)
-    assert "ragplugins_windows" not in hit.node.get_content(MetadataMode.EMBED)
+    # The window vectors stay with the stored chunk: they reach neither the embedded or the LLM text nor the
+    # results a host receives (about 6 KB a chunk it would carry into every response it serializes).
+    rp = apps["blend"]
+    [stored] = rp.context().store.get_nodes([hit.node.node_id])
+    assert WINDOWS_KEY in stored.metadata
+    assert "ragplugins_windows" not in stored.get_content(MetadataMode.LLM)
+    assert "ragplugins_windows" not in stored.get_content(MetadataMode.EMBED)
+    for result in (found["either"], found["off"]):
+        assert not any(WINDOWS_KEY in n.node.metadata for n in [*result.first_stage, *result.final])
+    inside = rp.context().search_within_documents  # a plugin's search inside documents: the same
+    with query_scope(QUERY, filters=None):
+        assert not any(WINDOWS_KEY in n.node.metadata for n in inside(QUERY, ["minutes.txt"], 3))
 
 
 def test_either_gives_each_chunk_the_better_of_its_two_normalised_places(tmp_path, bundled_embed_model):
