@@ -221,6 +221,8 @@ class OverviewRetriever(BaseRetriever):
         head: list[dict[str, Any]] = []
         for i in range(min(window, len(entries))):
             source = mine if (i in slots and mine) or not theirs else theirs
+            if not source:
+                break
             head.append(source.pop(0))
         placed = {id(e) for e in head}
         return head + [e for e in entries if id(e) not in placed]
