@@ -321,16 +321,16 @@ def test_vanishing_unreadable_and_dangling_files_are_skipped_by_name(tmp_path, m
 
     corpus = write_tiny_corpus(tmp_path / "corpus")
     (corpus / "gone.md").symlink_to(tmp_path / "nowhere.md")
-    real_is_binary = readers._is_binary
+    real_read = readers._read_bytes
 
-    def flaky(path):
+    def flaky(path, *args):
         if path.name == "exhibit_a.md":
             raise FileNotFoundError(path)
         if path.name == "termination_policy.md":
             raise PermissionError(path)
-        return real_is_binary(path)
+        return real_read(path, *args)
 
-    monkeypatch.setattr(readers, "_is_binary", flaky)
+    monkeypatch.setattr(readers, "_read_bytes", flaky)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         read = readers.read_documents([corpus])
