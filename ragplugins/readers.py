@@ -31,7 +31,8 @@ from ragplugins.nodes import hide_metadata
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
 GZIP_SUFFIX = ".gz"
-SUPPORTED = [*sorted(TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES), "and the text and HTML ones gzip-compressed (.gz)"]
+SUPPORTED = [*sorted(TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES),
+             "and the text and HTML ones gzip-compressed, as .md.gz"]
 _EXCLUDED = ["file_name", "file_type", "file_size", "creation_date", "last_modified_date",
              "last_accessed_date"]
 

@@ -105,7 +105,7 @@ def test_files_without_an_extension_are_said_once_and_so_is_the_error(rag, tmp_p
     message = str(caught.value)
     # changelog.gz is compressed text, but what text: its name has no extension either.
     assert re.fullmatch(r"no file could be indexed: '.*README' and 3 more files: no file name extension to tell its "
-                        r"type by \(supported: .*\.gz\)\)", message), message
+                        r"type by \(supported: .*, as \.md\.gz\)", message), message
     assert _count(rag) == before
 
 
