@@ -81,20 +81,28 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
     links that only move the reader ("<-previous", "Next", "Up", "Top") and controls (buttons,
     ``javascript:`` links)."""
-    page = len(soup.get_text(" ", strip=True))
-    headings = _heading_ids(soup)
+    page: list[int] = []   # the page's text length, measured once a block's name says navigation
+    in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]
+    headings = _heading_ids(soup) if len(in_page) >= 3 else set()
+    # Only blocks around a link to one of the page's headings can be its table of contents.
+    around_contents = {id(block) for link in in_page if str(link["href"])[1:] in headings for block in link.parents}
+    gone: set[int] = set()   # boxes removed with the table of contents they held, before their turn
     # Innermost first: a table of contents goes, not the title box around it.
     for element in reversed(soup.find_all(BLOCKS)):
-        if element.decomposed:
+        if id(element) in gone:
             continue
-        if CHROME_NAMES.intersection(_words(element, "class", "id")) and not _holds_the_page(element, page):
-            element.decompose()
-        elif _in_page_contents(element, headings):
+        if CHROME_NAMES.intersection(_words(element, "class", "id")):
+            page = page or [len(soup.get_text(" ", strip=True))]
+            if not _holds_the_page(element, page[0]):
+                element.decompose()
+                continue
+        if id(element) in around_contents and _in_page_contents(element, headings):
             # Its box goes too when nothing but a label is left there ("► Table Of Contents").
             while element.parent is not None and element.parent.name != "body" and \
                     CONTENTS_LABEL.fullmatch(element.parent.get_text(" ", strip=True).replace(
                         element.get_text(" ", strip=True), "", 1)):
                 element = element.parent
+                gone.add(id(element))
             element.decompose()
     for element in soup.find_all("a", href=True):
         if str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element):

@@ -447,9 +447,11 @@ class Indexing(AppPart):
         wanted = set(doc_ids)
         out: dict[str, tuple[str, Path]] = {}
         for root, ids in recorded.items():
-            for doc_id in sorted(wanted & set(ids) - set(out)):
-                if root != besides and _file_of(root, doc_id).exists():
-                    out[doc_id] = (root, _file_of(root, doc_id))
+            if root == besides:   # the folder being indexed: its own files are not another's (and the most ids)
+                continue
+            for doc_id in sorted(wanted.intersection(ids) - out.keys()):
+                if (path := _file_of(root, doc_id)).exists():
+                    out[doc_id] = (root, path)
         return out
 
     def _refuse_taking_over(self, sources: dict[str, list[str]], existing: dict,

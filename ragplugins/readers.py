@@ -248,7 +248,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                                   "[ragplugins] max_file_mb to index it")
                 continue
             data = None if suffix in PDF_SUFFIXES else _read_bytes(path, compressed, max_file_mb)
-            if data is not None and len(data) > max_file_mb * 1_000_000:
+            if compressed and data is not None and len(data) > max_file_mb * 1_000_000:
                 report.skip(path, f"uncompressed it is over max_file_mb = {max_file_mb}; raise [ragplugins] "
                                   "max_file_mb to index it")
                 continue
