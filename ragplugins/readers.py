@@ -30,8 +30,16 @@ from ragplugins.nodes import hide_metadata
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
+KNOWN_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES
 GZIP_SUFFIX = ".gz"
-SUPPORTED = [*sorted(TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES),
+# Files a project or a Debian package ships as plain text without a type in their name: README,
+# README.Debian, NEWS.Debian.gz, changelog.Debian.gz, LICENSE.MIT.
+PLAIN_TEXT_NAMES = {"authors", "bugs", "changelog", "changes", "contributing", "copying", "copyright", "faq",
+                    "hacking", "history", "install", "licence", "license", "news", "notice", "readme", "thanks",
+                    "todo"}
+PLAIN_TEXT = ".txt"
+SUPPORTED = [*sorted(KNOWN_SUFFIXES),
+             "text files without an extension (README, changelog.Debian)",
              "and the text and HTML ones gzip-compressed, as .md.gz"]
 _EXCLUDED = ["file_name", "file_type", "file_size", "creation_date", "last_modified_date",
              "last_accessed_date"]
@@ -137,12 +145,15 @@ def _utf16_without_bom(head: bytes) -> str | None:
 
 
 def file_type(path: Path) -> tuple[str, bool]:
-    """(the file's type by its name, lower case: ".md" for both "a.md" and "a.md.gz"; whether it is
-    gzip-compressed, as Debian ships most of /usr/share/doc)."""
-    suffix = path.suffix.lower()
-    if suffix == GZIP_SUFFIX:
-        return Path(path.stem).suffix.lower(), True
-    return suffix, False
+    """(the file's type by its name, lower case: ".md" for both "a.md" and "a.md.gz", ".txt" for a name
+    without an extension or a plain-text name such as README.Debian; whether it is gzip-compressed, as
+    Debian ships most of /usr/share/doc)."""
+    compressed = path.suffix.lower() == GZIP_SUFFIX
+    name = Path(path.stem if compressed else path.name)
+    suffix = name.suffix.lower()
+    if not suffix or (suffix not in KNOWN_SUFFIXES and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
+        return PLAIN_TEXT, compressed
+    return suffix, compressed
 
 
 def _read_bytes(path: Path, compressed: bool, max_file_mb: float) -> bytes:
@@ -230,14 +241,11 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         if path.is_symlink() and not path.exists():
             report.skip(path, f"it is a symbolic link to '{os.readlink(path)}', which does not exist")
             continue
-        if not suffix:
-            report.skip(path, f"no file name extension to tell its type by (supported: {', '.join(SUPPORTED)})")
-            continue
         if compressed and suffix not in TEXT_SUFFIXES | HTML_SUFFIXES:
             readable = ", ".join(s + GZIP_SUFFIX for s in sorted(TEXT_SUFFIXES | HTML_SUFFIXES))
             report.skip(path, f"a gzip-compressed '{suffix}' file: only text and HTML are read compressed ({readable})")
             continue
-        if suffix not in TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES:
+        if suffix not in KNOWN_SUFFIXES:
             report.skip(path, f"unsupported file type '{suffix}' (supported: {', '.join(SUPPORTED)})")
             continue
         try:
@@ -253,7 +261,8 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                                   "max_file_mb to index it")
                 continue
             if data is not None and _is_binary(data):
-                report.skip(path, f"it is a binary file, not {suffix} text")
+                named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
+                report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                 continue
             text = _read_pdf(path) if data is None else _decode(data, path)
             if suffix in HTML_SUFFIXES and text:

@@ -91,21 +91,45 @@ def test_a_link_to_a_file_outside_the_folder_is_indexed_under_the_link(rag, tmp_
     assert report.added == ["a.md"]
 
 
-def test_files_without_an_extension_are_said_once_and_so_is_the_error(rag, tmp_path):
-    # A Debian package's doc folder: README, changelog.gz, a folder of examples without extensions.
+def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag, tmp_path):
+    # A Debian package's doc folder: README, README.Debian, changelog.Debian.gz, copyright, and things
+    # that are not text whatever their name says.
     folder = tmp_path / "nginx"
     folder.mkdir()
-    for name in ("README", "copyright", "upstream"):
-        (folder / name).write_text("Plain text without an extension.")
-    (folder / "changelog.gz").write_bytes(b"\x1f\x8b\x08")
+    (folder / "README").write_text("Nginx serves static files from the document root.")
+    (folder / "README.Debian").write_text("On Debian the default site lives in /etc/nginx/sites-enabled.")
+    (folder / "changelog.Debian.gz").write_bytes(gzip.compress(b"nginx (1.22.1-9) bookworm; fix CVE-2023-44487."))
+    (folder / "copyright").write_text("Copyright 2002 Igor Sysoev. BSD-2-clause license.")
+    (folder / "helper").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00" * 20)       # a program
+    (folder / "changelog.gz").write_bytes(b"\x1f\x8b\x08")                     # cut short
+    (folder / "python3.11").write_text("not a plain-text name, and '.11' is not a type")
+    with pytest.warns(UserWarning) as caught:
+        _, report = rag.index_paths([folder])
+    said = " ".join(str(w.message) for w in caught)
+    assert sorted(report.added) == ["README", "README.Debian", "changelog.Debian.gz", "copyright"]
+    assert "helper': it is a binary file, not text" in said
+    assert "changelog.gz': it is not a readable gzip file" in said
+    assert re.search(r"python3\.11': unsupported file type '\.11' \(supported: .*text files without an "
+                     r"extension \(README, changelog\.Debian\), and the text and HTML ones gzip-compressed", said), said
+    texts = {n.ref_doc_id: n.get_content() for n in rag.context().all_nodes()}
+    assert texts["changelog.Debian.gz"] == "nginx (1.22.1-9) bookworm; fix CVE-2023-44487."
+    assert "sites-enabled" in rag.search("where is the default site on Debian").final[0].node.get_content()
+
+
+def test_a_folder_of_nothing_readable_is_an_error_said_once(rag, tmp_path):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for name in ("logo", "icon", "banner"):
+        (folder / name).write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff")
     before = _count(rag)
     with pytest.warns(UserWarning):
         with pytest.raises(InputError) as caught:
             rag.index_paths([folder])
     message = str(caught.value)
-    # changelog.gz is compressed text, but what text: its name has no extension either.
-    assert re.fullmatch(r"no file could be indexed: '.*README' and 3 more files: no file name extension to tell its "
-                        r"type by \(supported: .*, as \.md\.gz\)", message), message
+    assert re.fullmatch(r"no file could be indexed: '.*banner' and 2 more files: it is a binary file, not text; "
+                        r"'.*photo\.jpg': unsupported file type '\.jpg' \(supported: .*, as \.md\.gz\)",
+                        message), message
     assert _count(rag) == before
 
 
