@@ -7,7 +7,8 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
 ``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Other generators' chrome
 is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation, unless they hold
-the page itself; a page's own table of contents; links that only move the reader; buttons. Link titles
+the page itself; a page's own table of contents; links that only move the reader; buttons; the same page in
+other languages; a site's name as a heading above the page's own title (``_drop_site_heading``). Link titles
 (tooltips repeating a target's heading) are dropped so they do not crowd the text a chunk is
 embedded with.
 
@@ -42,6 +43,9 @@ CONTENTS_LABEL = re.compile(
     r"\W*(?:(?:table of )?contents|on this page|in this (?:article|section|chapter)|topics)?\W*", re.I)
 ARROWS = re.compile(r"<-|->|[«»←→↑‹›]")
 NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "contents", "toc", "index", "nav"})
+# A site's name, tagline or breadcrumb trail is a few words; a notice above a page's title is sentences long.
+BANNER_WORDS = 30
+_WORD = re.compile(r"\w+")
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
 # whole chunks of them) and a form's controls (a search box's options).
 NOT_TEXT = "svg, form"
@@ -55,11 +59,13 @@ def html_to_markdown(html: str) -> str:
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(html, "lxml")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
         element.decompose()
     _drop_site_chrome(soup)
+    _drop_site_heading(soup, title)
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
@@ -109,6 +115,37 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
             element.decompose()
     for element in soup.find_all("button"):
         element.decompose()
+    # The same page in other languages ("Available languages: en | fr | ja"): links marked with the language
+    # they lead to, and a label.
+    blocks = {id(link.parent): link.parent for link in soup.find_all("a", hreflang=True) if link.parent is not None}
+    for block in blocks.values():
+        links = block.find_all("a", hreflang=True)
+        label = len(_WORD.findall(block.get_text(" "))) - sum(len(_WORD.findall(a.get_text(" "))) for a in links)
+        if not block.decomposed and len(links) >= 2 and label <= 5:
+            block.decompose()
+
+
+def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
+    """A heading above the page's own title is the site's name (Exim's "Exim Internet Mailer" on every
+    page), and a page's first heading is its title to every step after this one. The page's title is the
+    first heading (or block named a title: SQLite's ``div.fancy_title``) that the HTML ``<title>`` mostly
+    repeats; the headings before it go when all that stands before it is a banner's few words."""
+    wanted = set(_WORD.findall(title.lower()))
+    if not wanted:
+        return
+    for element in soup.css.iselect("h1, h2, h3, [class*=title], [id*=title]"):
+        words = _WORD.findall(element.get_text(" ", strip=True).lower())
+        if words and sum(w in wanted for w in words) >= len(words) / 2:
+            break
+    else:
+        return
+    before = element.find_all_previous(string=True)
+    if sum(len(_WORD.findall(s)) for s in before) > BANNER_WORDS:
+        return
+    ancestors = {id(parent) for parent in element.parents}
+    for heading in element.find_all_previous(HEADINGS):
+        if id(heading) not in ancestors:
+            heading.decompose()
 
 
 def _words(element: Tag, *attributes: str) -> set[str]:

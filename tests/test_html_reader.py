@@ -124,3 +124,42 @@ def test_site_chrome_goes_and_the_page_s_own_words_and_lists_stay(tmp_path):
     assert "[STRICT](#opt-strict)" in text and "- [TEMP](#opt-temp)" in text
     assert "SorterNext works just like [Next](opcode.html#Next)." in text
     assert "## 2. ROWIDs" in text and "At most 2000 columns." in text
+
+
+BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
+<h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
+<div class="tagline">Small. Fast. Reliable.</div>
+<div id="path"><a href="https://example.org/">Project</a> &gt; <a href="index.html">Documentation</a></div>
+<h2 id="CHAP31"><a href="ch31.html">Chapter 31 - Address rewriting</a></h2>
+<div class="toplang"><p><span>Available Languages: </span><a href="../en/ch31.html">en</a> |
+<a href="../fr/ch31.html" hreflang="fr" rel="alternate">fr</a> |
+<a href="../ja/ch31.html" hreflang="ja" rel="alternate">ja</a></p></div>
+<p>Unqualified envelope addresses are accepted only for locally submitted messages.</p>
+<p>A link in the page's words: <a href="../fr/faq.html" hreflang="fr">the French FAQ</a>.</p>
+</body></html>"""
+
+NOTICE_PAGE = """<html><head><title>Moving From SQLite 3.5 To 3.6</title></head><body>
+<h1>SQLite</h1>
+<p>Editorial note: this document was written in 2008 as a guide to helping programmers move from one
+version to the next; the interfaces it describes have changed since, and readers who start a project
+today should read the current documentation of each function instead of this page, which is kept for
+those who maintain older code.</p>
+<div class="fancy_title">Moving From SQLite 3.5 To 3.6</div>
+<p>The file format is unchanged.</p></body></html>"""
+
+
+def test_a_site_s_name_above_the_page_s_title_and_its_other_languages_go_and_a_notice_there_stays(tmp_path):
+    [doc] = _read(tmp_path, "ch31.html", BANNER_PAGE)
+    # The site's name as first heading stands above the heading the page's <title> repeats: it goes, so the
+    # page's first heading is its title. The same page in other languages is a bar of hreflang links.
+    assert "Exim Internet Mailer" not in doc.text and "Available Languages" not in doc.text and "[fr]" not in doc.text
+    assert doc.text.startswith("Small. Fast. Reliable.\n\n[Project](https://example.org/) > "
+                               "[Documentation](index.html)\n\n## [Chapter 31 - Address rewriting](ch31.html)\n\n"
+                               "Unqualified envelope"), doc.text
+    assert "[the French FAQ](../fr/faq.html)" in doc.text
+    # Above a title, a paragraph-long notice is the page's: nothing above the title goes.
+    [doc] = _read(tmp_path, "migration.html", NOTICE_PAGE)
+    assert doc.text.startswith("# SQLite\n\nEditorial note:"), doc.text
+    # Without a <title> nothing tells which heading is the page's.
+    [doc] = _read(tmp_path, "untitled.html", BANNER_PAGE.replace("<title>31. Address rewriting</title>", ""))
+    assert doc.text.startswith("# [Exim Internet Mailer](http://www.exim.org)")
