@@ -63,6 +63,9 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     for name in ("sentence_transformers", "llama_index.vector_stores.lancedb", "httpx", "bm25s"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # pypdf warns of a broken PDF on every read ("EOF marker not found", three times with PDFReader's
+    # retries); the index command says once which file it skipped and why.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 def installed_plugin_names() -> list[str]:
@@ -98,6 +101,7 @@ class RagGroup(click.Group):
 
 
 @click.group(cls=RagGroup)
+@click.version_option(package_name="ragplugins", message="ragplugins %(version)s")
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: ragplugins.toml or [tool.ragplugins] in pyproject.toml, in the working "
                    "directory or the nearest parent that has one).")
@@ -406,7 +410,8 @@ def _tags(nws) -> str:
 @click.argument("question")
 @click.option("--k", "top_k", type=click.IntRange(1, 1000), default=None,
               help="First-stage candidates (default: top_k).")
-@click.option("--show", type=click.IntRange(min=1), default=8, help="How many sources to print.")
+@click.option("--show", type=click.IntRange(min=1), default=8, show_default=True,
+              help="How many of the sources to print (with --json too).")
 @click.option("--full", is_flag=True, help="Print each source's whole text, not a shortened line.")
 @click.option("--trace", "show_trace", is_flag=True, help="Print the whole trace (what every plugin recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: answer, sources, trace.")

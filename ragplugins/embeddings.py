@@ -80,12 +80,21 @@ def _huggingface(name: str, **kwargs: Any):
         raise MissingDependencyError(_no_embedder(exc, TORCH_INSTALL)) from exc
     kwargs.setdefault("normalize", True)
     kwargs.setdefault("embed_batch_size", 32)
+    from transformers.utils import logging as transformers_logging
+
+    # transformers draws a "Loading weights" progress bar on stderr at every load; an app's own setting is
+    # put back after ours.
+    bars = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
     try:
         return HuggingFaceEmbedding(model_name=name, **kwargs)
     except (OSError, ValueError) as exc:  # not downloaded and offline, no such repo, not a model folder
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RagPluginsError(f"[ragplugins] embed_model = '{name}' cannot be loaded ({first}); give a local model "
                               "folder, a Hugging Face name that is downloaded (or reachable), or 'default'") from None
+    finally:
+        if bars:
+            transformers_logging.enable_progress_bar()
 
 
 def offline_model_problem(name: str) -> str | None:

@@ -1,6 +1,7 @@
 """The command line: plugins listing, config commands, index/query, eval and the demo."""
 
 import json
+import logging
 import re
 import sys
 import time
@@ -259,3 +260,24 @@ def test_index_says_files_skipped_for_one_reason_once(run, tmp_path, tiny_corpus
     out = run("index", str(docs), config=cfg).output
     assert out.count(".gif") == 2, out              # one line: the first file, and the type in the reason
     assert re.search(r"skipped '.*a\.gif' and 2 more files: unsupported file type '\.gif'", out), out
+
+
+def test_version_and_the_query_command_s_defaults_are_said(run):
+    assert run("--version").output == f"ragplugins {ragplugins.__version__}\n"
+    assert re.search(r"--show .*How many of the sources to print.*\[default: 8", " ".join(
+        run("query", "--help").output.split())), run("query", "--help").output
+
+
+def test_a_broken_pdf_is_said_once_by_the_index_command_not_by_pypdf(run, tmp_path, tiny_corpus, caplog):
+    import shutil
+
+    docs = tmp_path / "docs"
+    shutil.copytree(tiny_corpus, docs)
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
+    with caplog.at_level(logging.WARNING):
+        out = run("index", str(docs), config=cfg).output
+    assert re.search(r"skipped '.*broken\.pdf': not a valid PDF", out), out
+    # pypdf's own warnings ("EOF marker not found", once per PDFReader retry) would print to stderr.
+    assert not [r for r in caplog.records if r.name.startswith("pypdf")], caplog.records

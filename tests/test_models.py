@@ -46,3 +46,29 @@ def test_unset_settings_are_not_resolved(host_settings_restored):
     assert rp.llm is None and rp.models.llm_source == "bundled default"
     assert rp.models.embed_source == "bundled default"
     assert host_settings() == (None, None) and Settings._llm is None
+
+
+def test_loading_the_bundled_embedder_draws_no_progress_bar_and_keeps_the_app_s_setting():
+    import os
+    import subprocess
+    import sys
+
+    from transformers.utils import logging as transformers_logging
+
+    from ragplugins.embeddings import load_embed_model
+
+    # A fresh process: transformers draws its "Loading weights" bar on stderr at every load.
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}  # the CLI sets it
+    done = subprocess.run([sys.executable, "-c", "from ragplugins.embeddings import load_embed_model; "
+                           "load_embed_model(); print('loaded')"], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.stdout.strip() == "loaded", done.stderr
+    assert "Loading weights" not in done.stderr and "%|" not in done.stderr, done.stderr
+    # An app that wants transformers' bars keeps them for its own loads.
+    transformers_logging.enable_progress_bar()
+    load_embed_model()
+    assert transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    load_embed_model()
+    assert not transformers_logging.is_progress_bar_enabled()
+    transformers_logging.enable_progress_bar()
