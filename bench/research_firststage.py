@@ -19,6 +19,8 @@ the core and confirmed through the product path with bench_firststage.py.
     python bench/research_firststage.py --lever context --corpus ... --extra-dev bench/goldsets/public_dev2 --changes
     python bench/research_firststage.py --lever prf --corpus ... --extra-dev bench/goldsets/public_dev2 \
         bench/goldsets/debian_dev3 --changes --out bench/results/firststage/prf_dev.json
+    python bench/research_firststage.py --lever headers --corpus ... --split dev --extra-dev \
+        bench/goldsets/public_dev2 bench/goldsets/debian_dev3 --changes    # -> headers_dev.txt
 
 The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
 arms embed the windows here), so ``current`` stays the first stage before window scoring.
@@ -208,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--lever", required=True,
                    choices=["fusion", "impute", "weights", "windows", "structure", "align", "context", "diagnose",
-                            "prf"])
+                            "prf", "headers"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
                    help="add these folders' rows to the dev split (bench_firststage.py's --extra-dev)")
@@ -252,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             contexted = context_windows(inner, nodes, vectors, embed)
         if args.lever == "prf":
             feedback = PRF(inner, nodes, vectors, embed, bm25)
+        if args.lever == "headers":
+            headered = chunk_headers(inner, nodes, vectors, embed)
         if args.lever in ("windows", "structure"):
             reader = embedder_reader(inner)
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -321,6 +325,16 @@ def main(argv: list[str] | None = None) -> int:
             elif args.lever == "prf":
                 for arm, order in feedback.arms(row.query, q, bm).items():
                     scored[arm].append(score(order))
+            elif args.lever == "headers":
+                for arm, (firsts, owner, every, index) in headered.items():
+                    bm_arm = bm
+                    if index is not None:
+                        bm_arm = np.zeros(len(nodes))
+                        for i, sc in index.search(row.query, len(nodes)):
+                            bm_arm[i] = sc
+                    first = firsts @ q
+                    best = best_window(owner, every @ q, len(nodes))
+                    scored[arm].append(score(fuse_max_dense([first, (first + best) / 2], bm_arm)))
             elif args.lever == "context":
                 for arm, (firsts, owner, every) in contexted.items():
                     first = firsts @ q
@@ -349,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
                     score([int(i) for i in np.argsort(-dense, kind="stable")]))
-        base_arm = PRF_BASE if args.lever == "prf" else "current (distribution sum)"
+        base_arm = {"prf": PRF_BASE, "headers": "either (shipped)"}.get(args.lever, "current (distribution sum)")
         if args.lever == "prf":
             para = [n for n, row in enumerate(rows) if row.dimensions.get("kind") == "paraphrase"]
             print(f"{name}: {len(rows)} questions, {len(para)} paraphrases", flush=True)
@@ -369,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
                          + (f" ({row.dimensions.get('kind', '-')})" if args.lever == "prf" else "")
                          for row, v, c in zip(rows, values, now) if v[1] != c[1]]
                 print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
-                if args.lever in ("structure", "context"):
+                if args.lever in ("structure", "context", "headers"):
                     shifted = [f"{row.id} {c[0]:.2f}->{v[0]:.2f}" for row, v, c in zip(rows, values, now)
                                if abs(v[0] - c[0]) > 1e-9]
                     print(f"{name}: {arm}: nDCG@10 changed on {', '.join(shifted) or 'none'}", flush=True)
@@ -582,6 +596,42 @@ def context_windows(inner, nodes, vectors, embed) -> dict:
         embedded = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
         owner, every = stacked_windows([[v] + [next(embedded) for _ in texts] for v, texts in zip(vectors, per_chunk)])
         out[arm] = (vectors, owner, every)
+    return out
+
+
+def chunk_headers(inner, nodes, vectors, embed) -> dict:
+    """Per arm, (first-window unit vectors, owner, every window's unit vectors, BM25 index or None for the
+    shipped one): a chunk's header, the headings in force where it starts ("Routine Vacuuming > Preventing
+    Transaction ID Wraparound Failures"), put in front of it for the BM25 leg (after the document's name),
+    for its first window's vector, or both; later windows as shipped."""
+    from llama_index.core.schema import MetadataMode
+
+    from ragplugins.headings import chunk_headings, heading_path
+
+    reader, found = embedder_reader(inner), chunk_headings(nodes)
+    paths = [heading_path(found[n.node_id], 0) for n in nodes]
+    print(f"  {sum(bool(p) for p in paths)} of {len(nodes)} chunks start under a heading they do not hold", flush=True)
+    per_chunk = [window_texts(*reader, n) for n in nodes]
+    flat = [t for texts in per_chunk for t in texts]
+    later = np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32) if flat else np.zeros((0, 1))
+    firsts_texts = []
+    for n, path in zip(nodes, paths):
+        full, content = n.get_content(MetadataMode.EMBED), n.get_content()
+        header = full[: len(full) - len(content)] if content and full.endswith(content) else ""
+        firsts_texts.append(header + path + "\n\n" + content if path else None)
+    todo = [t for t in firsts_texts if t is not None]
+    fresh = iter(np.asarray(embed.get_text_embedding_batch(todo), dtype=np.float32)) if todo else iter(())
+    headed = unit(np.stack([next(fresh) if t is not None else v for t, v in zip(firsts_texts, vectors)]))
+    index = sparse.SparseIndex((n.node_id, f"{sparse.document_name(n.metadata or {}, n.ref_doc_id)}\n{path}",
+                                n.get_content(), None) for n, path in zip(nodes, paths))
+    out = {}
+    for arm, firsts, bm_index in (("either (shipped)", vectors, None),
+                                  ("BM25: headings in front", vectors, index),
+                                  ("first window: headings in front", headed, None),
+                                  ("both", headed, index)):
+        it = iter(later)
+        owner, every = stacked_windows([[v] + [next(it) for _ in texts] for v, texts in zip(firsts, per_chunk)])
+        out[arm] = (firsts, owner, every, bm_index)
     return out
 
 
