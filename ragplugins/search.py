@@ -229,6 +229,8 @@ class HybridRetriever(BaseRetriever):
             vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
+        if self.filters is not None:
+            self.store.check_filters(self.filters)
         with trace.timed("dense"):
             if self.window_scoring == "off":
                 dense = dense_search(self.store, query, embedding, depth, self.filters)

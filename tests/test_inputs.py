@@ -249,3 +249,21 @@ def test_the_same_files_indexed_from_another_folder_are_flagged(rag, tiny_corpus
 def test_an_empty_question_is_refused_before_any_plugin(rag, question):
     with pytest.raises(InputError, match="the question is empty"):
         rag.search(question)
+
+
+def test_a_filter_on_a_key_no_chunk_has_is_an_error_that_names_it(rag):
+    from llama_index.core.vector_stores.types import FilterCondition, MetadataFilter, MetadataFilters
+
+    misspelt = MetadataFilters(filters=[MetadataFilter(key="file_paht", value="espresso_manual.md")])
+    with pytest.raises(InputError, match=r"cannot filter on metadata key 'file_paht': no indexed chunk has it "
+                                         r"\(their keys: .*file_path.*\); check the filter's key"):
+        rag.search("How often is the boiler descaled?", filters=misspelt)
+    # Inside a nested group too; a key the chunks have filters as before.
+    nested = MetadataFilters(filters=[MetadataFilters(filters=[MetadataFilter(key="author", value="x")]),
+                                      MetadataFilter(key="file_path", value="espresso_manual.md")],
+                             condition=FilterCondition.OR)
+    with pytest.raises(InputError, match="'author'"):
+        rag.search("How often is the boiler descaled?", filters=nested)
+    good = MetadataFilters(filters=[MetadataFilter(key="file_path", value="espresso_manual.md")])
+    hits = rag.search("How often is the boiler descaled?", filters=good).final
+    assert hits and {h.node.metadata["file_path"] for h in hits} == {"espresso_manual.md"}

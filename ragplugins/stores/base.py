@@ -216,6 +216,10 @@ class StoreAdapter:
             info.node_ids.append(node.node_id)
         return docs
 
+    def check_filters(self, filters: Any) -> None:
+        """Raise InputError naming a filter key that no stored chunk can have (a misspelt key otherwise
+        matches nothing, silently); a store that cannot tell checks nothing."""
+
     def sparse_search(self, query: str, k: int, filters: Any = None) -> list[Any] | None:
         """The store's own keyword search (NodeWithScore, best first), or None when it has none and
         the core's BM25 (ragplugins.sparse) is to be used."""
