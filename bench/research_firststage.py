@@ -21,6 +21,8 @@ the core and confirmed through the product path with bench_firststage.py.
         bench/goldsets/debian_dev3 --changes --out bench/results/firststage/prf_dev.json
     python bench/research_firststage.py --lever headers --corpus ... --split dev --extra-dev \
         bench/goldsets/public_dev2 bench/goldsets/debian_dev3 --changes    # -> headers_dev.txt
+    python bench/research_firststage.py --lever doc --corpus ... --split dev --extra-dev \
+        bench/goldsets/public_dev2 bench/goldsets/debian_dev3 --changes    # -> doc_leg_dev.txt
 
 The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
 arms embed the windows here), so ``current`` stays the first stage before window scoring.
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--lever", required=True,
                    choices=["fusion", "impute", "weights", "windows", "structure", "align", "context", "diagnose",
-                            "prf", "headers"])
+                            "prf", "headers", "doc"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
                    help="add these folders' rows to the dev split (bench_firststage.py's --extra-dev)")
@@ -256,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             feedback = PRF(inner, nodes, vectors, embed, bm25)
         if args.lever == "headers":
             headered = chunk_headers(inner, nodes, vectors, embed)
+        if args.lever == "doc":
+            doc_leg = DocumentLeg(inner, nodes, vectors, embed)
         if args.lever in ("windows", "structure"):
             reader = embedder_reader(inner)
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -325,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
             elif args.lever == "prf":
                 for arm, order in feedback.arms(row.query, q, bm).items():
                     scored[arm].append(score(order))
+            elif args.lever == "doc":
+                for arm, order in doc_leg.arms(row.query, q, bm).items():
+                    scored[arm].append(score(order))
             elif args.lever == "headers":
                 for arm, (firsts, owner, every, index) in headered.items():
                     bm_arm = bm
@@ -363,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
                     score([int(i) for i in np.argsort(-dense, kind="stable")]))
-        base_arm = {"prf": PRF_BASE, "headers": "either (shipped)"}.get(args.lever, "current (distribution sum)")
+        base_arm = {"prf": PRF_BASE, "headers": "either (shipped)", "doc": "either (shipped)"}.get(
+            args.lever, "current (distribution sum)")
         if args.lever == "prf":
             para = [n for n, row in enumerate(rows) if row.dimensions.get("kind") == "paraphrase"]
             print(f"{name}: {len(rows)} questions, {len(para)} paraphrases", flush=True)
@@ -383,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
                          + (f" ({row.dimensions.get('kind', '-')})" if args.lever == "prf" else "")
                          for row, v, c in zip(rows, values, now) if v[1] != c[1]]
                 print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
-                if args.lever in ("structure", "context", "headers"):
+                if args.lever in ("structure", "context", "headers", "doc"):
                     shifted = [f"{row.id} {c[0]:.2f}->{v[0]:.2f}" for row, v, c in zip(rows, values, now)
                                if abs(v[0] - c[0]) > 1e-9]
                     print(f"{name}: {arm}: nDCG@10 changed on {', '.join(shifted) or 'none'}", flush=True)
@@ -597,6 +605,60 @@ def context_windows(inner, nodes, vectors, embed) -> dict:
         owner, every = stacked_windows([[v] + [next(embedded) for _ in texts] for v, texts in zip(vectors, per_chunk)])
         out[arm] = (vectors, owner, every)
     return out
+
+
+class DocumentLeg:
+    """A document-level leg (the ``doc`` lever): BM25 over whole documents (their name and every chunk), its
+    top 50 documents' scores normalised as the other legs' are, added with weight w to the fused score of each
+    candidate chunk of theirs. Only the shipped stage's candidates are re-ordered; none is added."""
+
+    WEIGHTS = (0.25, 0.5, 1.0)
+
+    def __init__(self, inner, nodes, vectors, embed) -> None:
+        self.vectors, self.chunks = vectors, len(nodes)
+        reader = embedder_reader(inner)
+        per_chunk = [window_texts(*reader, n) for n in nodes]
+        flat = [t for texts in per_chunk for t in texts]
+        embedded = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
+        self.owner, self.every = stacked_windows([[v] + [next(embedded) for _ in texts]
+                                                  for v, texts in zip(vectors, per_chunk)])
+        by_doc: dict[str, list] = defaultdict(list)
+        for n in nodes:
+            by_doc[str(n.ref_doc_id)].append(n)
+        self.doc_ids = list(by_doc)
+        position = {d: i for i, d in enumerate(self.doc_ids)}
+        self.doc_of = np.asarray([position[str(n.ref_doc_id)] for n in nodes])
+        self.docs = sparse.SparseIndex(
+            (d, sparse.document_name(members[0].metadata or {}, d),
+             "\n".join(m.get_content() for m in sorted(members, key=lambda m: m.start_char_idx or 0)), None)
+            for d, members in by_doc.items())
+
+    def arms(self, query: str, q: np.ndarray, bm: np.ndarray) -> dict[str, list[int]]:
+        first = self.vectors @ q
+        best = best_window(self.owner, self.every @ q, self.chunks)
+        fused = fused_scores([first, (first + best) / 2], bm)
+        base = sorted(fused, key=lambda i: -fused[i])
+        out = {"either (shipped)": fuse_max_dense([first, (first + best) / 2], bm)}
+        hits = self.docs.search(query, DEPTH)
+        doc_part = dict(zip((i for i, _ in hits), _distribution_normalised([s for _, s in hits])))
+        rank = {i: r for r, i in enumerate(out["either (shipped)"])}
+        for w in self.WEIGHTS:
+            total = {i: v + w * doc_part.get(int(self.doc_of[i]), 0.0) for i, v in fused.items()}
+            out[f"document leg, weight {w}"] = sorted(base, key=lambda i: (-total[i], rank[i]))
+        return out
+
+
+def fused_scores(denses: list[np.ndarray], bm: np.ndarray) -> dict[int, float]:
+    """``fuse_max_dense``'s fused score of every candidate chunk."""
+    orders = [[int(i) for i in np.argsort(-d, kind="stable")[:DEPTH]] for d in denses]
+    sparse_order = [int(i) for i in np.argsort(-bm, kind="stable")[:DEPTH] if bm[i] > 0]
+    fused: dict[int, float] = defaultdict(float)
+    for d, order in zip(denses, orders):
+        for i, v in zip(order, _distribution_normalised([float(d[i]) for i in order])):
+            fused[i] = max(fused[i], v)
+    for i, v in zip(sparse_order, _distribution_normalised([float(bm[i]) for i in sparse_order])):
+        fused[i] += v
+    return dict(fused)
 
 
 def chunk_headers(inner, nodes, vectors, embed) -> dict:
