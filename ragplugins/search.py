@@ -14,9 +14,10 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 RRF_K = 60
 
 EmbedFn = Callable[[str], list[float]]
+# The ids of the stored chunks that pass a query's filters, asked of the store at most once per query.
+PassingIds = Callable[[], Collection[str] | None]
 
 
 def _dense_cosine(store: StoreAdapter, query_embedding: Sequence[float], nws: NodeWithScore) -> float | None:
@@ -60,7 +63,8 @@ def dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[floa
 
 
 def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequence[float], k: int,
-                        filters: MetadataFilters | None = None, scoring: str = "either") -> list[NodeWithScore]:
+                        filters: MetadataFilters | None = None, scoring: str = "either",
+                        passing: PassingIds | None = None) -> list[NodeWithScore]:
     """The dense leg by window scoring (``ragplugins.windows``), over the window vectors kept with every
     chunk; filtered like the store's own search. An index written without them: the store's own dense
     search.
@@ -82,12 +86,12 @@ def window_dense_search(store: StoreAdapter, query: str, query_embedding: Sequen
         return dense_search(store, query, query_embedding, k, filters)
     if scoring == "blend":
         scores = windows.scores(query_embedding)
-        out = stored_winners(store, _ranked(scores), windows.ids, windows.locators, k, filters)
+        out = stored_winners(store, _ranked(scores), windows.ids, windows.locators, k, filters, passing=passing)
         return [annotate(nws, dense_cosine=_dense_cosine(store, query_embedding, nws), dense_window_score=nws.score,
                          dense_rank=rank) for rank, nws in enumerate(out, start=1)]
     first, best = windows.first_and_best(query_embedding)
     read: dict[str, Any] = {}  # the two rankings share most of their winners: each node is read once
-    by_first, by_windows = (stored_winners(store, _ranked(s), windows.ids, windows.locators, k, filters, read)
+    by_first, by_windows = (stored_winners(store, _ranked(s), windows.ids, windows.locators, k, filters, read, passing)
                             for s in (first, (first + best) / 2))
     part: dict[str, float] = {}
     chosen: dict[str, NodeWithScore] = {}
@@ -108,16 +112,24 @@ def _ranked(scores: np.ndarray) -> Iterator[tuple[int, float]]:
 
 def stored_winners(store: StoreAdapter, ranked: Iterator[tuple[int, float]], ids: Sequence[str],
                    locators: Sequence[Any], k: int, filters: MetadataFilters | None,
-                   read: dict[str, Any] | None = None) -> list[NodeWithScore]:
+                   read: dict[str, Any] | None = None, passing: PassingIds | None = None) -> list[NodeWithScore]:
     """The first ``k`` of ``ranked`` ((position, score), best first; ``ids[position]`` the chunk) that
     are stored and pass ``filters``, read from the store a growing block at a time: an in-memory leg
     keeps no nodes, and with filters the same in-memory semantics as the core's check of plugin results
     (nested groups included) apply until k pass. ``read``: nodes already read (by id, None for an id the
-    store no longer has), added to as this reads more."""
+    store no longer has), added to as this reads more. ``passing``: when the first block leaves fewer than k,
+    the ids the store says pass ``filters`` (``StoreAdapter.ids_passing``), so only those are read after it: a
+    filter that keeps one tenant's chunks of a large index would otherwise read chunks a block at a time until
+    k of theirs turn up, while a filter most chunks pass is done after one block without asking."""
     read = {} if read is None else read
     out: list[NodeWithScore] = []
-    block = k
+    block, blocks = k, 0
     while len(out) < k:
+        if blocks and passing is not None:   # a block was read and left fewer than k
+            allowed, passing = passing(), None
+            if allowed is not None:
+                ranked = (hit for hit in ranked if ids[hit[0]] in allowed)
+        blocks += 1
         hits = list(itertools.islice(ranked, block))
         if not hits:
             break
@@ -147,8 +159,8 @@ def invalidate(index: VectorStoreIndex) -> None:
     index_cache.cache.invalidate(index.vector_store)
 
 
-def sparse_search(store: StoreAdapter, query: str, k: int,
-                  filters: MetadataFilters | None = None) -> list[NodeWithScore]:
+def sparse_search(store: StoreAdapter, query: str, k: int, filters: MetadataFilters | None = None,
+                  passing: PassingIds | None = None) -> list[NodeWithScore]:
     """BM25 top-k: the store's own keyword search where its adapter offers one, else ragplugins.sparse
     over every stored chunk, filtered like the dense leg."""
     native = store.sparse_search(query, k, filters)
@@ -157,7 +169,7 @@ def sparse_search(store: StoreAdapter, query: str, k: int,
     from ragplugins import sparse
 
     model = index_cache.cache.get(store, "ragplugins.sparse", lambda: sparse.build(store))
-    return stored_winners(store, model.ranked(query), model.ids, model.locators, k, filters)
+    return stored_winners(store, model.ranked(query), model.ids, model.locators, k, filters, passing=passing)
 
 
 def _leg_scores(results: list[NodeWithScore], leg: str) -> list[float]:
@@ -229,18 +241,21 @@ class HybridRetriever(BaseRetriever):
             vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
+        passing = None
         if self.filters is not None:
             self.store.check_filters(self.filters)
+            passing = functools.cache(functools.partial(self.store.ids_passing, self.filters))
         with trace.timed("dense"):
             if self.window_scoring == "off":
                 dense = dense_search(self.store, query, embedding, depth, self.filters)
             else:
-                dense = window_dense_search(self.store, query, embedding, depth, self.filters, self.window_scoring)
+                dense = window_dense_search(self.store, query, embedding, depth, self.filters, self.window_scoring,
+                                            passing)
         if self.mode == "dense":
             return for_callers(dense[: self.top_k])
         with trace.timed("sparse"):
             try:
-                sparse = sparse_search(self.store, query, depth, self.filters)
+                sparse = sparse_search(self.store, query, depth, self.filters, passing)
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []

@@ -522,6 +522,15 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
         """Project every row to ``{alias: column}``, e.g. ``{"doc": "doc_id"}``."""
         return list(self.scan_rows(columns))
 
+    def ids_where(self, filters: MetadataFilters) -> set[str]:
+        """The ids of the rows that pass ``filters``, read from the id column alone."""
+        table = self._reading()
+        if table is None:
+            return set()
+        with _store_errors(self):
+            rows = table.search().where(self.where_clause(filters)).select(["id"]).limit(None).to_arrow()
+        return set(rows.column("id").to_pylist())
+
     def scan_rows(self, columns: dict[str, str], batch_size: int = 8192, with_row_id: bool = False) -> Iterator[dict]:
         """``document_rows`` a batch at a time: a million rows' text need not be in memory at once.
         ``with_row_id``: each row's ``_rowid`` too (``get_nodes_at`` reads rows back by it)."""

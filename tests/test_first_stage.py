@@ -111,3 +111,47 @@ def test_sparse_leg_on_lancedb_reads_no_vectors_and_fetches_only_the_winners(tin
     ranked_allowed = [model.ids[i] for i, _ in model.ranked("annual fee payable quarterly descale")
                       if model.ids[i] in want][:5]
     assert [n.node.node_id for n in filtered] == ranked_allowed
+
+
+def test_a_filtered_search_asks_the_store_which_chunks_pass_once_a_block_leaves_too_few(tmp_path, bundled_embed_model,
+                                                                                          monkeypatch):
+    """A host filter that keeps one tenant's documents of an index: once the first block of candidates
+    leaves fewer than k that pass, the store says which chunks pass (their ids, read from one column) and
+    only those are read; the lists are the ones reading candidates until enough pass gives."""
+    from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+    from ragplugins.testing import make_rag
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(12):
+        (docs / f"contract_{n:02d}.md").write_text(f"Contract {n}: the annual fee is {100 + n} euros, payable yearly.")
+    (docs / "tenant_b.md").write_text("Tenant B pays its annual fee in spring.")
+    rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    index, _ = rag.index_paths([docs])
+    store = rag.context(index).store
+    every = list(store.iter_nodes())
+    one = MetadataFilters(filters=[MetadataFilter(key="file_name", value="tenant_b.md")])
+    want = {n.node_id for n in every if n.metadata.get("file_name") == "tenant_b.md"}
+    assert set(store.ids_passing(one)) == want and len(want) == 1 and len(every) == 13
+    others = MetadataFilters(filters=[MetadataFilter(key="file_name", value="tenant_b.md",
+                                                     operator=FilterOperator.NE)])
+    assert set(store.ids_passing(others)) == {n.node_id for n in every} - want
+
+    asked: list[list[str]] = []
+    get_nodes = type(store).get_nodes
+    monkeypatch.setattr(type(store), "get_nodes",
+                        lambda self, ids, locators=None: asked.append(list(ids)) or get_nodes(self, ids, locators))
+    lists = {}
+    for way, passing in (("store", lambda: store.ids_passing(one)), ("read", None)):
+        asked.clear()
+        lists[way] = [n.node.node_id for n in search.sparse_search(store, "annual fee euros", 1, one, passing)]
+        first, later = set(asked[0]), {i for block in asked[1:] for i in block}
+        assert len(first) == 1 and not first <= want, asked        # a contract's chunk leads
+        if way == "store":
+            assert later == want, asked
+        else:
+            assert later - want, asked
+    assert lists["store"] == lists["read"] == list(want)
+    hits = rag.search("annual fee", filters=one).final
+    assert [h.node.node_id for h in hits] == list(want)

@@ -11,7 +11,7 @@ import json
 import threading
 import uuid
 import warnings
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -219,6 +219,11 @@ class StoreAdapter:
     def check_filters(self, filters: Any) -> None:
         """Raise InputError naming a filter key that no stored chunk can have (a misspelt key otherwise
         matches nothing, silently); a store that cannot tell checks nothing."""
+
+    def ids_passing(self, filters: Any) -> Collection[str] | None:
+        """The ids of the stored chunks that pass ``filters``, read by the store itself without reading the
+        chunks, or None when it cannot (the in-memory legs then read candidates until enough pass)."""
+        return None
 
     def sparse_search(self, query: str, k: int, filters: Any = None) -> list[Any] | None:
         """The store's own keyword search (NodeWithScore, best first), or None when it has none and

@@ -80,6 +80,9 @@ class LanceDBAdapter(StoreAdapter):
         except ValueError as exc:
             raise InputError(str(exc)) from None
 
+    def ids_passing(self, filters: Any) -> set[str] | None:
+        return self.vector_store.ids_where(filters)
+
     def get_nodes(self, node_ids: Sequence[str], locators: Sequence[Any] | None = None) -> list[Any]:
         if not node_ids:
             return []
