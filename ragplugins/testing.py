@@ -268,6 +268,7 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     import warnings
 
     from llama_index.core.schema import NodeWithScore
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
     from ragplugins import search
     from ragplugins.nodes import annotation, cosine
@@ -333,6 +334,12 @@ def check_store_adapter(open_rag: Callable[[], RagPlugins], corpus: Path,
     native = adapter.sparse_search(query, 3)
     assert native is None or all(isinstance(n, NodeWithScore) for n in native), "sparse_search(): NodeWithScore or None"
     assert search.sparse_search(adapter, "annual fee", 3), "the sparse leg found nothing for words in the corpus"
+    first_name = next(iter(adapter.list_documents().values())).metadata.get("file_name")
+    only = MetadataFilters(filters=[MetadataFilter(key="file_name", value=first_name)])
+    passing = adapter.ids_passing(only)
+    assert passing is None or set(passing) == {n.node_id for n in adapter.iter_nodes()
+                                               if n.metadata.get("file_name") == first_name}, \
+        "ids_passing() is not the ids of the chunks that pass the filters"
 
     # Caches built from the contents go stale on a write through ragplugins.
     builds: list[int] = []
