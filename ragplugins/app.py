@@ -130,19 +130,12 @@ class RagPlugins(Indexing, Assembly):
         return self._contexts[key]
 
 
-def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,
-         vector_store: Any = None, registry: PluginRegistry | None = None, without: Sequence[str] = ()) -> RagPlugins:
-    """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
-    and the installed plugins. Raises ConfigError listing every problem.
-
-    The embedder and the LLM are each taken from, in order: the argument, the config
-    (``embed_model``/``llm``), what the app set on LlamaIndex's ``Settings``, the bundled default
-    (MiniLM; no LLM). ``rp.models`` says which, and the ``ragplugins`` logger says it once.
-    ``without``: enabled plugins to leave out this time (the rest of the config as written)."""
+def checked_config(config: str | Path | dict | None, registry: PluginRegistry, without: Sequence[str] = ()) -> Config:
+    """The config as ``load`` reads it, checked against the installed plugins (their own checks too), before
+    any model is loaded. Raises ConfigError listing every problem."""
     cfg = parse_config(config, strict=False)
     if without:
         cfg.core.enable = [name for name in cfg.core.enable if name not in set(without)]
-    registry = registry or PluginRegistry.discover()
     loaded = registry.loaded()
     failed = {r.name: r.error or "" for r in registry.all_records() if not r.loaded}
     validate_plugins(cfg, {n: r.info for n, r in loaded.items()}, failed)
@@ -152,6 +145,20 @@ def load(config: str | Path | dict | None = None, *, embed_model: Any = None, ll
                 for problem in found]
     if problems:
         raise ConfigError(problems, cfg.source)
+    return cfg
+
+
+def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,
+         vector_store: Any = None, registry: PluginRegistry | None = None, without: Sequence[str] = ()) -> RagPlugins:
+    """Load a config (file path, dict, or the ragplugins.toml found in the working directory)
+    and the installed plugins. Raises ConfigError listing every problem.
+
+    The embedder and the LLM are each taken from, in order: the argument, the config
+    (``embed_model``/``llm``), what the app set on LlamaIndex's ``Settings``, the bundled default
+    (MiniLM; no LLM). ``rp.models`` says which, and the ``ragplugins`` logger says it once.
+    ``without``: enabled plugins to leave out this time (the rest of the config as written)."""
+    registry = registry or PluginRegistry.discover()
+    cfg = checked_config(config, registry, without)
     from ragplugins.models import choose_models
 
     models = choose_models(cfg.core, embed_model=embed_model, llm=llm)

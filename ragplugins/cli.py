@@ -548,7 +548,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import COST, identical_arms_note, instrument_keys, table
+    from ragplugins.eval.report import COST, INSTRUMENT_MEAN, changes, identical_arms_note, instrument_keys, table
 
     instrument = instrument_keys(run)
     if note := identical_arms_note(run):
@@ -556,11 +556,16 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     for k in run.ks:
         click.echo(f"\nk = {k}\n" + table(run, k) + "\n\n" + table(run, k, columns=COST))
         if instrument:
-            click.echo("\nthe plugins' own measurements (mean per query)\n" + table(run, k, extra=instrument,
-                                                                                    metrics=False))
+            click.echo(f"\nthe plugins' own measurements ({INSTRUMENT_MEAN})\n"
+                       + table(run, k, extra=instrument, metrics=False))
+    if len(run.arms) > 1:
+        click.echo(f"\nper question against '{run.arms[0]}' (final nDCG@10)\n" + "\n".join(changes(run)))
     if run.coverage_failures:
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
-                   + ", ".join(f["id"] for f in run.coverage_failures))
+                   + ", ".join(f["id"] for f in run.coverage_failures)
+                   + " (they count as misses; expected strings are matched in the chunks' text as indexed, where an "
+                     "HTML or PDF page is Markdown: `code` and **bold** marks can sit inside a sentence; "
+                     "`ragplugins query QUESTION --full` prints that text)")
     click.echo(f"\nwrote {out}/results.json, results.md" + ("" if no_chart else ", chart.png"))
 
 

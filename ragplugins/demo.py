@@ -145,7 +145,7 @@ def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed:
     if not rows:
         return 0
     console.print("\nAnswers checked against the retrieved evidence (scripted answers stand in for an LLM):")
-    flagged = 0
+    flagged = changed_count = 0
     for row in rows:
         rp = load(cfg, registry=reg, embed_model=embed, llm=ScriptedAnswer(text=row["answer"]))
         response: Any = rp.query_engine().query(row["query"])
@@ -154,12 +154,16 @@ def _check_answers(console: Console, demo_dir: Path, cfg: dict, reg: Any, embed:
         traced = response.metadata["ragplugins"]
         checked = [d for d in traced["decisions"] if d["plugin"] in checkers]
         lines = [line for line, _ in decision_lines({**traced, "decisions": checked})]
-        changed = response.response != row["answer"] or any(d["numbers"].get("grounded") is False for d in checked)
-        flagged += changed
+        replaced = response.response != row["answer"]
+        marked = not replaced and any(d["numbers"].get("grounded") is False for d in checked)
+        flagged += replaced or marked
+        changed_count += replaced
         console.print(f"  {row['query']}\n    answer ({row['note']}): {row['answer']}", markup=False)
         for line in lines or [_nobody_checks(cfg, reg)]:
             console.print(f"    {line}", markup=False)
-    console.print(f"answers flagged or changed: {flagged}/{len(rows)}")
+    # "no change" above is the answer's text; an answer kept but marked unverified is still flagged.
+    console.print(f"answers flagged: {flagged}/{len(rows)} (text replaced: {changed_count}, kept and marked "
+                  f"unverified in response.metadata: {flagged - changed_count})")
     return flagged
 
 

@@ -1,6 +1,7 @@
 """ragplugins eval on a tiny corpus: metrics, coverage gate, invariant, budget control, determinism."""
 
 import json
+import re
 import sys
 
 import pytest
@@ -91,7 +92,11 @@ def test_minimal_gold_form_and_bad_rows(tmp_path):
     path.write_text('{"query": "q?"}\n')
     from ragplugins import InputError
 
-    with pytest.raises(InputError, match="g.jsonl:1: a gold row needs 'query' and 'expected'"):
+    with pytest.raises(InputError, match="g.jsonl:1: a gold row needs 'query' and 'expected'; this one has no "
+                                         "'expected'$"):
+        load_gold([path])
+    path.write_text('{"question": "q?"}\n')
+    with pytest.raises(InputError, match="this one has no 'query' and no 'expected'$"):
         load_gold([path])
 
 
@@ -103,8 +108,29 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "| dense | 4 |" in result.output and "coverage gate: 1 rows" in result.output
+    # Why a row can fail the gate, which questions moved against the first arm, and (no terminal here) a line
+    # at each step on stderr.
+    assert "expected strings are matched in the chunks' text as indexed" in result.output
+    assert re.search(r"per question against 'off' \(final nDCG@10\)\nk=3 dense: improved \d+ \[.*\], regressed "
+                     r"\d+ \[.*\], unchanged \d+", result.output), result.output
+    assert "eval: indexing for arm off\n" in result.stderr and "eval: arm dense, k=3: 4 questions\n" in result.stderr
+    assert "each the mean over the questions where the plugin recorded it" not in result.output  # no plugin arm
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     assert data["arms"] == ["off", "dense"] and len(data["rows"]) == 8
+
+
+def test_eval_cli_names_a_missing_folder_and_the_arm_of_a_bad_config_before_any_model_loads(tiny_corpus, gold_file,
+                                                                                            tmp_path, monkeypatch):
+    import ragplugins.eval.runner as runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "load_embed_model", lambda *a, **k: pytest.fail("the embedder was loaded"))
+    run = CliRunner().invoke
+    out = run(get_cli(), ["eval", "exim-docs", "--gold", str(gold_file), "--arm", "off"]).output
+    assert out.startswith("error: path 'exim-docs' does not exist; give the documents' folder"), out
+    out = run(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off", "--arm", "xref",
+                          "--set", 'xref:enable=["crosref"]']).output
+    assert out.startswith("error: invalid ragplugins config (arm 'xref'):") and "did you mean 'crossref'" in out, out
 
 
 def test_cache_is_keyed_by_the_llm_when_an_index_time_plugin_is_on(tiny_corpus, bundled_embed_model):

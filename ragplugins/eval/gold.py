@@ -53,8 +53,11 @@ def load_gold(paths: Iterable[str | Path]) -> list[GoldRow]:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{lineno}: not valid JSON: {exc}") from exc
-            if not isinstance(data, dict) or "query" not in data or "expected" not in data:
-                raise InputError(f"{path}:{lineno}: a gold row needs 'query' and 'expected'")
+            if not isinstance(data, dict):
+                raise InputError(f"{path}:{lineno}: a gold row is a JSON object with 'query' and 'expected'")
+            if missing := [key for key in ("query", "expected") if key not in data]:
+                raise InputError(f"{path}:{lineno}: a gold row needs 'query' and 'expected'; this one has no "
+                                 + " and no ".join(f"'{key}'" for key in missing))
             expected = data["expected"]
             if isinstance(expected, str):
                 expected = [expected]

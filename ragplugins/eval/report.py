@@ -52,6 +52,22 @@ def instrument_keys(run) -> list[str]:
     return sorted({key for r in run.rows for key in r["instrument"]})
 
 
+# An instrument value is recorded where the plugin had something to say (``hit_expected_source`` only where it
+# hopped), so its mean is over those questions, not all of them.
+INSTRUMENT_MEAN = "each the mean over the questions where the plugin recorded it"
+
+
+def changes(run) -> list[str]:
+    """Per arm after the first and k: the questions whose final nDCG@10 rose or fell against the first arm."""
+    out = []
+    for k in run.ks:
+        for arm in run.arms[1:]:
+            c = run.compare(run.arms[0], arm, k)
+            out.append(f"k={k} {arm}: improved {len(c['improved'])} {c['improved']}, "
+                       f"regressed {len(c['regressed'])} {c['regressed']}, unchanged {len(c['unchanged'])}")
+    return out
+
+
 def markdown(run) -> str:
     out = [f"# ragplugins eval: {', '.join(run.meta.get('corpus', []))}", "",
            f"{run.meta.get('n_queries')} queries; embedder {run.meta.get('embedder')}; seed {run.meta.get('seed')}.",
@@ -64,7 +80,7 @@ def markdown(run) -> str:
         out += [f"## k = {k}", "", "Quality (mean over queries):", "", table(run, k), "",
                 f"Cost ({run.meta.get('warmup') or 'no warm-up'}):", "", table(run, k, columns=COST), ""]
         if instrument:
-            out += ["The plugins' own measurements (mean per query):", "",
+            out += [f"The plugins' own measurements ({INSTRUMENT_MEAN}):", "",
                     table(run, k, extra=instrument, metrics=False), ""]
         slices = [sl for sl in run.slices() if sl != "all"]
         if slices:
@@ -78,11 +94,7 @@ def markdown(run) -> str:
             out.append("")
     if len(run.arms) > 1:
         out += ["## Per-query changes against the first arm (final nDCG@10)", ""]
-        for k in run.ks:
-            for arm in run.arms[1:]:
-                c = run.compare(run.arms[0], arm, k)
-                out.append(f"- k={k} {arm}: improved {len(c['improved'])} {c['improved']}, "
-                           f"regressed {len(c['regressed'])} {c['regressed']}, unchanged {len(c['unchanged'])}")
+        out += [f"- {line}" for line in changes(run)]
         out.append("")
     out += ["## Checks", "",
             f"- coverage gate: {len(run.coverage_failures)} rows with an expected string in no chunk"

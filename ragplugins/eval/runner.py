@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragplugins.app import RagPlugins, load
+from ragplugins.app import RagPlugins, checked_config, load
 from ragplugins.embeddings import embedder_identity, load_embed_model
-from ragplugins.errors import PluginError
+from ragplugins.errors import ConfigError, InputError, PluginError
 from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
 from ragplugins.plugins import PluginRegistry
@@ -242,6 +242,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
              registry: PluginRegistry | None = None) -> EvalRun:
     """Index ``paths`` once per distinct index-time setup (cached by fingerprint), run every
     gold query through every arm at every k, and score both lists."""
+    from rich.console import Console
     from rich.progress import Progress
 
     _seed()
@@ -254,7 +255,15 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     for arm in arms:
         if arm.budget_of is not None and arm.budget_of not in names:
             raise ValueError(f"arm '{arm.name}' is budget-matched to unknown arm '{arm.budget_of}'")
+    for root in roots:
+        if not root.exists():
+            raise InputError(f"path '{root}' does not exist; give the documents' folder or files to evaluate on")
     registry = registry or PluginRegistry.discover()
+    for arm in arms:  # every arm's config checked before the embedder loads and the first index builds
+        try:
+            checked_config(merge_config(base_config or {}, arm.config), registry)
+        except ConfigError as exc:
+            raise ConfigError(exc.problems, f"arm '{arm.name}'") from None
     embed_model = embed_model or load_embed_model((base_config or {}).get("embed_model", "default"))
     cache = Path(cache_dir) if cache_dir else DEFAULT_CACHE
     run = EvalRun(arms=names, ks=ks)
@@ -263,8 +272,15 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     covered: dict[str, list[dict]] = {}
     setups: dict[str, str] = {}
     first_lists: dict[tuple, dict[str, list[str]]] = {}
-    with Progress(disable=not progress, transient=True) as bar:
+    # A terminal gets a live bar; a log file (no terminal to redraw) a line at each step.
+    console = Console(stderr=True)
+    with Progress(disable=not progress, transient=True, console=console) as bar:
         task = bar.add_task("eval", total=len(arms) * len(ks) * len(gold))
+
+        def step(description: str) -> None:
+            bar.update(task, description=description)
+            if progress and not console.is_terminal:
+                console.print(f"eval: {description}", markup=False, highlight=False)
         for arm in order:
             cfg = merge_config(base_config or {}, arm.config)
             cfg.pop("persist_dir", None)
@@ -284,7 +300,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     if (cache / fp).exists():  # a build that died half way
                         shutil.rmtree(cache / fp)
                         rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
-                    bar.update(task, description=f"indexing for arm {arm.name}")
+                    step(f"indexing for arm {arm.name}")
                     rp.index_paths(roots)
                     done.write_text("ok")
             run.meta["indexes"][arm.name] = fp
@@ -306,7 +322,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     ref = run.summary(arm.budget_of, k)
                     # Raised to at least the feature arm's mean final length: never below it.
                     k_used = max(k, math.ceil(ref.get("final_len", k) - 1e-9))
-                bar.update(task, description=f"{arm.name} k={k}")
+                step(f"arm {arm.name}, k={k}: {len(gold)} questions")
                 # Untimed warm-up: the first search of an arm builds the BM25 index and the plugins'
                 # caches, which no later query pays; a question outside the gold set so no gold query
                 # finds its own embedding cached.
