@@ -119,9 +119,11 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
     # they lead to, and a label.
     blocks = {id(link.parent): link.parent for link in soup.find_all("a", hreflang=True) if link.parent is not None}
     for block in blocks.values():
+        if block.decomposed:   # inside a block that went before it
+            continue
         links = block.find_all("a", hreflang=True)
         label = len(_WORD.findall(block.get_text(" "))) - sum(len(_WORD.findall(a.get_text(" "))) for a in links)
-        if not block.decomposed and len(links) >= 2 and label <= 5:
+        if len(links) >= 2 and label <= 5:
             block.decompose()
 
 

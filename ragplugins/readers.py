@@ -33,10 +33,12 @@ PDF_SUFFIXES = {".pdf"}
 KNOWN_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES
 GZIP_SUFFIX = ".gz"
 # Files a project or a Debian package ships as plain text without a type in their name: README,
-# README.Debian, NEWS.Debian.gz, changelog.Debian.gz, LICENSE.MIT.
+# README.Debian, README.source, NEWS.Debian.gz, changelog.Debian.gz, LICENSE.MIT. What follows such a name is a
+# qualifier (a capital, or Debian's "source"), not a type: install.sh and changes.json are not read as text.
 PLAIN_TEXT_NAMES = {"authors", "bugs", "changelog", "changes", "contributing", "copying", "copyright", "faq",
                     "hacking", "history", "install", "licence", "license", "news", "notice", "readme", "thanks",
                     "todo"}
+PLAIN_TEXT_QUALIFIERS = {".source", ".debian"}
 PLAIN_TEXT = ".txt"
 SUPPORTED = [*sorted(KNOWN_SUFFIXES),
              "text files without an extension (README, changelog.Debian)",
@@ -151,7 +153,8 @@ def file_type(path: Path) -> tuple[str, bool]:
     compressed = path.suffix.lower() == GZIP_SUFFIX
     name = Path(path.stem if compressed else path.name)
     suffix = name.suffix.lower()
-    if not suffix or (suffix not in KNOWN_SUFFIXES and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
+    qualifier = name.suffix[1:2].isupper() or suffix in PLAIN_TEXT_QUALIFIERS
+    if not suffix or (qualifier and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
         return PLAIN_TEXT, compressed
     return suffix, compressed
 

@@ -103,12 +103,14 @@ def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag
     (folder / "helper").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00" * 20)       # a program
     (folder / "changelog.gz").write_bytes(b"\x1f\x8b\x08")                     # cut short
     (folder / "python3.11").write_text("not a plain-text name, and '.11' is not a type")
+    (folder / "install.sh").write_text("#!/bin/sh\nmake install\n")                 # a script, not a README
     with pytest.warns(UserWarning) as caught:
         _, report = rag.index_paths([folder])
     said = " ".join(str(w.message) for w in caught)
     assert sorted(report.added) == ["README", "README.Debian", "changelog.Debian.gz", "copyright"]
     assert "helper': it is a binary file, not text" in said
     assert "changelog.gz': it is not a readable gzip file" in said
+    assert "install.sh': unsupported file type '.sh'" in said
     assert re.search(r"python3\.11': unsupported file type '\.11' \(supported: .*text files without an "
                      r"extension \(README, changelog\.Debian\), and the text and HTML ones gzip-compressed", said), said
     texts = {n.ref_doc_id: n.get_content() for n in rag.context().all_nodes()}
