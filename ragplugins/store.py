@@ -43,6 +43,7 @@ from ragplugins.nodes import (
     cosine,  # noqa: F401 - plugins import it from here too
     hide_metadata,
 )
+from ragplugins.stores.base import CORE_ONLY_KEYS
 
 logger = logging.getLogger(__name__)
 
@@ -369,8 +370,9 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 return f"metadata.{key}" if _IDENT.match(key) else f"metadata.`{key}`"
             if key in top_level:
                 return key
-            raise ValueError(f"cannot filter on metadata key '{key}': table '{self._name}' has no such "
-                             f"key (filterable keys: {', '.join(sorted(fields))})")
+            own = sorted(k for k in self.node_metadata_keys() if k not in CORE_ONLY_KEYS)
+            raise ValueError(f"cannot filter on metadata key '{key}': no indexed chunk has it (their keys: "
+                             f"{', '.join(own)}); check the filter's key")
 
         def one(f: MetadataFilter) -> str:
             col, op, v = column(f.key), f.operator, f.value
