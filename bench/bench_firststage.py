@@ -188,6 +188,10 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
     return (lambda q: [n.node.get_content() for n in fusion.retrieve(q)]), len(nodes)
 
 
+# Core settings read only at query time: arms that differ in them share one index.
+QUERY_TIME_SETTINGS = {"top_k", "retrieval", "fusion", "fusion_depth", "merge_adjacent", "on_plugin_error"}
+
+
 def ragplugins_app(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
     from ragplugins.config import parse_config
@@ -195,7 +199,7 @@ def ragplugins_app(name: str, paths: Sequence[Path], embed: BaseEmbedding, confi
 
     cfg = {"enable": [], "top_k": K, **config}
     # Keyed by every effective core setting (defaults included), so a changed default is a new index.
-    core = parse_config({"ragplugins": cfg}).core.model_dump(mode="json")
+    core = parse_config({"ragplugins": cfg}).core.model_dump(mode="json", exclude=QUERY_TIME_SETTINGS)
     # And by the corpus's bytes and the core's code: a re-extracted corpus (another package version) or a
     # changed chunker is another index (a stale one was reused once, 2026-12-02).
     key = hashlib.sha1(json.dumps([name, core, files_fingerprint(paths), code_hash(ragplugins)],
@@ -227,7 +231,9 @@ def score(retrieve, rows: Sequence[GoldRow]) -> dict[str, Any]:
         texts = retrieve(row.query)
         times.append((time.perf_counter() - start) * 1000)
         m = metrics.list_metrics(texts, row.expected, row.match)
-        per_query[row.id] = {"ndcg@10": m["ndcg@10"], "recall@10": m["recall@10"], "recall@20": m["recall@20"]}
+        # How much text the first 10 hold: a pipeline with longer chunks (or passages) covers more with each place.
+        per_query[row.id] = {"ndcg@10": m["ndcg@10"], "recall@10": m["recall@10"], "recall@20": m["recall@20"],
+                             "chars@10": sum(len(t) for t in texts[:10])}
     n = len(per_query) or 1
     return {"n": len(per_query),
             "ndcg@10": sum(v["ndcg@10"] for v in per_query.values()) / n,
@@ -295,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                 ids = [r.id for r in rows if in_split(r, sp)]
                 per = [res["per_query"][i] for i in ids]
                 res["splits"][sp] = {"n": len(per), **{m: sum(v[m] for v in per) / max(1, len(per))
-                                                       for m in ("ndcg@10", "recall@10", "recall@20")}}
+                                                       for m in ("ndcg@10", "recall@10", "recall@20", "chars@10")}}
             results.setdefault(name, {})[arm] = res
             cells = " | ".join(f"{res['splits'][sp]['ndcg@10']:.3f} | {res['splits'][sp]['recall@10']:.3f}"
                                for sp in splits)

@@ -23,6 +23,8 @@ the core and confirmed through the product path with bench_firststage.py.
         bench/goldsets/public_dev2 bench/goldsets/debian_dev3 --changes    # -> headers_dev.txt
     python bench/research_firststage.py --lever doc --corpus ... --split dev --extra-dev \
         bench/goldsets/public_dev2 bench/goldsets/debian_dev3 --changes    # -> doc_leg_dev.txt
+    python bench/research_firststage.py --lever merge --corpus ... --split dev --extra-dev \
+        bench/goldsets/public_dev2 bench/goldsets/debian_dev3 --changes    # -> merge_lever_dev.txt
 
 The levers are scored on the index built with ``window_scoring = "off"`` (first-window vectors; the window
 arms embed the windows here), so ``current`` stays the first stage before window scoring.
@@ -69,6 +71,9 @@ Levers:
   (1 - lambda) x their normalised weight (a term in both gets both), fused with the unchanged dense leg. Both:
   the two at once from the same feedback. Settings from the literature, two each, not fitted. ``--changes``
   compares with the baseline and tags each question's kind; a second table holds the paraphrases alone.
+- merge: neighbouring hits as one passage (adopted as ``merge_adjacent``): walking the shipped stage's fused
+  list, a chunk next to one already placed from the same document joins that place while it holds fewer than 2,
+  3 or any number of chunks; the walk ends when the k-th place is taken. Scored on the passages' text.
 - weights: leg weights from signals available at query time: the share of the query's BM25 tokens
   the index knows, how far each leg's best score stands out of its top 50 (z of the first), and
   the fixed 1.5 either way for reference.
@@ -212,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", nargs="+", required=True)
     p.add_argument("--lever", required=True,
                    choices=["fusion", "impute", "weights", "windows", "structure", "align", "context", "diagnose",
-                            "prf", "headers", "doc"])
+                            "prf", "headers", "doc", "merge"])
     p.add_argument("--split", default="dev", help="dev, test, all, or an --extra-dev folder's name (its rows alone)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
                    help="add these folders' rows to the dev split (bench_firststage.py's --extra-dev)")
@@ -260,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             headered = chunk_headers(inner, nodes, vectors, embed)
         if args.lever == "doc":
             doc_leg = DocumentLeg(inner, nodes, vectors, embed)
+        if args.lever == "merge":
+            merger = AdjacentMerge(inner, nodes, vectors, embed)
         if args.lever in ("windows", "structure"):
             reader = embedder_reader(inner)
             per_chunk = [[v] + [np.asarray(w, dtype=np.float32) for w in
@@ -332,6 +339,10 @@ def main(argv: list[str] | None = None) -> int:
             elif args.lever == "doc":
                 for arm, order in doc_leg.arms(row.query, q, bm).items():
                     scored[arm].append(score(order))
+            elif args.lever == "merge":
+                for arm, passages in merger.arms(q, bm).items():
+                    m = metrics.list_metrics(passages[:K], row.expected, row.match)
+                    scored[arm].append((m["ndcg@10"], m["recall@10"]))
             elif args.lever == "headers":
                 for arm, (firsts, owner, every, index) in headered.items():
                     bm_arm = bm
@@ -370,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
                     scored[f"{arm}, fused"].append(score(fuse([(d, 1.0), (bm, 1.0)])))
                 scored["first window (current), dense alone"].append(
                     score([int(i) for i in np.argsort(-dense, kind="stable")]))
-        base_arm = {"prf": PRF_BASE, "headers": "either (shipped)", "doc": "either (shipped)"}.get(
+        base_arm = {"prf": PRF_BASE, "headers": "either (shipped)", "doc": "either (shipped)",
+                     "merge": "either (shipped)"}.get(
             args.lever, "current (distribution sum)")
         if args.lever == "prf":
             para = [n for n, row in enumerate(rows) if row.dimensions.get("kind") == "paraphrase"]
@@ -391,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                          + (f" ({row.dimensions.get('kind', '-')})" if args.lever == "prf" else "")
                          for row, v, c in zip(rows, values, now) if v[1] != c[1]]
                 print(f"{name}: {arm}: R@10 changed on {', '.join(moved) or 'none'}", flush=True)
-                if args.lever in ("structure", "context", "headers", "doc"):
+                if args.lever in ("structure", "context", "headers", "doc", "merge"):
                     shifted = [f"{row.id} {c[0]:.2f}->{v[0]:.2f}" for row, v, c in zip(rows, values, now)
                                if abs(v[0] - c[0]) > 1e-9]
                     print(f"{name}: {arm}: nDCG@10 changed on {', '.join(shifted) or 'none'}", flush=True)
@@ -607,6 +619,16 @@ def context_windows(inner, nodes, vectors, embed) -> dict:
     return out
 
 
+def embedded_windows(inner, nodes, vectors, embed) -> tuple[np.ndarray, np.ndarray]:
+    """Every chunk's windows as the shipped stage scores them: (owner chunk of each window, unit vectors), the
+    first window's vector the chunk's own, the later ones embedded here (cached by text)."""
+    reader = embedder_reader(inner)
+    per_chunk = [window_texts(*reader, n) for n in nodes]
+    flat = [t for texts in per_chunk for t in texts]
+    embedded = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
+    return stacked_windows([[v] + [next(embedded) for _ in texts] for v, texts in zip(vectors, per_chunk)])
+
+
 class DocumentLeg:
     """A document-level leg (the ``doc`` lever): BM25 over whole documents (their name and every chunk), its
     top 50 documents' scores normalised as the other legs' are, added with weight w to the fused score of each
@@ -616,12 +638,7 @@ class DocumentLeg:
 
     def __init__(self, inner, nodes, vectors, embed) -> None:
         self.vectors, self.chunks = vectors, len(nodes)
-        reader = embedder_reader(inner)
-        per_chunk = [window_texts(*reader, n) for n in nodes]
-        flat = [t for texts in per_chunk for t in texts]
-        embedded = iter(np.asarray(embed.get_text_embedding_batch(flat), dtype=np.float32))
-        self.owner, self.every = stacked_windows([[v] + [next(embedded) for _ in texts]
-                                                  for v, texts in zip(vectors, per_chunk)])
+        self.owner, self.every = embedded_windows(inner, nodes, vectors, embed)
         by_doc: dict[str, list] = defaultdict(list)
         for n in nodes:
             by_doc[str(n.ref_doc_id)].append(n)
@@ -645,6 +662,63 @@ class DocumentLeg:
         for w in self.WEIGHTS:
             total = {i: v + w * doc_part.get(int(self.doc_of[i]), 0.0) for i, v in fused.items()}
             out[f"document leg, weight {w}"] = sorted(base, key=lambda i: (-total[i], rank[i]))
+        return out
+
+
+class AdjacentMerge:
+    """Neighbouring hits as one passage (the ``merge`` lever): walking the shipped stage's fused list, a chunk
+    next to one already listed from the same document (consecutive in the document) joins that passage instead
+    of taking a place of its own, while the passage holds fewer than ``cap`` chunks (2: LlamaIndex's default
+    1024-token chunk; None: any run), so the top 10 hold more distinct passages of the same text. What
+    LlamaIndex's AutoMergingRetriever does with a hierarchy, done with a document's chunk order."""
+
+    CAPS = (2, 3, None)
+
+    def __init__(self, inner, nodes, vectors, embed) -> None:
+        self.vectors, self.chunks = vectors, len(nodes)
+        self.owner, self.every = embedded_windows(inner, nodes, vectors, embed)
+        self.nodes = nodes
+        self.texts = [n.get_content() for n in nodes]
+        by_doc: dict[str, list[int]] = defaultdict(list)
+        for i, n in enumerate(nodes):
+            by_doc[str(n.ref_doc_id)].append(i)
+        self.doc_of = [str(n.ref_doc_id) for n in nodes]
+        self.place = {}
+        for members in by_doc.values():
+            for place, i in enumerate(sorted(members, key=lambda m: nodes[m].start_char_idx or 0)):
+                self.place[i] = place
+
+    def passage(self, members: list[int]) -> str:
+        members = sorted(members, key=lambda i: self.place[i])
+        text, end = self.texts[members[0]], self.nodes[members[0]].end_char_idx
+        for i in members[1:]:
+            start = self.nodes[i].start_char_idx
+            cut = max(0, end - start) if end is not None and start is not None else 0
+            text += ("" if cut else "\n") + self.texts[i][cut:]
+            end = self.nodes[i].end_char_idx
+        return text
+
+    def merged(self, order: list[int], cap: int | None) -> list[str]:
+        groups: list[list[int]] = []
+        for i in order:
+            if len(groups) >= K:
+                break
+            home = next((g for g in groups if self.doc_of[g[0]] == self.doc_of[i]
+                         and (cap is None or len(g) < cap)
+                         and any(abs(self.place[i] - self.place[j]) == 1 for j in g)), None)
+            if home is None:
+                groups.append([i])
+            else:
+                home.append(i)
+        return [self.passage(g) for g in groups]
+
+    def arms(self, q: np.ndarray, bm: np.ndarray) -> dict[str, list[str]]:
+        first = self.vectors @ q
+        best = best_window(self.owner, self.every @ q, self.chunks)
+        order = fuse_max_dense([first, (first + best) / 2], bm)
+        out = {"either (shipped)": [self.texts[i] for i in order[:K]]}
+        for cap in self.CAPS:
+            out[f"adjacent hits merged, up to {cap or 'any'} chunks"] = self.merged(order, cap)
         return out
 
 

@@ -17,7 +17,9 @@ Nodes at query time
     ``annotate``/``annotation`` and ``tag``/``tags`` (per-query notes on a copy of a node, hidden
     from embed and LLM text), ``hide_metadata`` (keep metadata keys out of embed and LLM text),
     ``cosine``, ``query_cosine``, ``dense_cosine``, ``document_name``, ``document_label``,
-    ``rrf_score`` and ``RRF_K`` (the core's reciprocal-rank fusion constant).
+    ``rrf_score`` and ``RRF_K`` (the core's reciprocal-rank fusion constant), ``passage_members`` (the
+    chunks a first-stage result joins: neighbouring chunks that both rank come back as one passage, the
+    core's ``merge_adjacent``; a chunk a plugin adds that is already one of them is already in the list).
     ``CHUNK_INDEX_KEY`` (a chunk's position in its document, from 0) and ``DOC_HASH_KEY`` (its
     document's content hash) are the metadata keys the core writes on every chunk it indexes;
     ``ANNOTATION_KEY`` is where ragplugins keeps its notes (``node.metadata`` and
@@ -78,7 +80,7 @@ _EXPORTS = {
     "tags": "ragplugins.nodes", "hide_metadata": "ragplugins.nodes", "cosine": "ragplugins.nodes",
     "query_cosine": "ragplugins.nodes", "dense_cosine": "ragplugins.nodes", "document_name": "ragplugins.nodes",
     "document_label": "ragplugins.nodes", "ANNOTATION_KEY": "ragplugins.nodes",
-    "RRF_K": "ragplugins.search",
+    "passage_members": "ragplugins.passages", "RRF_K": "ragplugins.search",
     # recording
     "record_decision": "ragplugins.trace", "record": "ragplugins.trace", "timed": "ragplugins.trace",
     "Decision": "ragplugins.trace",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
         tag,
         tags,
     )
+    from ragplugins.passages import passage_members
     from ragplugins.search import RRF_K
     from ragplugins.stores import ChunkRow, StateError, StoreAdapter
     from ragplugins.trace import Decision, Trace, record, record_decision, timed

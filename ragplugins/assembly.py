@@ -142,7 +142,7 @@ class Assembly(AppPart):
         core, ctx = self.config.core, self.context(index)
         return search.HybridRetriever(ctx.store, ctx.embed_query, top_k=top_k or core.top_k, mode=core.retrieval,
                                       filters=filters, fusion_depth=core.fusion_depth, fusion=core.fusion,
-                                      window_scoring=core.window_scoring)
+                                      window_scoring=core.window_scoring, merge_adjacent=core.merge_adjacent)
 
     def retriever(self, index: VectorStoreIndex | None = None, base: BaseRetriever | None = None,
                   filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None) -> RagRetriever:
@@ -229,6 +229,11 @@ class Assembly(AppPart):
                filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None,
                base: BaseRetriever | None = None) -> SearchResult:
         """Retrieve without synthesis: first-stage list, final list (after postprocessors), trace."""
+        if index is None:
+            try:
+                self.require_index()
+            except InputError as exc:  # an app may search before its first documents arrive: nothing, and why
+                warnings.warn(f"ragplugins: {exc}; the search returns nothing", stacklevel=2)
         index = index or self.index()
         if base is None:
             filters = None if isinstance(filters, NotGiven) else filters

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
 import sys
 import textwrap
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragplugins.errors import ConfigError, InputError, RagPluginsError
+from ragplugins.errors import ConfigError, PluginError, RagPluginsError
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 if TYPE_CHECKING:
@@ -58,6 +60,10 @@ def registry() -> PluginRegistry:
     return _registry
 
 
+# Set to see the traceback behind an error (a plugin's own bug shows the plugin's file and line).
+DEBUG_VAR = "RAGPLUGINS_DEBUG"
+
+
 def _quiet_libraries() -> None:
     # The model-loading progress bar of transformers, on every command; read when transformers is imported.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -96,7 +102,11 @@ class RagGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RagPluginsError as exc:
+            if os.environ.get(DEBUG_VAR):
+                traceback.print_exception(exc)
             click.echo(f"error: {exc}", err=True)
+            if isinstance(exc, PluginError) and not os.environ.get(DEBUG_VAR):
+                click.echo(f"(set {DEBUG_VAR}=1 to see where it failed)", err=True)
             sys.exit(2)
 
 
@@ -331,15 +341,6 @@ def _embedder_said(rp: RagPlugins) -> str:
     return f"{type(embed).__name__} {model} ({source})"
 
 
-def _require_index(rp: RagPlugins) -> None:
-    """Stop where persist_dir holds no index: opening one there would create an empty index."""
-    from ragplugins.app import MANIFEST
-
-    if rp.home is not None and rp.home.read_text(MANIFEST) is None and not rp.home.holds("lancedb"):
-        raise InputError(f"no index in '{rp.home}' ({rp.config.source}: persist_dir); build one with "
-                         "`ragplugins index PATH`, or point persist_dir at an existing one")
-
-
 @cli.command("prepare")
 @click.pass_context
 def prepare_cmd(ctx: click.Context) -> None:
@@ -347,11 +348,11 @@ def prepare_cmd(ctx: click.Context) -> None:
     the chunks are not embedded again (`index --reindex` re-embeds them); overview embeds one overview per
     document."""
     rp = load_app(ctx)
-    _require_index(rp)
+    rp.require_index()
     rp.prepare()
-    plugins = rp.index_time_plugins()
+    plugins = rp.preparable_plugins()
     click.echo(f"prepared {rp.config.core.persist_dir} for {', '.join(plugins)}" if plugins else
-               "no enabled plugin works at index time; nothing to prepare")
+               "no enabled plugin has an after-index step; nothing to prepare")
 
 
 @cli.command("delete")
@@ -424,7 +425,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     from ragplugins.trace import decision_lines
 
     rp = load_app(ctx)
-    _require_index(rp)
+    rp.require_index()
     answer = None
     if rp.llm is not None:
         response: Any = rp.query_engine(similarity_top_k=top_k).query(question)
@@ -485,6 +486,25 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
     return out
 
 
+def _bare_arm_config(name: str, overrides: dict[str, dict]) -> dict:
+    """What an arm given by name alone runs: ``off`` no plugins; ``on``, or a name a ``--set NAME:...``
+    configures, the config file (plus those settings); an installed plugin's name, that plugin alone. Any other
+    name is a mistake (a misspelt plugin would otherwise run the config file unnoticed)."""
+    if name == "off":
+        return {"enable": []}
+    if name == "on" or name in overrides:
+        return {}
+    installed = installed_plugin_names()
+    if name in installed:
+        return {"enable": [name]}
+    close = difflib.get_close_matches(name, installed, n=1)
+    raise click.BadParameter(
+        f"arm '{name}' names no config: give {name}=CONFIG.toml, configure it with --set {name}:enable='[...]', "
+        f"use 'on' for the config file or 'off' for no plugins, or an installed plugin's name for that plugin "
+        f"alone ({', '.join(installed) or 'none installed'})" + (f"; did you mean '{close[0]}'?" if close else ""),
+        param_hint="--arm")
+
+
 @cli.command("eval")
 @click.argument("paths", nargs=-1)
 @click.option("--gold", "gold_files", multiple=True, help="Gold JSONL file(s) for PATHS.")
@@ -494,7 +514,8 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:
 @click.option("--corpus", "corpus_name", help="A corpus defined in --corpora-file.")
 @click.option("--corpora-file", type=click.Path(dir_okay=False), help="TOML with [corpus.<name>] paths and gold.")
 @click.option("--arm", "arm_specs", multiple=True,
-              help="NAME or NAME=CONFIG.toml (repeatable). Default: 'off' (no plugins) and 'on' (the config).")
+              help="NAME=CONFIG.toml, off (no plugins), on (the config), a plugin's name (it alone), or a name --set "
+                   "configures (repeatable). Default: off and on.")
 @click.option("--set", "sets", multiple=True, help="[ARM:]section.key=value override, e.g. on:crossref.max_hops=2.")
 @click.option("--budget-control", "budget_of", help="Add a budget-matched control arm for this arm.")
 @click.option("--k", "ks", type=int, multiple=True, help="First-stage k (repeatable; default 20).")
@@ -536,10 +557,15 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     arms = []
     for spec in arm_specs or ("off", "on"):
         name, _, path = spec.partition("=")
-        cfg = read_config_source(path)[0] if path else ({"enable": []} if name == "off" else {})
+        cfg = read_config_source(path)[0] if path else _bare_arm_config(name, overrides)
         for target in ("*", name):
             cfg = merge_config(cfg, overrides.get(target, {}))
         arms.append(Arm(name, cfg))
+    names = [a.name for a in arms]
+    if stray := [t for t in overrides if t != "*" and t not in names]:
+        # A setting for an arm that does not run would be dropped unnoticed (often a misspelt arm).
+        raise click.BadParameter(f"--set names arm '{stray[0]}', which is not one of the arms run "
+                                 f"({', '.join(names)}); add --arm {stray[0]} or correct the name", param_hint="--set")
     if budget_of:
         arms.append(Arm(f"{budget_of}-budget-control", {"enable": []}, budget_of=budget_of))
     # One LLM for every arm, as in the app: the config file's [ragplugins] llm (or a --set *:llm=...).

@@ -124,6 +124,12 @@ class CoreSettings(BaseModel):
                               "'off': the first window only (the store's own dense search). Re-index after changing "
                               "'off' to another; an index written without the windows is searched as 'off'. "
                               "Sentence-transformers embedders only.")
+    merge_adjacent: int = Field(
+        2, ge=1, le=16,
+        description="Neighbouring chunks of one document that both rank are returned as one passage of up to this "
+                    "many chunks (ragplugins.passages), so the top_k places hold more distinct text: two 512-token "
+                    "chunks make LlamaIndex's default 1024-token chunk, so no passage is longer than what that "
+                    "default gives. 1: every chunk its own place. Query time only; no re-index.")
     window_headings: bool = Field(
         False, description="With window scoring or embed_windows: embed a window that starts inside a chunk with the "
                            "headings in force where it starts in front of it (\"dgram > Class: dgram.Socket > "

@@ -17,7 +17,7 @@ from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, Q
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from ragplugins import query_inputs, trace
-from ragplugins.errors import PluginError, StoreError
+from ragplugins.errors import InputError, PluginError, StoreError
 from ragplugins.nodes import hide_metadata
 
 _CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
@@ -68,12 +68,12 @@ class ChunkBookkeeping(TransformComponent):
         return nodes
 
 
-def _handle(policy: str, err: PluginError) -> None:
-    if isinstance(err.cause, StoreError):
-        raise err.cause  # the store is damaged, not the plugin that was reading it
+def _handle(policy: str, err: PluginError, then: str = "") -> None:
+    if isinstance(err.cause, (StoreError, InputError)):
+        raise err.cause  # the store is damaged, or the caller's input is wrong: not the plugin's doing
     if policy == "raise":
         raise err
-    warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn')", stacklevel=4)
+    warnings.warn(f"ragplugins: {err}; continuing without it (on_plugin_error = 'warn'){then}", stacklevel=4)
 
 
 class GuardedTransformation(TransformComponent):
@@ -84,6 +84,7 @@ class GuardedTransformation(TransformComponent):
     plugin: str
     policy: str = "raise"
     scope: str = Field("corpus", description="Where it may run: 'chunk' (any batch, in parallel) or 'corpus'.")
+    declared: frozenset[str] = Field(frozenset(), description="The metadata keys the plugin declares.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -91,11 +92,19 @@ class GuardedTransformation(TransformComponent):
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         try:
+            before = {key for node in nodes for key in node.metadata}
             out = self.inner(list(nodes), **kwargs)
             _check_list(out, BaseNode)
+            if undeclared := sorted({key for node in out for key in node.metadata} - before - self.declared):
+                # Only declared keys are kept out of the embedded and LLM text; the rest would move vectors.
+                warnings.warn(f"ragplugins: plugin '{self.plugin}' wrote metadata keys it does not declare "
+                              f"({', '.join(undeclared)}): they go into the text that is embedded and given to the "
+                              "LLM; declare them in its PluginInfo(metadata_keys=...)", stacklevel=2)
             return out
         except Exception as exc:  # noqa: BLE001
-            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc))
+            _handle(self.policy, PluginError(self.plugin, type(self.inner).__name__, exc),
+                    then=" (the documents of this batch are indexed without its step: once it is fixed, "
+                         "re-index them with `ragplugins index PATH --reindex`)")
             return nodes
 
 

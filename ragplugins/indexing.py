@@ -243,9 +243,13 @@ class Indexing(AppPart):
         ctx = self.context(index)
         contribs = self._contributions("ragplugins_transformations", ctx)
         policy = self.config.core.on_plugin_error
-        pre = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy, scope=c.scope)
+        declared = {name: frozenset(r.info.metadata_keys) for name, r in self.registry.loaded().items()
+                    if r.info is not None}
+        pre = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy, scope=c.scope,
+                                     declared=declared.get(c.plugin, frozenset()))
                for c in contribs if c.stage == "pre_split"]
-        post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy, scope=c.scope)
+        post = [GuardedTransformation(inner=c.component, plugin=c.plugin, policy=policy, scope=c.scope,
+                                      declared=declared.get(c.plugin, frozenset()))
                 for c in contribs if c.stage == "post_split"]
         parsers: list[TransformComponent] = []
         if self.config.core.splitter in ("auto", "markdown"):
@@ -302,6 +306,13 @@ class Indexing(AppPart):
                                      sources=read.found, prune=prune)
         report.skipped = read.skipped
         return index, report
+
+    def require_index(self) -> None:
+        """Stop where persist_dir holds no index: opening one there would create an empty one, and a search of
+        it would return nothing without a word."""
+        if self.home is not None and self.home.read_text(MANIFEST) is None and not self.home.holds("lancedb"):
+            raise InputError(f"no index in '{self.home}' ({self.config.source}: persist_dir); build one with "
+                             "`ragplugins index PATH` (rp.index_paths(...)), or point persist_dir at an existing one")
 
     def index_time_plugins(self) -> list[str]:
         hooks = ("ragplugins_transformations", "ragplugins_after_index")
@@ -552,11 +563,23 @@ class Indexing(AppPart):
         plugin state are written; text and vectors stay as they are."""
         index = index or self.index()
         self._after_write(index, [], [])
+        recorded = set(self._manifest().get("index_plugins") or []) if self.home is not None else set()
+        # A plugin with only a transformation changes chunks as they are split: stored ones need a re-index.
+        unprepared = [name for name in self.index_time_plugins() if name not in recorded
+                      and name not in self.preparable_plugins()]
+        if unprepared:
+            warnings.warn(f"ragplugins: {', '.join(unprepared)} change(s) chunks only as they are split, which "
+                          "`prepare` cannot do for stored chunks; re-index them with `ragplugins index PATH "
+                          "--reindex` (or build_index(documents, reindex=True))", stacklevel=2)
         if self.home is not None and self._manifest():
-            # Every stored chunk has been through today's index-time plugins: the next `index` need not ask
-            # for --reindex on their account.
-            self._manifest(index_plugins=self.index_time_plugins())
+            # Stored chunks have been through the after-index steps: the next `index` need not ask for
+            # --reindex on those plugins' account (it still does for the ones named above).
+            self._manifest(index_plugins=[p for p in self.index_time_plugins() if p not in unprepared])
         return index
+
+    def preparable_plugins(self) -> list[str]:
+        """The enabled plugins ``prepare`` brings stored chunks in line for: those with an after-index step."""
+        return sorted(r.name for r in self.enabled if "ragplugins_after_index" in r.hooks)
 
 
 def _file_of(root: str, doc_id: str) -> Path:

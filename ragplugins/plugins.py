@@ -118,13 +118,18 @@ class PluginRegistry:
         try:
             self.pm.register(plugin, name=reg_name)
         except Exception as exc:  # noqa: BLE001
-            record.error = f"registration failed: {type(exc).__name__}: {exc}"
+            record.error = f"registration failed: {type(exc).__name__}: {exc}" + self._hook_arguments(exc)
             return self._fail(record)
         try:
             info = self._plugin_info(plugin, reg_name)
         except Exception as exc:  # noqa: BLE001
             self.pm.unregister(plugin)
             record.error = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+            return self._fail(record)
+        if entry_point is not None and info.name != reg_name:
+            self.pm.unregister(plugin)
+            record.error = (f"its entry point is named '{reg_name}' but its PluginInfo says name='{info.name}'; "
+                            "make them the same (enable, RAGPLUGINS_PLUGINS and [ragplugins.<name>] all use it)")
             return self._fail(record)
         record.name, record.info, record.plugin = info.name, info, plugin
         record.hooks = sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
@@ -161,6 +166,16 @@ class PluginRegistry:
                 del self.records[record.name]
                 record.plugin, record.error = None, self._unknown_hook(exc)
                 self._fail(record)
+
+    def _hook_arguments(self, exc: Exception) -> str:
+        """What a hook takes, when pluggy refused an implementation for an argument its spec does not have."""
+        found = re.search(r"hook '([^']+)'", str(exc))
+        if found is None or "can not be found in the hookspec" not in str(exc):
+            return ""
+        spec = getattr(getattr(self.pm.hook, found.group(1), None), "spec", None)
+        if spec is None:
+            return ""
+        return f"; {found.group(1)} takes ({', '.join(spec.argnames)}), any of them, by these names"
 
     def _unknown_hook(self, exc: pluggy.PluginValidationError) -> str:
         found = re.search(r"unknown hook '([^']+)'", str(exc))

@@ -6,7 +6,8 @@
   ``ragplugins.windows``).
   The BM25 leg is the store adapter's own keyword search where it has one, else :mod:`ragplugins.sparse`
   (today on every built-in store). Each result keeps its dense cosine and its
-  rank in each leg (``ragplugins.nodes.annotation``).
+  rank in each leg (``ragplugins.nodes.annotation``). Neighbouring chunks that both rank come back as one
+  passage (``merge_adjacent``, ``ragplugins.passages``).
 - :func:`search_within_documents`: a document-filtered dense search that keeps
   the caller's filters and returns ``None`` when it failed, ``[]`` when it
   matched nothing.
@@ -33,6 +34,7 @@ from llama_index.core.vector_stores.types import (
 
 from ragplugins import index_cache, query_inputs, trace
 from ragplugins.nodes import annotate, annotation, cosine
+from ragplugins.passages import merge_adjacent
 from ragplugins.stores import StoreAdapter
 from ragplugins.stores.base import CORE_ONLY_KEYS
 
@@ -222,10 +224,11 @@ class HybridRetriever(BaseRetriever):
 
     def __init__(self, store: StoreAdapter, embed_query: EmbedFn, top_k: int = 20,
                  mode: str = "hybrid", filters: MetadataFilters | None = None, fusion_depth: int = 50,
-                 fusion: str = "distribution", window_scoring: str = "off", **kwargs: Any):
+                 fusion: str = "distribution", window_scoring: str = "off", merge_adjacent: int = 1, **kwargs: Any):
         super().__init__(**kwargs)
         self.store, self.embed_query, self.top_k, self.mode, self.filters = store, embed_query, top_k, mode, filters
         self.fusion_depth, self.fusion, self.window_scoring = fusion_depth, fusion, window_scoring
+        self.merge_adjacent = merge_adjacent
 
     @classmethod
     def class_name(cls) -> str:
@@ -240,7 +243,8 @@ class HybridRetriever(BaseRetriever):
             # averaged when there are several; the BM25 leg always reads query_str.
             vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
-        depth = self.top_k if self.mode == "dense" else max(self.top_k, self.fusion_depth)
+        # Joining neighbours frees places, which the candidates below top_k fill (ragplugins.passages).
+        depth = self.top_k * self.merge_adjacent if self.mode == "dense" else max(self.top_k, self.fusion_depth)
         passing = None
         if self.filters is not None:
             self.store.check_filters(self.filters)
@@ -252,14 +256,15 @@ class HybridRetriever(BaseRetriever):
                 dense = window_dense_search(self.store, query, embedding, depth, self.filters, self.window_scoring,
                                             passing)
         if self.mode == "dense":
-            return for_callers(dense[: self.top_k])
+            return for_callers(merge_adjacent(dense, self.top_k, self.merge_adjacent))
         with trace.timed("sparse"):
             try:
                 sparse = sparse_search(self.store, query, depth, self.filters, passing)
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
-        return for_callers(fuse(dense, sparse, self.top_k, self.fusion))
+        fused = fuse(dense, sparse, len(dense) + len(sparse), self.fusion)
+        return for_callers(merge_adjacent(fused, self.top_k, self.merge_adjacent))
 
 
 def for_callers(results: list[NodeWithScore]) -> list[NodeWithScore]:

@@ -43,7 +43,7 @@ from ragplugins.nodes import (
     cosine,  # noqa: F401 - plugins import it from here too
     hide_metadata,
 )
-from ragplugins.stores.base import CORE_ONLY_KEYS
+from ragplugins.stores.base import LLAMAINDEX_KEYS, unknown_filter_key
 
 logger = logging.getLogger(__name__)
 
@@ -370,9 +370,7 @@ class RagLanceDBVectorStore(LanceDBVectorStore):
                 return f"metadata.{key}" if _IDENT.match(key) else f"metadata.`{key}`"
             if key in top_level:
                 return key
-            own = sorted(k for k in self.node_metadata_keys() if k not in CORE_ONLY_KEYS)
-            raise ValueError(f"cannot filter on metadata key '{key}': no indexed chunk has it (their keys: "
-                             f"{', '.join(own)}); check the filter's key")
+            raise ValueError(unknown_filter_key(key, self.node_metadata_keys()))
 
         def one(f: MetadataFilter) -> str:
             col, op, v = column(f.key), f.operator, f.value
@@ -561,9 +559,6 @@ def _store_errors(store: RagLanceDBVectorStore) -> Iterator[None]:
 
 # Ids one metadata update looks up per query (the IN list of one SQL filter).
 UPDATE_SLICE_ROWS = 50_000
-
-# The keys LlamaIndex's node_to_metadata_dict stores next to a node's own metadata.
-LLAMAINDEX_KEYS = frozenset({"_node_content", "_node_type", "doc_id", "document_id", "ref_doc_id"})
 
 # Below this an exact scan is fast anyway, and IVF training wants many rows per partition.
 VECTOR_INDEX_MIN_ROWS = 10_000

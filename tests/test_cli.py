@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from llama_index.core.schema import TransformComponent
 
 import ragplugins
 from ragplugins.cli import get_cli
@@ -268,6 +269,35 @@ def test_version_and_the_query_command_s_defaults_are_said(run):
     assert run("--version").output == f"ragplugins {ragplugins.__version__}\n"
     assert re.search(r"--show .*How many of the sources to print.*\[default: 8", " ".join(
         run("query", "--help").output.split())), run("query", "--help").output
+
+
+def test_python_m_ragplugins_is_the_command():
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "ragplugins", "--version"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == f"ragplugins {ragplugins.__version__}\n", out.stderr
+
+
+def test_a_plugin_s_failure_is_one_line_and_its_traceback_on_request(tmp_path, monkeypatch, tiny_corpus,
+                                                                       plugin_module):
+    from ragplugins import Contribution
+    from ragplugins.plugins import PluginRegistry
+
+    class Broken(TransformComponent):
+        def __call__(self, nodes, **kwargs):
+            return {}["recency_kee"]
+
+    registry = PluginRegistry()
+    registry.register(plugin_module("recency", ragplugins_transformations=lambda config, ctx: [
+        Contribution(Broken(), stage="post_split")]))
+    monkeypatch.setattr("ragplugins.cli.registry", lambda: registry)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragplugins.toml").write_text('[ragplugins]\nenable = ["recency"]\nembed_model = "bundled-onnx"\n')
+    quiet = CliRunner().invoke(get_cli(), ["index", str(tiny_corpus)])
+    assert quiet.exit_code == 2 and "error: plugin 'recency' failed in Broken: KeyError: 'recency_kee'" in quiet.stderr
+    assert "Traceback" not in quiet.stderr and "set RAGPLUGINS_DEBUG=1 to see where it failed" in quiet.stderr
+    loud = CliRunner().invoke(get_cli(), ["index", str(tiny_corpus)], env={"RAGPLUGINS_DEBUG": "1"})
+    assert loud.exit_code == 2 and "Traceback" in loud.stderr and 'return {}["recency_kee"]' in loud.stderr
 
 
 def test_a_broken_pdf_is_said_once_by_the_index_command_not_by_pypdf(run, tmp_path, tiny_corpus, caplog):

@@ -131,6 +131,22 @@ def test_eval_cli_names_a_missing_folder_and_the_arm_of_a_bad_config_before_any_
     out = run(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off", "--arm", "xref",
                           "--set", 'xref:enable=["crosref"]']).output
     assert out.startswith("error: invalid ragplugins config (arm 'xref'):") and "did you mean 'crossref'" in out, out
+    # An arm given by a misspelt plugin's name alone used to run the config file, unnoticed.
+    out = run(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                          "--arm", "crosref"]).output
+    assert "arm 'crosref' names no config" in out and "did you mean 'crossref'?" in out, out
+    # A setting for an arm that is not run (a misspelt arm) used to be dropped without a word.
+    out = run(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                          "--set", "hop:crossref.max_hops=2"]).output
+    assert "--set names arm 'hop', which is not one of the arms run (off); add --arm hop" in out, out
+
+
+def test_an_eval_arm_named_after_an_installed_plugin_runs_that_plugin_alone():
+    from ragplugins.cli import _bare_arm_config
+
+    assert _bare_arm_config("crossref", {}) == {"enable": ["crossref"]}
+    assert _bare_arm_config("off", {}) == {"enable": []}
+    assert _bare_arm_config("on", {}) == {} and _bare_arm_config("hop", {"hop": {"enable": ["crossref"]}}) == {}
 
 
 def test_cache_is_keyed_by_the_llm_when_an_index_time_plugin_is_on(tiny_corpus, bundled_embed_model):

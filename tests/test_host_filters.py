@@ -372,3 +372,23 @@ def test_the_retrys_corpus_statistics_cover_only_what_the_host_filter_allows(ind
     with query_scope(EXHIBIT_Q, filters=None):
         whole = vocabulary.vocabulary_for_query(ctx)
     assert filtered.n_chunks == sum(n.ref_doc_id != EXHIBIT for n in chunks) < whole.n_chunks == len(chunks)
+
+
+def test_a_misspelt_filter_key_on_the_in_memory_store_is_named_not_blamed_on_a_plugin(tmp_path, bundled_embed_model):
+    """LlamaIndex's SimpleVectorStore: a key no chunk has used to match nothing, silently; and a plugin that
+    searched with the host's filters was blamed for the host's mistake."""
+    from llama_index.core import Document
+    from llama_index.core.vector_stores import SimpleVectorStore
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+    from ragplugins.errors import InputError
+    from ragplugins.testing import make_rag
+
+    rp = make_rag([], {"enable": []}, embed_model=bundled_embed_model, vector_store=SimpleVectorStore())
+    index = rp.build_index([Document(text="Lamps burn colza oil.", metadata={"file_name": "a.txt"})])
+    typo = MetadataFilters(filters=[MetadataFilter(key="file_nmae", value="a.txt")])
+    with pytest.raises(InputError, match=r"cannot filter on metadata key 'file_nmae': no indexed chunk has it "
+                                         r"\(their keys: .*file_name"):
+        rp.search("oil", index=index, filters=typo)
+    assert rp.search("oil", index=index, filters=MetadataFilters(filters=[
+        MetadataFilter(key="file_name", value="a.txt")])).final

@@ -3,13 +3,14 @@
 import importlib.metadata as md
 import sys
 import types
+import warnings
 
 import pytest
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import TransformComponent
 
 import ragplugins
-from ragplugins import Contribution, PluginError, PluginInfo
+from ragplugins import Contribution, MetadataKey, PluginError, PluginInfo
 from ragplugins.plugins import ENV_VAR, PluginRegistry
 from ragplugins.testing import make_rag
 
@@ -197,6 +198,12 @@ def test_a_transformation_enabled_later_without_an_after_index_step_asks_for_rei
     with pytest.warns(UserWarning, match=r"stamper now run\(s\) at index time, but 4 unchanged documents.*"
                                          r"re-index them with `ragplugins index PATH --reindex`"):
         rag.index_paths([tiny_corpus])
+    # prepare cannot run it over stored chunks: it says so, and the next index run still asks for the re-index.
+    with pytest.warns(UserWarning, match=r"stamper change\(s\) chunks only as they are split.*--reindex"):
+        rag.prepare()
+    assert rag.preparable_plugins() == []
+    with pytest.warns(UserWarning, match=r"stamper now run\(s\) at index time, but 4 unchanged documents"):
+        rag.index_paths([tiny_corpus])
 
 
 def test_transformation_that_raises_is_named_or_stepped_around(plugin_module, tiny_corpus, tmp_path,
@@ -209,7 +216,8 @@ def test_transformation_that_raises_is_named_or_stepped_around(plugin_module, ti
     assert rag.context(rag.index()).list_documents() == {}  # nothing half-written
     rag = make_rag([plugin_module("brittle", ragplugins_transformations=hook)], {"on_plugin_error": "warn"},
                    embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
-    with pytest.warns(UserWarning, match="plugin 'brittle' failed in Breaking"):
+    with pytest.warns(UserWarning, match=r"plugin 'brittle' failed in Breaking.*indexed without its step: once "
+                                         r"it is fixed, re-index them with `ragplugins index PATH --reindex`"):
         rag.index_paths([tiny_corpus])
     assert len(rag.context(rag.index()).list_documents()) == 4
 
@@ -305,3 +313,36 @@ def test_the_conformance_kit_catches_undeclared_metadata_and_failing_instruments
         check(plugin_module("stamper", ragplugins_transformations=stamp), "undeclared")
     with pytest.raises(PluginError, match="plugin 'gauge' failed in ragplugins_eval_instrument: RuntimeError: boom"):
         check(plugin_module("gauge", ragplugins_eval_instrument=lambda: _raising(None, None)), "instrument")
+
+
+def test_an_entry_point_named_otherwise_than_its_plugin_is_refused_with_both_names(plugin_module):
+    reg = PluginRegistry()
+    record = reg.register(plugin_module("recent"), name="recency", entry_point="ragplugins_recency.plugin")
+    assert not record.loaded and "recent" not in reg.records
+    assert "its entry point is named 'recency' but its PluginInfo says name='recent'; make them the same" \
+        in record.error
+    # Registered by hand (no entry point), the name given is only pluggy's.
+    assert PluginRegistry().register(plugin_module("recent"), name="anything").loaded
+
+
+def test_a_hook_argument_the_hookspec_lacks_names_what_the_hook_takes(plugin_module):
+    record = PluginRegistry().register(plugin_module("typo", ragplugins_transformations=lambda conf, ctx: []))
+    assert not record.loaded
+    assert "{'conf'}" in record.error and "ragplugins_transformations takes (config, ctx)" in record.error
+
+
+def test_metadata_a_plugin_writes_without_declaring_it_is_named_at_index_time(plugin_module, tiny_corpus, tmp_path,
+                                                                              bundled_embed_model):
+    # Undeclared keys go into the embedded text; only the conformance kit said so before.
+    stamp = lambda config, ctx: [Contribution(Stamp(), stage="post_split")]  # noqa: E731
+    rag = make_rag([plugin_module("stamper", ragplugins_transformations=stamp)], embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "a")
+    with pytest.warns(UserWarning, match=r"plugin 'stamper' wrote metadata keys it does not declare \(stamp\)"):
+        rag.index_paths([tiny_corpus])
+    declared = PluginInfo(name="stamper", version="1", metadata_keys={"stamp": MetadataKey()})
+    rag = make_rag([plugin_module("stamper", _info=declared, ragplugins_transformations=stamp)],
+                   embed_model=bundled_embed_model, persist_dir=tmp_path / "b")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        rag.index_paths([tiny_corpus])
+    assert not [w for w in seen if "does not declare" in str(w.message)]

@@ -136,7 +136,8 @@ def test_query_engine_trace_events_and_async(tiny_corpus, tmp_path, bundled_embe
 
 def test_query_matching_nothing_is_empty_not_an_error(tiny_corpus, tmp_path, bundled_embed_model):
     rag = make_rag([], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
-    assert rag.search("anything").final == []  # empty index
+    with pytest.warns(UserWarning, match="no index in"):
+        assert rag.search("anything").final == []  # empty index
     rag.index_paths([tiny_corpus])
     nothing = MetadataFilters(filters=[MetadataFilter(key="file_name", value="nope.md")])
     assert rag.search("annual fee", filters=nothing).final == []
@@ -262,3 +263,14 @@ def test_query_engine_takes_the_as_query_engine_keywords(tiny_corpus, tmp_path, 
                          llm=FakeLLM(prompts=[], responder=lambda p: "120,000 EUR"))
     response = answering.query_engine(similarity_top_k=2, response_mode="compact").query("annual fee")
     assert len(response.source_nodes) == 2 and "120,000" in str(response)
+
+
+def test_searching_where_no_index_was_built_says_so(tmp_path, bundled_embed_model):
+    # The CLI said "no index"; the Python API returned nothing without a word. An app may search before its
+    # first documents arrive, so it is still an empty result, with the reason.
+    import ragplugins
+
+    rp = ragplugins.load({"ragplugins": {"persist_dir": str(tmp_path / "never")}}, embed_model=bundled_embed_model)
+    with pytest.warns(UserWarning, match=r"no index in '.*never'.*build one with `ragplugins index PATH`.*"
+                                         r"the search returns nothing"):
+        assert rp.search("anything").final == []

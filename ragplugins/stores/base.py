@@ -24,6 +24,25 @@ CHUNK_INDEX_KEY = "ragplugins_chunk_index"
 # description of the chunk: left out where a plugin or a listing reads "all of a chunk's metadata".
 WINDOWS_KEY = "ragplugins_windows"
 CORE_ONLY_KEYS = frozenset({WINDOWS_KEY})
+# The keys LlamaIndex's node_to_metadata_dict stores next to a node's own metadata.
+LLAMAINDEX_KEYS = frozenset({"_node_content", "_node_type", "doc_id", "document_id", "ref_doc_id"})
+
+
+def unknown_filter_key(key: str, keys: Collection[str]) -> str:
+    """What to say of a filter on a metadata key that no stored chunk has (a misspelt key would match
+    nothing, silently): the chunks' own keys, not a store's internal ones."""
+    own = sorted(k for k in keys if k not in CORE_ONLY_KEYS and not k.startswith("_"))
+    return (f"cannot filter on metadata key '{key}': no indexed chunk has it (their keys: {', '.join(own)}); "
+            "check the filter's key")
+
+
+def filter_keys(filters: Any) -> Iterator[str]:
+    """Every key a (possibly nested) MetadataFilters names."""
+    for f in getattr(filters, "filters", None) or ():
+        if hasattr(f, "filters"):
+            yield from filter_keys(f)
+        else:
+            yield f.key
 # Written into every stored state envelope: what it is of, so a copy of another index's state is recognised.
 STATE_FORMAT = 1
 

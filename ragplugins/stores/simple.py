@@ -16,7 +16,8 @@ import warnings
 from collections.abc import Hashable
 from typing import Any
 
-from ragplugins.stores.base import StoreAdapter
+from ragplugins.errors import InputError
+from ragplugins.stores.base import LLAMAINDEX_KEYS, StoreAdapter, filter_keys, unknown_filter_key
 
 NAMESPACE = "ragplugins_state"
 
@@ -38,6 +39,17 @@ class StorageContextAdapter(StoreAdapter):
     @classmethod
     def handles(cls, vector_store: Any) -> bool:
         return True
+
+    def check_filters(self, filters: Any) -> None:
+        # LlamaIndex's in-memory store keeps every chunk's filterable metadata: a key none of them has is a
+        # misspelling (it would match nothing, silently). Other stores cannot tell without reading every chunk.
+        data = getattr(getattr(self.index.vector_store, "data", None), "metadata_dict", None)
+        if not data:
+            return
+        keys = set().union(*(m.keys() for m in data.values()))
+        for key in filter_keys(filters):
+            if key not in keys:
+                raise InputError(unknown_filter_key(key, keys - LLAMAINDEX_KEYS))
 
     def state_label(self) -> str:
         return f"the StorageContext of index {self.index_id} (namespace '{NAMESPACE}')"

@@ -362,6 +362,12 @@ def declaring_chunk(ref: str, declared: Mapping[str, str], scope: str) -> str | 
     return declared.get(local) or declared.get(name)
 
 
+def _keywords_alone(nws: NodeWithScore) -> bool:
+    """Whether the core's first stage placed this chunk by its BM25 leg alone (its dense leg did not rank it)."""
+    found = api.annotation(nws)
+    return found.get("sparse_rank") is not None and found.get("dense_rank") is None
+
+
 def hopped(nws: NodeWithScore) -> bool:
     return PLUGIN in api.tags(nws)
 
@@ -428,12 +434,14 @@ class CrossrefHop(BaseNodePostprocessor):
         with its mentions: sentence, referrer, section chunk. When the question names documents,
         only references they make count."""
         pointers: dict[str, dict[str, Any]] = {}
-        for rank, nws in enumerate([n for n in nodes if not hopped(n)][: self.trigger_depth]):
+        considered = [n for n in nodes if not hopped(n)][: self.trigger_depth]
+        refs_of = self._references(considered)
+        for rank, nws in enumerate(considered):
             if named and nws.node.ref_doc_id not in named:
                 continue
             text = nws.node.get_content()
             breaks = _hard_breaks(text)
-            refs = [r for r in load_refs(nws.node.metadata.get(REFS_KEY))
+            refs = [r for r in refs_of[nws.node.node_id]
                     if r.get("target") and r.get("target") != nws.node.ref_doc_id]
             spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in refs}
             for ref in refs:
@@ -453,6 +461,18 @@ class CrossrefHop(BaseNodePostprocessor):
                         "section_chunk": ref.get("chunk"), "from_chunk": nws.node.node_id,
                         "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
         return pointers
+
+    def _references(self, nodes: list[NodeWithScore]) -> dict[str, list[dict[str, Any]]]:
+        """The references each result makes: a chunk's own; a passage's (the core joins neighbouring chunks
+        that both rank) those of every chunk it joins, the others read from the store in one call."""
+        others = [m for n in nodes for m in api.passage_members(n) if m != n.node.node_id]
+        stored = {node.node_id: node for node in self.context.store.get_nodes(others)} if others else {}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for n in nodes:
+            members = [n.node if m == n.node.node_id else stored.get(m) for m in api.passage_members(n)]
+            out[n.node.node_id] = [r for node in members if node is not None
+                                   for r in load_refs(node.metadata.get(REFS_KEY))]
+        return out
 
     def _document_names(self) -> dict[str, str]:
         """Document id -> the name output shows (an app's index has UUID ids), kept until the next write."""
@@ -512,7 +532,7 @@ class CrossrefHop(BaseNodePostprocessor):
             threshold = self.gate * min(cosine_of.get(n.node.node_id, 0.0) for n in nodes[: self.window])
         else:
             threshold = self.gate * max(cosine_of.values())
-        present = {n.node.node_id for n in nodes}
+        present = {m for n in nodes for m in api.passage_members(n)}  # a passage's chunks are all there
         depth = len(present) + self.max_hops * self.chunks_per_hop
         searched: dict[str, list[tuple[float, NodeWithScore]] | None] = {}
 
@@ -690,7 +710,7 @@ class CrossrefHop(BaseNodePostprocessor):
         scored = search(pointer)
         if scored is None:
             return []
-        top = {n.node.node_id for n in nodes[: self.window]}
+        top = {m for n in nodes[: self.window] for m in api.passage_members(n)}
         below = [n for n in nodes[self.window:] if n.node.ref_doc_id == pointer["target"] and not hopped(n)]
         by_id = {nws.node.node_id: (score, nws) for score, nws in scored}
         section = pointer["section_chunk"]
@@ -806,9 +826,12 @@ class CrossrefHop(BaseNodePostprocessor):
         ranked another chunk of its document higher), is not hopped, and belongs to neither document of
         the pointer (``kept``): the hop argues for the referring document and the one it points at, so
         it trades only chunks of third documents. (A question asked from the other end of a reference
-        has its answer in the referring document.)"""
+        has its answer in the referring document.) Nor a chunk the first stage's dense leg did not rank: the
+        swap weighs chunks by their cosine with the question, and a chunk placed by its keywords alone has no
+        cosine that placed it (python_q06's answer, BM25's second, was traded for a pointer by the cosine of
+        what the embedder reads of it)."""
         node = out[i]
-        if hopped(node) or node.node.ref_doc_id in kept:
+        if hopped(node) or node.node.ref_doc_id in kept or _keywords_alone(node):
             return False
         return any(n.node.ref_doc_id == node.node.ref_doc_id and not hopped(n) for n in out[:i])
 

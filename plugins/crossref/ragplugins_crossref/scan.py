@@ -266,7 +266,13 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                file_docs: dict[str, set[str]], exact_names: dict[tuple, set[str]]) -> list[RawRef]:
     """Every reference in ``text``, in text order, with qualifiers attached to labels and sections."""
     refs: list[RawRef] = []
+    # A heading that is another document's name heads this document's own section on that subject ("##
+    # Reverse Proxy" in Apache's URL mapping page is not a pointer to its reverse proxy guide).
+    headings = [(h.start("text"), h.end("text")) for h in _MD_HEADING.finditer(text)]
     for m in names.find(text):
+        if any(start <= m.start and m.end <= end and not text[start:m.start].strip(" *_")
+               and not text[m.end:end].strip(" #*_:.") for start, end in headings):
+            continue
         refs.append(RawRef("document", " ".join(tokens(m.text)), m.text, m.start, m.end, "name", docs=m.doc_ids))
     for fam in families:
         for hit in fam.pattern.finditer(text):

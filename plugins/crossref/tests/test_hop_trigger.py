@@ -238,6 +238,13 @@ def test_swap_takes_the_place_of_a_repeated_chunk_of_a_third_document_and_nothin
     assert [n.node.node_id for n in out] == [n.node.node_id for n in
                                              (node[NOTE], node[CANTEEN], node[LIABILITY], node[PRICING], canteen2)]
     assert decision["removed"] == [] and decision["fired"] is True
+    # A repeated chunk the core's first stage placed by its keywords alone (BM25 ranked it, the dense leg did
+    # not) is not traded: its cosine is not what placed it (python_q06's answer was traded so).
+    by_keywords = api.annotate(canteen2, sparse_rank=2, dense_rank=None)
+    out, decision = run_nodes(deal, LIABILITY_Q, [node[NOTE], node[CANTEEN], by_keywords, node[PRICING]],
+                              gate=0.0, window=3)
+    assert decision["fired"] is False and out[2] is by_keywords
+    assert decision["considered"][0]["outcome"] == "no chunk to spare in the window"
 
 
 def test_swap_never_trades_a_chunk_of_the_referring_or_the_pointed_at_document(deal):
@@ -323,3 +330,49 @@ def test_swap_never_trades_a_chunk_of_a_document_the_question_names(deal):
     assert CANTEEN in decision["named"] and NOTE in decision["named"]
     assert out == candidates and decision["fired"] is False
     assert decision["considered"][0]["outcome"] == "no chunk to spare in the window"
+
+
+# A note long enough for two small chunks: its reference to the pricing exhibit is in the second.
+LONG_NOTE = "10_purchase_note.md"
+LONG_NOTE_TEXT = ("# Purchase Note\n\nThe purchasing team met the supplier in Rotterdam in March and walked through "
+                  "the assembly line, the warehouse and the test bench for the new servo drives, and agreed on a "
+                  "schedule for the first deliveries of the year.\n\nUnit prices for the servo motors follow "
+                  "Exhibit B - Pricing, which the supplier confirmed at the meeting.\n")
+
+
+def as_passage(chunks) -> NodeWithScore:
+    """Neighbouring chunks as the core's first stage returns them: one node, the first chunk's, with their text."""
+    node = chunks[0].model_copy()
+    node.set_content(" ".join(c.get_content() for c in chunks))
+    return api.annotate(NodeWithScore(node=node, score=1.0), passage=[c.node_id for c in chunks])
+
+
+def test_a_passage_counts_the_references_of_every_chunk_it_joins_and_covers_them(deal_files, corpus_writer,
+                                                                                 tmp_path_factory,
+                                                                                 bundled_embed_model):
+    root = tmp_path_factory.mktemp("passage")
+    rp = make_rag([plugin], {"chunk_size": 48, "chunk_overlap": 0, "crossref": {}}, embed_model=bundled_embed_model,
+                  persist_dir=root / "idx")
+    rp.index_paths([corpus_writer(root / "corpus", {**deal_files, LONG_NOTE: LONG_NOTE_TEXT})])
+    ctx = rp.context()
+    note = sorted((n for n in ctx.all_nodes() if n.ref_doc_id == LONG_NOTE),
+                  key=lambda n: n.metadata[api.CHUNK_INDEX_KEY])
+    assert len(note) == 2 and "Exhibit B" in note[1].get_content() and "Exhibit B" not in note[0].get_content()
+    # The core joined the note's two chunks, the first having earned the place.
+    passage = [as_passage(note)]
+    assert api.passage_members(passage[0]) == [note[0].node_id, note[1].node_id]
+    with query_scope(PRICE_Q, filters=None) as tr:
+        out = CrossrefHop(ctx=ctx, gate=0.0, placement="append").postprocess_nodes(
+            list(passage), query_bundle=QueryBundle(PRICE_Q))
+    assert tr.get("crossref", "hop")["chosen"] == [PRICING]
+    assert out[0] is passage[0] and len(out) > 1 and set(docs_of(out[1:])) == {PRICING}
+    # A chunk already inside a passage is in the list: the hop does not add it again.
+    pricing = sorted((n for n in ctx.all_nodes() if n.ref_doc_id == PRICING),
+                     key=lambda n: n.metadata[api.CHUNK_INDEX_KEY])
+    joined = [as_passage(pricing)]
+    with query_scope(PRICE_Q, filters=None) as tr:
+        out = CrossrefHop(ctx=ctx, gate=0.0, placement="append").postprocess_nodes(
+            list(passage) + joined, query_bundle=QueryBundle(PRICE_Q))
+    assert len(pricing) == 2  # the exhibit's two chunks, as one passage
+    assert out == list(passage) + joined
+    assert [c.get("outcome") for c in tr.get("crossref", "hop")["considered"] if c["target"] == PRICING] == ["covered"]

@@ -181,10 +181,15 @@ class OverviewRetriever(BaseRetriever):
     def _fuse(candidates: list[NodeWithScore], restricted: list[NodeWithScore], k: int) -> list[dict[str, Any]]:
         """Both lists as RRF legs: chunks that are good in both lead, and the best unrestricted candidates
         keep their place against the restricted ones of the same rank."""
+        # A chunk the search inside finds within a first-stage passage counts for that passage.
+        passage_of = {m: nws.node.node_id for nws in candidates for m in api.passage_members(nws)}
         fused: dict[str, dict[str, Any]] = {}
         for leg, results in (("unrestricted", candidates), ("restricted", restricted)):
             for rank, nws in enumerate(results, start=1):
-                entry = fused.setdefault(nws.node.node_id, {"nws": nws, "score": 0.0, "ranks": {}})
+                key = passage_of.get(nws.node.node_id, nws.node.node_id)
+                entry = fused.setdefault(key, {"nws": nws, "score": 0.0, "ranks": {}})
+                if leg in entry["ranks"]:  # a passage's second chunk: the passage is ranked already
+                    continue
                 entry["score"] += 1.0 / (RRF_K + rank)
                 entry["ranks"][leg] = rank
         return sorted(fused.values(), key=lambda e: (-e["score"], e["ranks"].get("unrestricted", k + 1),

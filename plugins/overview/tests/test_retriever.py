@@ -377,3 +377,15 @@ def test_the_gap_threshold_is_derived_from_the_number_of_documents():
     # The 6 overviews of the fixture need 2.43 robust SDs; the old fixed 1.0 is what a caller may still set.
     ctx, _, tr = _gated([("n1", "b"), ("n3", "a")])
     assert "2.43" in tr.get("overview", "select")["reason"]
+
+
+def test_a_chunk_the_search_inside_finds_within_a_first_stage_passage_is_not_added_again():
+    # The core returned n5 joined with its neighbour n9 as one passage; the search inside "a" finds n9.
+    ctx = FakeContext(QUERIES, [chunk("n9", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"])])
+    ctx.store_overviews(DOCS)
+    candidates = [chunk(n, d, embedding=DOCS[d]) for n, d in CANDIDATES]
+    candidates[4] = api.annotate(candidates[4], passage=["n5", "n9"])
+    retriever = OverviewRetriever(ListRetriever(candidates), ctx, OverviewConfig(require_runner_up=False))
+    out, tr = _run(retriever, "fees")
+    assert _ids(out).count("n5") == 1 and "n9" not in _ids(out) and "n6" in _ids(out)
+    assert tr.get("overview", "add")["added"] == ["n6"]

@@ -46,15 +46,16 @@ class ScriptedSignal(RetrySignal):
 
 
 
-def rag_with(tiny_rag, embed_model, retry: dict, llm=None, extra=()):
-    """A RagPlugins over the shared tiny index with the retry plugin configured as ``retry``."""
+def rag_with(tiny_rag, embed_model, retry: dict, llm=None, extra=(), core: dict | None = None):
+    """A RagPlugins over the shared tiny index with the retry plugin configured as ``retry`` (and ``core``
+    settings of the first stage)."""
     import ragplugins_retry.plugin as plugin
     from ragplugins.testing import make_rag
 
     _, root = tiny_rag
     return make_rag(
         [plugin, *extra],
-        {"enable": ["retry"], "splitter": "auto", "retry": retry},
+        {"enable": ["retry"], "splitter": "auto", "retry": retry, **(core or {})},
         embed_model=embed_model,
         persist_dir=root / "idx",
         llm=llm,

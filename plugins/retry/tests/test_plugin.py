@@ -98,12 +98,14 @@ def test_a_misspelt_signal_or_strategy_is_a_config_error_when_loaded(tiny_rag, b
 
 def test_a_fired_retry_compares_both_sets_on_both_signals(tiny_rag, bundled_embed_model):
     fires = {"signal": "query_coverage", "threshold": 1.0, "vocabulary_reduce_otherwise": True}
-    rag = rag_with(tiny_rag, bundled_embed_model, fires)
+    # Each chunk its own place: the top 3 then cover less of the question than the index's best chunk, which
+    # fires at threshold 1.0 (passages of two chunks cover at least as much).
+    rag = rag_with(tiny_rag, bundled_embed_model, fires, core={"merge_adjacent": 1})
     decision = rag.search(QUESTION).trace.get("retry", "decision")
     assert decision["fired"] and decision["attempted"]
     assert set(decision["compared"]) == {"query_coverage", "dense_contrast"}
     assert all(v is not None for pair in decision["compared"].values() for v in pair)
-    single = rag_with(tiny_rag, bundled_embed_model, {**fires, "confirm_signal": None})
+    single = rag_with(tiny_rag, bundled_embed_model, {**fires, "confirm_signal": None}, core={"merge_adjacent": 1})
     assert set(single.search(QUESTION).trace.get("retry", "decision")["compared"]) == {"query_coverage"}
 
 

@@ -1,0 +1,78 @@
+"""Neighbouring hits of one document come back as one passage (ragplugins.passages, core merge_adjacent)."""
+
+from __future__ import annotations
+
+from llama_index.core.schema import NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
+
+import ragplugins
+from ragplugins.passages import merge_adjacent, passage_members
+from ragplugins.stores.base import CHUNK_INDEX_KEY
+
+DOCUMENT = ("The harbour opens at dawn. " * 3 + "Lighthouse keepers trim the lamp wick every evening. "
+            "The lamp burns colza oil in winter. Lighthouse keepers log the oil they burn. " + "Fish are sold. " * 3)
+
+
+def _chunk(doc: str, index: int, start: int, end: int, with_index: bool = True) -> TextNode:
+    node = TextNode(id_=f"{doc}-{index}", text=DOCUMENT[start:end], start_char_idx=start, end_char_idx=end,
+                    metadata={CHUNK_INDEX_KEY: index} if with_index else {})
+    node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=doc)
+    return node
+
+
+def _ranked(*nodes: TextNode) -> list[NodeWithScore]:
+    return [NodeWithScore(node=n, score=1.0 - i / 10) for i, n in enumerate(nodes)]
+
+
+def test_neighbours_share_a_place_with_their_overlap_read_once_and_lower_hits_fill_the_freed_places():
+    a, b, c = _chunk("d", 0, 0, 90), _chunk("d", 1, 70, 160), _chunk("d", 2, 140, len(DOCUMENT))
+    other = _chunk("e", 1, 0, 40)
+    far = _chunk("d", 5, 0, 20)  # same document, not next to any placed chunk
+    out = merge_adjacent(_ranked(b, other, a, far, c), k=3, max_chunks=2)
+    assert [passage_members(n) for n in out] == [["d-0", "d-1"], ["e-1"], ["d-5"]]
+    assert out[0].node.get_content() == DOCUMENT[0:160]  # in document order, the 20 shared characters once
+    assert out[0].node.node_id == "d-1" and out[0].score == 1.0  # the chunk that earned the place
+    assert (out[0].node.start_char_idx, out[0].node.end_char_idx) == (0, 160)
+    assert b.get_content() == DOCUMENT[70:160]  # the stored chunk is not changed
+    # A full place takes no more: the third neighbour starts its own (the k-th place ends the walk).
+    out = merge_adjacent(_ranked(a, b, c, other), k=2, max_chunks=2)
+    assert [passage_members(n) for n in out] == [["d-0", "d-1"], ["d-2"]]
+    assert [passage_members(n) for n in merge_adjacent(_ranked(a, b, c), k=2, max_chunks=3)] == [["d-0", "d-1", "d-2"]]
+    # 1: every chunk its own place, as before.
+    assert [n.node.node_id for n in merge_adjacent(_ranked(b, other, a), k=3, max_chunks=1)] == ["d-1", "e-1", "d-0"]
+
+
+def test_an_index_ragplugins_did_not_write_is_joined_by_the_splitter_s_links():
+    a, b = _chunk("d", 0, 0, 90, with_index=False), _chunk("d", 1, 70, 160, with_index=False)
+    unlinked = merge_adjacent(_ranked(a, b), k=2, max_chunks=2)
+    assert [passage_members(n) for n in unlinked] == [["d-0"], ["d-1"]]
+    a.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(node_id="d-1")
+    b.relationships[NodeRelationship.PREVIOUS] = RelatedNodeInfo(node_id="d-0")
+    assert [passage_members(n) for n in merge_adjacent(_ranked(b, a), k=2, max_chunks=2)] == [["d-0", "d-1"]]
+
+
+def test_search_returns_a_passage_of_neighbouring_chunks_that_both_rank(tmp_path, bundled_embed_model):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    paragraphs = [f"Paragraph {i} is about the {topic} and nothing else at all, written out at some length so that "
+                  f"it fills most of a small chunk on its own: the {topic}, again the {topic}."
+                  for i, topic in enumerate(["weather", "market prices", "lighthouse lamp oil", "lighthouse lamp wick",
+                                             "bridge tolls", "school hours", "river fishing", "town hall"])]
+    (docs / "town.txt").write_text("\n\n".join(paragraphs))
+    (docs / "other.txt").write_text("The bakery opens at six. " * 20)
+
+    def search(merge: int):
+        rp = ragplugins.load({"ragplugins": {"persist_dir": str(tmp_path / "idx"), "chunk_size": 48,
+                                             "chunk_overlap": 8, "top_k": 4, "merge_adjacent": merge}},
+                             embed_model=bundled_embed_model)
+        if merge == 1:
+            rp.index_paths([docs])
+        return rp.search("lighthouse lamp oil and lamp wick").final
+
+    chunks, passages = search(1), search(2)
+    assert len(chunks) == len(passages) == 4  # the freed place is filled
+    joined = next(n for n in passages if len(passage_members(n)) == 2)
+    members = {n.node.node_id: n.node.get_content() for n in chunks}
+    assert "lighthouse lamp oil" in joined.node.get_content() and "lighthouse lamp wick" in joined.node.get_content()
+    assert len(joined.node.get_content()) > max(len(t) for t in members.values())
+    # One stretch of the document (the whitespace between two chunks that do not overlap is not kept by them).
+    assert " ".join(joined.node.get_content().split()) in " ".join((docs / "town.txt").read_text().split())
