@@ -188,18 +188,15 @@ def peer_retriever(paths: Sequence[Path], embed: BaseEmbedding, chunk_size: int 
     return (lambda q: [n.node.get_content() for n in fusion.retrieve(q)]), len(nodes)
 
 
-# Core settings read only at query time: arms that differ in them share one index.
-QUERY_TIME_SETTINGS = {"top_k", "retrieval", "fusion", "fusion_depth", "merge_adjacent", "on_plugin_error"}
-
-
 def ragplugins_app(name: str, paths: Sequence[Path], embed: BaseEmbedding, config: dict):
     import ragplugins
     from ragplugins.config import parse_config
+    from ragplugins.contributions import index_time_settings
     from ragplugins.eval.runner import code_hash, files_fingerprint
 
     cfg = {"enable": [], "top_k": K, **config}
     # Keyed by every effective core setting (defaults included), so a changed default is a new index.
-    core = parse_config({"ragplugins": cfg}).core.model_dump(mode="json", exclude=QUERY_TIME_SETTINGS)
+    core = index_time_settings(parse_config({"ragplugins": cfg}).core)
     # And by the corpus's bytes and the core's code: a re-extracted corpus (another package version) or a
     # changed chunker is another index (a stale one was reused once, 2026-12-02).
     key = hashlib.sha1(json.dumps([name, core, files_fingerprint(paths), code_hash(ragplugins)],

@@ -5,7 +5,8 @@ Declaring a plugin
     ``hookimpl`` (mark hook implementations), ``hookspec`` and ``PROJECT`` (for a plugin's own hooks,
     added in ``ragplugins_addhooks``), ``PluginInfo``, ``MetadataKey``, ``NoConfig``,
     ``Contribution`` and ``STAGES`` (where a contribution may go), ``check_prompt_template`` (a
-    config validator for prompt strings).
+    config validator for prompt strings), ``QUERY_TIME`` (``Field(..., json_schema_extra=QUERY_TIME)`` marks a
+    config field the index never depends on, so ``ragplugins eval`` shares an index across such settings).
 
 What every hook receives
     ``RagContext`` (``ctx``: models, index, documents, searches under the host's filters, caches),
@@ -71,7 +72,8 @@ _EXPORTS = {
     "hookimpl": "ragplugins.hookspecs", "hookspec": "ragplugins.hookspecs", "PROJECT": "ragplugins.hookspecs",
     "PluginInfo": "ragplugins.contributions", "MetadataKey": "ragplugins.contributions",
     "NoConfig": "ragplugins.contributions", "Contribution": "ragplugins.contributions",
-    "STAGES": "ragplugins.contributions", "check_prompt_template": "ragplugins.config",
+    "STAGES": "ragplugins.contributions", "QUERY_TIME": "ragplugins.contributions",
+    "check_prompt_template": "ragplugins.config",
     # what hooks receive
     "RagContext": "ragplugins.context", "DocumentInfo": "ragplugins.context", "not_prepared": "ragplugins.context",
     "CHUNK_INDEX_KEY": "ragplugins.context", "DOC_HASH_KEY": "ragplugins.context", "Trace": "ragplugins.trace",
@@ -106,7 +108,7 @@ if TYPE_CHECKING:
     from ragplugins.cli import load_app
     from ragplugins.config import check_prompt_template
     from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo, RagContext, not_prepared
-    from ragplugins.contributions import STAGES, Contribution, MetadataKey, NoConfig, PluginInfo
+    from ragplugins.contributions import QUERY_TIME, STAGES, Contribution, MetadataKey, NoConfig, PluginInfo
     from ragplugins.errors import (
         ConfigError,
         InputError,

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ragplugins.contributions import QUERY_TIME
 from ragplugins.errors import ConfigError
 
 CONFIG_FILENAME = "ragplugins.toml"
@@ -77,8 +78,10 @@ class CoreSettings(BaseModel):
                                "Runtime; same vectors, one index), 'bundled-torch', 'bundled-onnx' (no torch), or a "
                                "Hugging Face name or local path.")
     retrieval: Literal["hybrid", "dense"] = Field(
-        "hybrid", description="First stage: dense + BM25 fused (see fusion), or dense only.")
-    top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.")
+        "hybrid", description="First stage: dense + BM25 fused (see fusion), or dense only.",
+        json_schema_extra=QUERY_TIME)
+    top_k: int = Field(20, ge=1, le=1000, description="First-stage candidates per query.",
+                       json_schema_extra=QUERY_TIME)
     vector_index: Literal["flat", "ivf_flat", "ivf_pq"] = Field(
         "flat", description="The embedded LanceDB index's dense search. 'flat': every vector is compared (exact; "
                             "cost grows with the table). 'ivf_flat' / 'ivf_pq': an approximate LanceDB index that "
@@ -89,12 +92,14 @@ class CoreSettings(BaseModel):
                             "CPU) and re-ranks 10x top_k by the full vectors. For a million chunks and up.")
     fusion_depth: int = Field(
         50, ge=1, le=1000, description="Hybrid: each leg (dense, BM25) ranks at least this many candidates before "
-                                      "RRF fusion cuts to top_k, so agreement between the legs below top_k counts.")
+                                      "RRF fusion cuts to top_k, so agreement between the legs below top_k counts.",
+        json_schema_extra=QUERY_TIME)
     fusion: Literal["distribution", "rrf"] = Field(
         "distribution", description="Hybrid: how the dense and BM25 lists become one. 'distribution': each leg's "
                                     "scores normalised by their own mean +- 3 standard deviations and summed, so "
                                     "the leg whose best results stand out leads for this query; 'rrf': reciprocal "
-                                    "rank fusion (k = 60), which ignores how far apart the scores are.")
+                                    "rank fusion (k = 60), which ignores how far apart the scores are.",
+        json_schema_extra=QUERY_TIME)
     splitter: Literal["auto", "sentence", "markdown", "sections"] = Field(
         "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings); "
                                 "'auto' splits Markdown files at every heading first, which leaves many small "
@@ -129,7 +134,8 @@ class CoreSettings(BaseModel):
         description="Neighbouring chunks of one document that both rank are returned as one passage of up to this "
                     "many chunks (ragplugins.passages), so the top_k places hold more distinct text: two 512-token "
                     "chunks make LlamaIndex's default 1024-token chunk, so no passage is longer than what that "
-                    "default gives. 1: every chunk its own place. Query time only; no re-index.")
+                    "default gives. 1: every chunk its own place. Query time only; no re-index.",
+        json_schema_extra=QUERY_TIME)
     window_headings: bool = Field(
         False, description="With window scoring or embed_windows: embed a window that starts inside a chunk with the "
                            "headings in force where it starts in front of it (\"dgram > Class: dgram.Socket > "

@@ -43,6 +43,19 @@ def component_problem(hook: str, component: Any) -> str | None:
     return None if ok else f"its component is {type(component).__name__}, expected {what}"
 
 
+# Mark a config field the index never depends on (read only at query time) with
+# ``Field(..., json_schema_extra=QUERY_TIME)``: `ragplugins eval` then reuses one index for arms that differ only in
+# such fields. An unmarked field counts as index time, so a forgotten mark costs a rebuild, never a stale index.
+QUERY_TIME: dict[str, Any] = {"ragplugins_query_time": True}
+
+
+def index_time_settings(config: BaseModel) -> dict[str, Any]:
+    """``config`` as JSON without the fields marked QUERY_TIME: what an index built with it depends on."""
+    read_at_query_time = {name for name, f in type(config).model_fields.items()
+                          if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("ragplugins_query_time")}
+    return config.model_dump(mode="json", exclude=read_at_query_time)
+
+
 class NoConfig(BaseModel):
     """Config model for plugins that take no settings."""
 

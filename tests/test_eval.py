@@ -149,6 +149,24 @@ def test_an_eval_arm_named_after_an_installed_plugin_runs_that_plugin_alone():
     assert _bare_arm_config("on", {}) == {} and _bare_arm_config("hop", {"hop": {"enable": ["crossref"]}}) == {}
 
 
+def test_arms_that_differ_only_in_query_time_settings_share_an_index(tiny_corpus, bundled_embed_model):
+    from ragplugins import load
+    from ragplugins.eval.runner import index_fingerprint
+
+    def fingerprint(**settings):
+        return index_fingerprint(load({"enable": ["crossref", "overview"], **settings},
+                                      embed_model=bundled_embed_model), [tiny_corpus])
+
+    base = fingerprint()
+    # Read only at query time (marked QUERY_TIME): the core's first-stage settings, the hop's, overview's gate.
+    assert base == fingerprint(top_k=5, merge_adjacent=1, fusion="rrf", retrieval="dense") \
+        == fingerprint(crossref={"max_hops": 2, "gate": 0.5}) == fingerprint(overview={"mode": "boost"})
+    # What the index is built with: chunking, windows, the references' families, how overviews are written.
+    others = {fingerprint(chunk_size=256), fingerprint(window_scoring="off"), fingerprint(embed_windows=True),
+              fingerprint(crossref={"max_refs_per_chunk": 4}), fingerprint(overview={"key_terms": 3})}
+    assert base not in others and len(others) == 5
+
+
 def test_cache_is_keyed_by_the_llm_when_an_index_time_plugin_is_on(tiny_corpus, bundled_embed_model):
     from llama_index.core.llms import LLMMetadata
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragplugins.app import RagPlugins, checked_config, load
+from ragplugins.contributions import index_time_settings
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, InputError, PluginError
 from ragplugins.eval import metrics
@@ -83,20 +84,22 @@ def code_hash(*modules: Any) -> str:
 
 
 def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
-    """Content of the corpus files, embedder, chunking, the core's code, and every index-time
-    plugin's version, code and config."""
+    """Content of the corpus files, embedder, the core's index-time settings (chunking, windows) and code, and
+    every index-time plugin's version, code and config; settings marked QUERY_TIME are left out, so arms that
+    differ only in them share an index."""
     import ragplugins
 
-    core = rp.config.core
     plugins = {}
     for record in rp.enabled:
         if any(h in record.hooks for h in INDEX_HOOKS):
             cfg = rp.config.for_plugin(record.name)
             plugins[record.name] = {"version": record.version, "code": code_hash(inspect.getmodule(record.plugin)),
-                                    "config": cfg.model_dump(mode="json") if cfg is not None else None}
+                                    "config": index_time_settings(cfg) if cfg is not None else None}
+    # Where the index lives and which plugins and models it has are keyed apart (or are the cache's own).
+    core = {k: v for k, v in index_time_settings(rp.config.core).items()
+            if k not in ("enable", "persist_dir", "table", "storage", "llm", "embed_model")}
     payload = {"files": files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
-               "chunking": [core.splitter, core.chunk_size, core.chunk_overlap, core.max_file_mb],
-               "plugins": plugins, "core_code": code_hash(ragplugins)}
+               "core": core, "plugins": plugins, "core_code": code_hash(ragplugins)}
     if rp.llm is not None and plugins:
         # Index-time plugins may write with the LLM (overviews): another model is another index.
         payload["llm"] = llm_identity(rp.llm)

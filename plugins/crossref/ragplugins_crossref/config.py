@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragplugins import api
 from ragplugins_crossref.families import Kind, ReferenceFamily, linear_family
 
 
@@ -44,14 +45,18 @@ class CrossrefConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     extract: bool = Field(True, description="Annotate chunks with their references at index time.")
-    hop: bool = Field(True, description="At query time, follow references from the top candidates.")
-    max_hops: int = Field(1, ge=0, le=10, description="References the hop may follow per query (best-matching first).")
+    hop: bool = Field(True, description="At query time, follow references from the top candidates.",
+                      json_schema_extra=api.QUERY_TIME)
+    max_hops: int = Field(1, ge=0, le=10, description="References the hop may follow per query (best-matching first).",
+                          json_schema_extra=api.QUERY_TIME)
     chunks_per_hop: int = Field(
         2, ge=1, le=20,
         description="Chunks pulled from each pointed-at document, at most: the chunk the reference names (a "
                     "section) first; with swap, then the document's candidates below the window, then its best "
-                    "matches; otherwise its best matches.")
-    trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.")
+                    "matches; otherwise its best matches.",
+        json_schema_extra=api.QUERY_TIME)
+    trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.",
+                               json_schema_extra=api.QUERY_TIME)
     gate: float = Field(
         1.0, ge=0.0, le=2.0,
         description="Trigger: the hop follows a reference only when the pointer (the better of its sentence and its "
@@ -59,7 +64,8 @@ class CrossrefConfig(BaseModel):
                     "the chunk it would displace (in a list shorter than the window, which trades nothing, the "
                     "weakest chunk), else the best candidate. 1.0 = the pointer argues for its target at least as "
                     "strongly as the traded chunk argues for itself; lower hops more often. (Until issue 14: 0.85 x "
-                    "the best candidate.)")
+                    "the best candidate.)",
+        json_schema_extra=api.QUERY_TIME)
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap",
         description="Where hopped chunks go: swap = into the top `window`, each in place of the lowest-ranked "
@@ -70,16 +76,19 @@ class CrossrefConfig(BaseModel):
                     "after_referrer = right after the referring chunk (the list grows by "
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "
-                    "wrong hop can displace a relevant chunk); append = after the whole list.")
+                    "wrong hop can displace a relevant chunk); append = after the whole list.",
+        json_schema_extra=api.QUERY_TIME)
     reading: Literal["passage", "sentence"] = Field(
         "passage",
         description="How a pointer is matched to the query: passage = the better of the sentence making the "
                     "reference and its passage (the sentence with its neighbours in its paragraph, up to 240 "
                     "characters either side), since a pointer sentence often says only where to look (\"See X "
-                    "for details.\"); sentence = the sentence alone (before issue 14).")
+                    "for details.\"); sentence = the sentence alone (before issue 14).",
+        json_schema_extra=api.QUERY_TIME)
     window: int = Field(
         10, ge=1, le=1000,
-        description="swap placement: the top positions the hop may change (the chunks your answer is read from).")
+        description="swap placement: the top positions the hop may change (the chunks your answer is read from).",
+        json_schema_extra=api.QUERY_TIME)
     max_refs_per_chunk: int = Field(16, ge=1, le=200, description="References kept per chunk (resolved ones first).")
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,
