@@ -229,7 +229,7 @@ class Assembly(AppPart):
                filters: MetadataFilters | None | NotGiven = NOT_GIVEN, top_k: int | None = None,
                base: BaseRetriever | None = None) -> SearchResult:
         """Retrieve without synthesis: first-stage list, final list (after postprocessors), trace."""
-        if index is None:
+        if index is None and self._index is None:  # asked once, before the index is first opened
             try:
                 self.require_index()
             except InputError as exc:  # an app may search before its first documents arrive: nothing, and why

@@ -263,7 +263,8 @@ class HybridRetriever(BaseRetriever):
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
-        fused = fuse(dense, sparse, len(dense) + len(sparse), self.fusion)
+        # k places of up to merge_adjacent chunks each take at most that many candidates.
+        fused = fuse(dense, sparse, self.top_k * self.merge_adjacent, self.fusion)
         return for_callers(merge_adjacent(fused, self.top_k, self.merge_adjacent))
 
 

@@ -46,9 +46,11 @@ class StorageContextAdapter(StoreAdapter):
         data = getattr(getattr(self.index.vector_store, "data", None), "metadata_dict", None)
         if not data:
             return
-        keys = set().union(*(m.keys() for m in data.values()))
         for key in filter_keys(filters):
-            if key not in keys:
+            # Found in the first chunks for a real key; only a key no chunk has reads them all (then the message
+            # lists every key).
+            if not any(key in metadata for metadata in data.values()):
+                keys = set().union(*(m.keys() for m in data.values()))
                 raise InputError(unknown_filter_key(key, keys - LLAMAINDEX_KEYS))
 
     def state_label(self) -> str:
