@@ -5,7 +5,8 @@ into a cache folder (default ``bench/corpora-debian/<corpus>/``, git-ignored; no
 LlamaIndex's SimpleDirectoryReader would skip) and records there,
 in ``SOURCE.json``, which package and version it read and by which rule it chose the files.
 
-    apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages sqlite3-doc
+    apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages \\
+        sqlite3-doc exim4-doc-html
     # nodejs: the machine's own Node.js 20 (NodeSource's build here), whose package ships the API's Markdown
     python bench/debian_corpora.py                 # every corpus
     python bench/debian_corpora.py git --out DIR   # one corpus, elsewhere
@@ -45,6 +46,17 @@ Added 2026-12-02 (night) as a held-out corpus (rule written before the package w
   (every requirement sentence of the other pages, collected). The ``c3ref/``, ``releaselog/``, ``session/``
   and ``syntax/`` folders are left out (one page per C function or release, 550 pages). Pages cite each other
   by hyperlinks (``lang_select.html#...``); many omit the optional end tags of ``<li>`` and ``<p>``.
+
+Added 2026-12-03 as a held-out corpus (rule written before the package was read for questions):
+
+- ``exim``: the Exim 4.96 specification and its filter specification as HTML chapter pages (package
+  ``exim4-doc-html``), every ``/usr/share/doc/exim4-doc-html/spec_html/ch-*.html`` and ``filter_ch-*.html``
+  (one page per chapter: 62 of the specification, 3 of the filter specification) except the three index
+  chapters generated from the others, ``ch-concept_index.html``, ``ch-option_index.html`` and
+  ``ch-variable_index.html`` (lists of links to sections). Left out: the ``chNN.html`` and
+  ``filter_chNN.html`` symbolic links (a second name for each chapter page) and the generated tables of
+  contents ``index.html`` and ``filter.html``. Chapters cite each other as "see section 9.3" and
+  "chapter 34" hyperlinks into another chapter's file (``ch-file_and_database_lookups.html#SECT...``).
 """
 
 from __future__ import annotations
@@ -67,6 +79,8 @@ POLICY_HTML = Path("/usr/share/doc/debian-policy/policy.html")
 NODEJS_API = Path("/usr/share/doc/nodejs/api")
 SQLITE_HTML = Path("/usr/share/doc/sqlite3")
 SQLITE_GENERATED = ("keyword_index.html", "sitemap.html", "requirements.html")
+EXIM_HTML = Path("/usr/share/doc/exim4-doc-html/spec_html")
+EXIM_GENERATED = ("ch-concept_index.html", "ch-option_index.html", "ch-variable_index.html")
 
 CORPORA = {
     "git": ("git-doc", "every *.txt in /usr/share/doc/git-doc"),
@@ -77,6 +91,9 @@ CORPORA = {
     "nodejs": ("nodejs", "every *.md of /usr/share/doc/nodejs/api"),
     "sqlite": ("sqlite3-doc", "every top-level *.html of /usr/share/doc/sqlite3 but the generated doc_*_crossref.html, "
                               "keyword_index.html, sitemap.html and requirements.html"),
+    "exim": ("exim4-doc-html", "every ch-*.html and filter_ch-*.html of /usr/share/doc/exim4-doc-html/spec_html "
+                               "but the generated index chapters ch-concept_index.html, ch-option_index.html and "
+                               "ch-variable_index.html (not the chNN.html symbolic links, index.html or filter.html)"),
 }
 
 
@@ -92,6 +109,7 @@ WRITTEN_ON = {
     "manpages": "6.03-2",
     "nodejs": "20.20.2-1nodesource1+repack1",
     "sqlite": "3.40.1-2+deb12u2",
+    "exim": "4.96-1",
 }
 
 
@@ -181,6 +199,9 @@ def selected_files(corpus: str) -> list[Path]:
     if corpus == "sqlite":
         return sorted(p for p in SQLITE_HTML.glob("*.html")
                       if not p.name.startswith("doc_") and p.name not in SQLITE_GENERATED)
+    if corpus == "exim":
+        return sorted(p for p in [*EXIM_HTML.glob("ch-*.html"), *EXIM_HTML.glob("filter_ch-*.html")]
+                      if not p.is_symlink() and p.name not in EXIM_GENERATED)
     raise SystemExit(f"unknown corpus '{corpus}'; known: {', '.join(CORPORA)}")
 
 
