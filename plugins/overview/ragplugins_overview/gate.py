@@ -18,17 +18,27 @@
    between the candidates below it in the top 10, this query's own scale. A first place that
    stands out is no contest (measured: three answers at rank 1 pushed down on 168 added dev
    questions before this check).
+3. *The sentence that asks must want the same documents.* A question of several sentences may retell
+   one document to ask about another ("The time module covers time access and conversions and refers
+   to related modules. How can I check whether a year has 366 days?"): the retelling matches the
+   retold document's overview best of all, and the asking sentence wants another. So the overview
+   acts on such a question only when the overviews' best document for its asking sentence (the last
+   one that ends with a question mark, else the last) is among the picked ones. A question of one
+   sentence has nothing to retell apart from what it asks.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from llama_index.core.schema import NodeWithScore
 
 # The share of queries on which scores without any signal would pass the gap test.
 FALSE_ALARM = 0.01
+# A sentence ends at ., ? or ! before white space ("os.path" and "3.11" stay whole).
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 
 
 def noise_gap(n_documents: int, false_alarm: float = FALSE_ALARM) -> float:
@@ -63,3 +73,12 @@ def leaves_open(picked: Sequence[str], candidates: Sequence[NodeWithScore]) -> t
             return False, (f"the first stage's first place stands out (lead {lead:.4f} over the runner-up, a typical "
                            f"step below it {typical:.4f}): there is no contest to settle")
     return True, "the picked document holds the first stage's runner-up, below another document's chunk"
+
+
+def asking_sentence(query: str) -> str | None:
+    """The sentence of a question of several sentences that asks: the last one ending with a question mark,
+    else the last one; None for a question of one sentence."""
+    sentences = [s for s in _SENTENCE_END.split(query.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    return next((s for s in reversed(sentences) if s.rstrip().endswith("?")), sentences[-1])

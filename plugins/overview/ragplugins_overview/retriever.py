@@ -87,8 +87,22 @@ class OverviewRetriever(BaseRetriever):
             return None, None, f"no usable overviews: {exc}"
         return overviews, ranking, ""
 
-    def select(self, ranking: DocumentRanking, doc_ids: list[str],
-               candidates: list[NodeWithScore]) -> tuple[list[tuple[int, float, float]], str, float | None]:
+    def asks_for(self, query: str, picked: list[str], candidates: Sequence[NodeWithScore]) -> tuple[bool, str]:
+        """Whether the sentence that asks wants the ``picked`` documents too (gate condition 3), and why not."""
+        ask = gate.asking_sentence(query)
+        if ask is None:
+            return True, ""
+        overviews, ranking, _ = self.rank(ask, candidates)
+        if overviews is None or ranking is None or not ranking.positions:
+            return True, ""
+        wanted = overviews.doc_ids[ranking.positions[0]]
+        if wanted in picked:
+            return True, ""
+        return False, (f"the question's asking sentence wants another document ({wanted}): the rest of the "
+                       "question retells the picked one")
+
+    def select(self, ranking: DocumentRanking, doc_ids: list[str], candidates: list[NodeWithScore],
+               query: str = "") -> tuple[list[tuple[int, float, float]], str, float | None]:
         """The documents to steer towards, why, and the margin (largest gap, robust SDs) it was based on."""
         cfg = self.config
         if cfg.mode == "boost":
@@ -100,9 +114,13 @@ class OverviewRetriever(BaseRetriever):
             margin = f"z >= {cfg.outlier_z}, gap {gap:.2f} >= {min_gap:.2f}"
             if not cfg.require_runner_up:
                 return chosen, f"{len(chosen)} document(s) stand out by a clear margin: {margin}", gap
-            open_, why = gate.leaves_open([doc_ids[p] for p, _, _ in chosen], candidates)
+            picked = [doc_ids[p] for p, _, _ in chosen]
+            open_, why = gate.leaves_open(picked, candidates)
             if open_:
-                return chosen, f"{len(chosen)} document(s) stand out by a clear margin ({margin}); {why}", gap
+                asks, why_not = self.asks_for(query, picked, candidates)
+                if asks:
+                    return chosen, f"{len(chosen)} document(s) stand out by a clear margin ({margin}); {why}", gap
+                why = why_not
             return [], f"{len(chosen)} document(s) stand out by a clear margin ({margin}), but {why}", gap
         # Opt-in (runner_up_depth > 1): the first stage holds the overviews' best document among its
         # runners-up, just below another document's chunk; the overview, which judges whole documents,
@@ -133,7 +151,7 @@ class OverviewRetriever(BaseRetriever):
                                 mode=self.config.mode, applied=False)
             return candidates
         assert overviews is not None  # a ranking is made from overviews
-        chosen, reason, gap = self.select(ranking, overviews.doc_ids, candidates)
+        chosen, reason, gap = self.select(ranking, overviews.doc_ids, candidates, query)
         documents = [{"doc_id": overviews.doc_ids[p], "score": round(s, 4), "z": round(z, 2)} for p, s, z in chosen]
         best = ranking.top(1)[0]
         select: dict[str, Any] = dict(query=query, mode=self.config.mode, documents=documents, applied=bool(chosen),

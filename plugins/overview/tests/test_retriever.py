@@ -354,6 +354,34 @@ def test_the_default_gate_settles_a_contest_between_the_first_two_documents():
     assert _ids(out)[0] == "n3" and set(_ids(out)) == {"n1", "n2", "n3", "n5", "n6"}
 
 
+def test_the_default_gate_leaves_a_question_that_retells_the_picked_document_to_ask_about_another(monkeypatch):
+    # The contest above, asked in two sentences: the first retells document a (it matches a's overview), the
+    # one that asks wants c (python_p02: "The time module covers time access ... How can I check whether a
+    # year has 366 days?", answered by calendar).
+    retold, asks = "Fees are due in March.", "What does the other page say?"
+    monkeypatch.setitem(QUERIES, f"{retold} {asks}", QUERIES["fees"])
+    monkeypatch.setitem(QUERIES, asks, QUERIES["other"])
+    contest = [("n1", "b"), ("n3", "a"), ("n2", "c"), ("n5", "a")]
+    ctx, out, tr = _gated(contest, restricted=[chunk("n6", "a", DOCS["a"])], query=f"{retold} {asks}")
+    select = tr.get("overview", "select")
+    assert not select["applied"] and "asking sentence wants another document (c)" in select["reason"]
+    assert _ids(out) == ["n1", "n3", "n2", "n5"] and ctx.searches == []
+    # Its asking sentence wanting the picked document too, the contest is settled as before.
+    monkeypatch.setitem(QUERIES, asks, QUERIES["fees"])
+    ctx, out, tr = _gated(contest, restricted=[chunk("n6", "a", DOCS["a"])], query=f"{retold} {asks}")
+    assert tr.get("overview", "select")["applied"] and ctx.searches[0]["doc_ids"] == ["a"]
+
+
+def test_the_asking_sentence_is_the_last_question_of_several_sentences():
+    from ragplugins_overview.gate import asking_sentence
+
+    assert asking_sentence("How do I use os.path.join in 3.11?") is None
+    assert asking_sentence("The time module covers conversions. How do I test a leap year?") == \
+        "How do I test a leap year?"
+    assert asking_sentence("Which flag? I need it for the build. Thanks.") == "Which flag?"
+    assert asking_sentence("It fails. Tell me why.") == "Tell me why."
+
+
 def test_the_default_gate_leaves_a_first_place_that_stands_out_of_the_first_stage_s_scores():
     # The contest of the test above, but the first stage's first place leads its runner-up by far more than
     # the steps between the candidates below it: its first place is not in doubt (nodejs_h02, git_g08).
