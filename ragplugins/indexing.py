@@ -353,9 +353,10 @@ class Indexing(AppPart):
         def tails(doc_id: str) -> list[str]:  # 'a/b/c.md' -> ['b/c.md', 'c.md']
             parts = doc_id.split("/")
             return ["/".join(parts[i:]) for i in range(1, len(parts))]
-        longer = {tail: old for old in existing for tail in tails(old)}
+        kept = {old for old in existing if old not in report.deleted}   # a re-rooted twin is gone already
+        longer = {tail: old for old in kept for tail in tails(old)}
         for doc_id in report.added:
-            twin = next((t for t in tails(doc_id) if t in existing), None) or longer.get(doc_id)
+            twin = next((t for t in tails(doc_id) if t in kept), None) or longer.get(doc_id)
             if twin is not None:
                 warnings.warn(f"ragplugins: '{doc_id}' was added next to the already indexed '{twin}': document "
                               "ids are paths relative to the folder you index, so index the same folder each "
@@ -383,8 +384,8 @@ class Indexing(AppPart):
             getattr(report, change).append(doc.id_)
             if change != "unchanged":
                 todo.append(doc)
-        self._warn_about_stale_documents(existing, report)
         manifest_update = self._removals(existing, {d.id_ for d in documents}, delete_missing, sources, prune, report)
+        self._warn_about_stale_documents(existing, report)
         nodes: list[BaseNode] = []
         # The vectors embedded so far are kept until the batch is written (ragplugins.resume): a run stopped
         # on the way leaves the index as it was, and the next one embeds only what this one had not.
@@ -424,6 +425,7 @@ class Indexing(AppPart):
         if sources is not None:
             recorded: dict[str, list[str]] = dict(self._manifest().get("sources") or {})
             self._refuse_taking_over(sources, existing, recorded)
+            report.deleted = sorted(set(report.deleted) | self._rerooted(sources, existing, recorded))
             gone_by_root = {root: sorted(d for d in set(recorded.get(root, ())) - set(found) if d in existing)
                             for root, found in sources.items()}
             missing = sorted({d for gone in gone_by_root.values() for d in gone} - given)
@@ -465,12 +467,41 @@ class Indexing(AppPart):
                     out[doc_id] = (root, path)
         return out
 
+    @staticmethod
+    def _rerooted(sources: dict[str, list[str]], existing: dict, recorded: dict[str, list[str]]) -> set[str]:
+        """Documents indexed before from a folder (or file) inside one indexed now: the same files arrive again
+        under ids relative to the new folder ('a/index.html' for 'index.html' indexed from 'a'), so their old ids
+        go (else each file would be indexed twice), and the old folder's record with them."""
+        out: set[str] = set()
+        for root, found in sources.items():
+            new_root, new_ids = Path(root).resolve(), set(found)
+            for old_root in [r for r in recorded if r != root]:
+                moved = set()
+                for doc_id in recorded[old_root]:
+                    file = _file_of(old_root, doc_id).resolve()
+                    if doc_id in existing and file.is_relative_to(new_root) \
+                            and (new_id := file.relative_to(new_root).as_posix()) != doc_id and new_id in new_ids:
+                        moved.add(doc_id)
+                if moved:
+                    warnings.warn(f"ragplugins: {len(moved)} document(s) indexed before from '{old_root}' are in "
+                                  f"'{root}' too and are indexed again under ids relative to it; their old ids "
+                                  f"({', '.join(sorted(moved)[:3])}{', ...' if len(moved) > 3 else ''}) are removed",
+                                  stacklevel=2)
+                    out |= moved
+                    recorded[old_root] = sorted(set(recorded[old_root]) - moved)
+                    if not recorded[old_root]:
+                        del recorded[old_root]
+        return out
+
     def _refuse_taking_over(self, sources: dict[str, list[str]], existing: dict,
                             recorded: dict[str, list[str]]) -> None:
         """Ids are relative to the folder given, so two folders indexed one after the other can both hold
-        'index.html': the second would replace the first's document. Refused while the first's file is there."""
+        'index.html': the second would replace the first's document. Refused while the first's file is there
+        (a file indexed again on its own is the same document, not another's)."""
         for root, found in sources.items():
-            taken = self.files_still_there(set(found) & set(existing), recorded, besides=root)
+            taken = {doc_id: (other, path) for doc_id, (other, path)
+                     in self.files_still_there(set(found) & set(existing), recorded, besides=root).items()
+                     if path.resolve() != _file_of(root, doc_id).resolve()}
             if taken:
                 doc_id, (other, path) = next(iter(taken.items()))
                 raise InputError(

@@ -19,6 +19,11 @@ DISTRIBUTIONS = [ROOT, *sorted(p.parent for p in (ROOT / "plugins").glob("*/pypr
 
 
 def build(out: Path) -> list[Path]:
+    import importlib.util
+
+    if importlib.util.find_spec("hatchling") is None:
+        # Built without isolation (offline), so the build backend must be in this environment.
+        sys.exit("build_wheelhouse: the build backend hatchling is not installed here: pip install hatchling")
     out.mkdir(parents=True, exist_ok=True)
     for source in DISTRIBUTIONS:
         # No build isolation: hatchling is already installed, so this works offline.

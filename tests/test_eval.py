@@ -96,8 +96,35 @@ def test_minimal_gold_form_and_bad_rows(tmp_path):
                                          "'expected'$"):
         load_gold([path])
     path.write_text('{"question": "q?"}\n')
-    with pytest.raises(InputError, match="this one has no 'query' and no 'expected'$"):
+    with pytest.raises(InputError, match="this one has no 'query' and no 'expected' \\(it has 'question': call it "
+                                         "'query'\\)$"):
         load_gold([path])
+
+
+def test_every_problem_of_a_gold_set_is_reported_at_once_with_its_file_and_line(tmp_path):
+    from ragplugins import InputError
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text('{"id": "q1", "query": "q?", "expected": ["x"]}\n'
+                     '{"id": "q2", "question": "q?", "expected": ["x"]}\n'
+                     '{"id": "q3", "query": "q?", "expected": ["x"], "expected_source": ["a.md"]}\n')
+    second.write_text('{"id": "q1", "query": "again?", "expected": ["y"], "match": "every"}\n'
+                      '{"id": "q4", "query": "q?", "expected": ["y"], "corpus": "mine", "answer": "a note"}\n')
+    with pytest.raises(InputError) as caught:
+        load_gold([first, second])
+    message = str(caught.value)
+    assert f"{first}:2: a gold row needs 'query' and 'expected'; this one has no 'query' (it has 'question'" in message
+    # A misspelt key ragplugins reads would be dropped without a word (that row's source measurement lost).
+    assert f"{first}:3: unknown key 'expected_source' (did you mean 'expected_sources'?)" in message
+    assert f"{second}:1: 'match' must be 'any' or 'all', not 'every'" in message
+    # Keys ragplugins does not read and that resemble none of its own are a gold set's business.
+    assert "corpus" not in message and "answer" not in message
+    # Both rows of a repeated id, each by file and line (the second q1 is also bad, so one q1 row is loaded).
+    second.write_text('{"id": "q1", "query": "again?", "expected": ["y"]}\n')
+    first.write_text('{"id": "q1", "query": "q?", "expected": ["x"]}\n')
+    with pytest.raises(InputError, match=f"duplicate gold id 'q1': {re.escape(str(first))}:1, "
+                                         f"{re.escape(str(second))}:1"):
+        load_gold([first, second])
 
 
 def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):

@@ -192,6 +192,44 @@ def test_a_second_folder_does_not_replace_the_firsts_document_of_the_same_name(r
     assert rag.index_paths([tmp_path / "bind"])[1].updated == ["index.md"]
 
 
+def test_a_file_indexed_again_on_its_own_is_the_same_document(rag, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "chapter2.md").write_text("Chapter two: zone transfers.")
+    (folder / "chapter3.md").write_text("Chapter three: views.")
+    rag.index_paths([folder])
+    before = _count(rag)
+    # Refused before as "'docs/chapter2.md' would replace 'docs/chapter2.md'": it is the same file.
+    assert rag.index_paths([folder / "chapter2.md"])[1].unchanged == ["chapter2.md"]
+    (folder / "chapter2.md").write_text("Chapter two: zone transfers and NOTIFY.")
+    _, report = rag.index_paths([folder / "chapter2.md"])
+    assert report.updated == ["chapter2.md"] and _count(rag) == before
+    # The folder indexed again finds both as they are.
+    _, report = rag.index_paths([folder])
+    assert sorted(report.unchanged) == ["chapter2.md", "chapter3.md"] and not report.added and not report.deleted
+
+
+def test_a_parent_folder_indexed_after_its_subfolder_takes_its_files_over_under_new_ids(rag, tmp_path):
+    # What the refusal above advises ("index both from their common parent folder"): the subfolder's files
+    # arrive again under ids relative to the parent, and must not stay twice under their old ids.
+    for name in ("a", "b"):
+        (tmp_path / "small" / name).mkdir(parents=True)
+        (tmp_path / "small" / name / "index.md").write_text(f"The {name} manual's contents page.")
+    (tmp_path / "small" / "a" / "extra.md").write_text("An extra page of manual a about resolvers.")
+    rag.index_paths([tmp_path / "small" / "a"])
+    with pytest.warns(UserWarning, match=r"2 document\(s\) indexed before from '.*a' are in '.*small' too and are "
+                                         r"indexed again under ids relative to it; their old ids \(extra.md, "
+                                         r"index.md\) are removed"):
+        _, report = rag.index_paths([tmp_path / "small"])
+    assert sorted(report.added) == ["a/extra.md", "a/index.md", "b/index.md"]
+    assert sorted(report.deleted) == ["extra.md", "index.md"]
+    indexed = set(rag.context(rag.index()).list_documents())
+    assert {"a/extra.md", "a/index.md", "b/index.md"} <= indexed and not {"extra.md", "index.md"} & indexed
+    hits = rag.search("resolvers page of manual a").final
+    assert [n.node.ref_doc_id for n in hits].count("a/extra.md") == 1 and "extra.md" not in \
+        [n.node.ref_doc_id for n in hits]
+
+
 def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):
     folder = tmp_path / "bin"
     folder.mkdir()
@@ -242,9 +280,19 @@ def test_hidden_folders_and_the_index_itself_are_not_walked(tmp_path, bundled_em
 
 
 def test_the_same_files_indexed_from_another_folder_are_flagged(rag, tiny_corpus):
-    with pytest.warns(UserWarning, match=r"'corpus/(\w+\.md)' was added next to the already indexed "
-                                         r"'\1'.*ragplugins delete '\1'"):
-        rag.index_paths([tiny_corpus.parent])
+    # From a folder holding the first one, the same files take new ids and their old ids go (said once).
+    before = set(rag.context(rag.index()).list_documents())
+    with pytest.warns(UserWarning, match=r"document\(s\) indexed before from '.*corpus' are in .* too and are "
+                                         r"indexed again under ids relative to it"):
+        _, report = rag.index_paths([tiny_corpus.parent])
+    assert sorted(report.deleted) == sorted(before) and sorted(report.added) == sorted(f"corpus/{d}" for d in before)
+    # From a folder beside it, where the ids cannot tell: flagged.
+    (tiny_corpus.parent / "copy").mkdir()
+    name = sorted(before)[0]
+    (tiny_corpus.parent / "copy" / name).write_text((tiny_corpus / name).read_text())
+    with pytest.warns(UserWarning, match=rf"'{re.escape(name)}' was added next to the already indexed "
+                                         rf"'corpus/{re.escape(name)}'.*ragplugins delete"):
+        rag.index_paths([tiny_corpus.parent / "copy"])
 
 
 @pytest.mark.parametrize("question", ["", "   \n"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,9 +40,51 @@ class GoldRow:
         return out
 
 
+# The row keys ragplugins reads; a row may carry others (a bench's "corpus", "answer", notes).
+KNOWN_KEYS = ("id", "query", "expected", "match", "dimensions", "expected_sources", "anchor_doc", "multi_document")
+# What a row written by hand often calls its question.
+_QUERY_NAMES = ("question", "q", "prompt", "text", "input")
+_MAX_PROBLEMS = 20
+
+
+def _misspelt(data: dict[str, Any]) -> list[str]:
+    """Keys of a row that look like a misspelt key ragplugins reads which the row lacks ("expected_source")."""
+    out = []
+    for key in data:
+        if key in KNOWN_KEYS:
+            continue
+        close = difflib.get_close_matches(key, [k for k in KNOWN_KEYS if k not in data], n=1, cutoff=0.8)
+        if close:
+            out.append(f"'{key}' (did you mean '{close[0]}'?)")
+    return out
+
+
+def _row_problems(data: Any) -> list[str]:
+    if not isinstance(data, dict):
+        return ["a gold row is a JSON object with 'query' and 'expected'"]
+    problems = []
+    if missing := [key for key in ("query", "expected") if key not in data]:
+        hint = next((f" (it has '{k}': call it 'query')" for k in _QUERY_NAMES if k in data and "query" in missing), "")
+        problems.append("a gold row needs 'query' and 'expected'; this one has no "
+                        + " and no ".join(f"'{key}'" for key in missing) + hint)
+    if misspelt := _misspelt(data):
+        problems.append(f"unknown key {', '.join(misspelt)}")
+    if "expected" in data:
+        expected = [data["expected"]] if isinstance(data["expected"], str) else data["expected"]
+        if not isinstance(expected, list) or not expected \
+                or not all(isinstance(e, str) and e.strip() for e in expected):
+            problems.append("'expected' must be a non-empty list of strings")
+    if data.get("match", "any") not in ("any", "all"):
+        problems.append(f"'match' must be 'any' or 'all', not {data['match']!r}")
+    return problems
+
+
 def load_gold(paths: Iterable[str | Path]) -> list[GoldRow]:
-    """Read gold rows; blank lines and lines starting with // are ignored. Sorted by id."""
+    """Read gold rows; blank lines and lines starting with // are ignored. Sorted by id. Every problem of
+    every file is reported at once (the first 20), each with its file and line."""
     rows: list[GoldRow] = []
+    problems: list[str] = []
+    where: dict[str, list[str]] = {}
     for path in paths:
         path = Path(path)
         if not path.is_file():
@@ -52,27 +95,23 @@ def load_gold(paths: Iterable[str | Path]) -> list[GoldRow]:
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: not valid JSON: {exc}") from exc
-            if not isinstance(data, dict):
-                raise InputError(f"{path}:{lineno}: a gold row is a JSON object with 'query' and 'expected'")
-            if missing := [key for key in ("query", "expected") if key not in data]:
-                raise InputError(f"{path}:{lineno}: a gold row needs 'query' and 'expected'; this one has no "
-                                 + " and no ".join(f"'{key}'" for key in missing))
+                problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
+                continue
+            if found := _row_problems(data):
+                problems += [f"{path}:{lineno}: {p}" for p in found]
+                continue
             expected = data["expected"]
-            if isinstance(expected, str):
-                expected = [expected]
-            if not expected or not all(isinstance(e, str) and e.strip() for e in expected):
-                raise InputError(f"{path}:{lineno}: 'expected' must be a non-empty list of strings")
-            match = data.get("match", "any")
-            if match not in ("any", "all"):
-                raise InputError(f"{path}:{lineno}: 'match' must be 'any' or 'all', not {match!r}")
-            rows.append(GoldRow(
-                id=str(data.get("id") or f"{path.stem}:{lineno}"), query=data["query"], expected=tuple(expected),
-                match=match, dimensions=dict(data.get("dimensions") or {}),
+            row = GoldRow(
+                id=str(data.get("id") or f"{path.stem}:{lineno}"), query=data["query"],
+                expected=tuple([expected] if isinstance(expected, str) else expected),
+                match=data.get("match", "any"), dimensions=dict(data.get("dimensions") or {}),
                 expected_sources=tuple(data.get("expected_sources") or ()), anchor_doc=data.get("anchor_doc"),
-                multi_document=data.get("multi_document"), raw=data))
-    ids = [r.id for r in rows]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise InputError(f"duplicate gold ids: {', '.join(dupes[:5])}")
+                multi_document=data.get("multi_document"), raw=data)
+            rows.append(row)
+            where.setdefault(row.id, []).append(f"{path}:{lineno}")
+    problems += [f"duplicate gold id '{i}': {', '.join(places)}" for i, places in where.items() if len(places) > 1]
+    if problems:
+        more = f"\n(and {len(problems) - _MAX_PROBLEMS} more)" if len(problems) > _MAX_PROBLEMS else ""
+        raise InputError("the gold set has problems; fix them and run again:\n"
+                         + "\n".join(problems[:_MAX_PROBLEMS]) + more)
     return sorted(rows, key=lambda r: r.id)

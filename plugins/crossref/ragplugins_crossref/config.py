@@ -59,8 +59,9 @@ class CrossrefConfig(BaseModel):
                                json_schema_extra=api.QUERY_TIME)
     gate: float = Field(
         1.0, ge=0.0, le=2.0,
-        description="Trigger: the hop follows a reference only when the pointer (the better of its sentence and its "
-                    "passage, see `reading`) matches the query at least gate x as well (dense cosine) as, with swap, "
+        description="Trigger: the hop follows a reference only when the pointer (its sentence, or the better of "
+                    "its sentence and its passage, see `reading`) matches the query at least gate x as well "
+                    "(dense cosine) as, with swap, "
                     "the chunk it would displace (in a list shorter than the window, which trades nothing, the "
                     "weakest chunk), else the best candidate. 1.0 = the pointer argues for its target at least as "
                     "strongly as the traded chunk argues for itself; lower hops more often. (Until issue 14: 0.85 x "
@@ -79,11 +80,14 @@ class CrossrefConfig(BaseModel):
                     "wrong hop can displace a relevant chunk); append = after the whole list.",
         json_schema_extra=api.QUERY_TIME)
     reading: Literal["passage", "sentence"] = Field(
-        "passage",
-        description="How a pointer is matched to the query: passage = the better of the sentence making the "
-                    "reference and its passage (the sentence with its neighbours in its paragraph, up to 240 "
-                    "characters either side), since a pointer sentence often says only where to look (\"See X "
-                    "for details.\"); sentence = the sentence alone (before issue 14).",
+        "sentence",
+        description="How a pointer is matched to the query for the gate and the swap: sentence = the sentence "
+                    "making the reference; passage = the better of it and its passage (the sentence with its "
+                    "neighbours in its paragraph, up to 240 characters either side), for pointer sentences that say "
+                    "only where to look (\"See X for details.\"). The passage of a link inside a chunk that matches "
+                    "the question matches it too, whatever the link points at (on BIND's manual a link to the "
+                    "`named` man page traded a question's answer away), so sentence is the default since "
+                    "2026-12-03.",
         json_schema_extra=api.QUERY_TIME)
     window: int = Field(
         10, ge=1, le=1000,

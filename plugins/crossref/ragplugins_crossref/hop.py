@@ -388,9 +388,11 @@ class CrossrefHop(BaseNodePostprocessor):
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap", description="Where hopped chunks go.")
     reading: Literal["passage", "sentence"] = Field(
-        "passage", description="How a pointer is matched to the query: by the better of its sentence and "
-                               "its passage (the sentence with its neighbours in the paragraph), or by its "
-                               "sentence alone.")
+        "sentence", description="How a pointer is matched to the query: by its sentence alone, or by the better "
+                                "of its sentence and its passage (the sentence with its neighbours in the "
+                                "paragraph). The passage of a link in a chunk that matches the question matches "
+                                "it too, whatever the link points at: on BIND's manual the passage of a link to "
+                                "the `named` man page argued for that page and traded the answer away.")
     window: int = Field(10, description="swap placement: the top positions the hop may change.")
     aliases: dict[str, list[str]] = Field(default_factory=dict,
                                           description="Extra document names, by doc id or file name.")
@@ -740,11 +742,12 @@ class CrossrefHop(BaseNodePostprocessor):
         ``gate`` at most the pointer's match): a chunk that looks more like an answer than the pointer
         looks like the question is not traded. Nothing else moves, and every document keeps its
         best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that
-        was a candidate below the window, else leaves
-        the list (its length stays). No chunk to spare, no hop. A list shorter than the window (a small
+        was a candidate below the window, else the first place below the window (the list keeps its
+        length: its last candidate leaves). No chunk to spare, no hop. A list shorter than the window (a small
         top k) has room: a new chunk goes after the whole list and nothing moves.
         (final list, hopped chunks in the window, candidates that left the list)."""
         out = list(nodes)
+        length = len(out)
         added: list[NodeWithScore] = []
         removed: list[NodeWithScore] = []
         for pointer, picks in hops:
@@ -773,7 +776,12 @@ class CrossrefHop(BaseNodePostprocessor):
                 if old is not None:
                     out[old] = spared
                 else:
-                    removed.append(spared)
+                    # Out of the window, not out of the list: a host that reads all top k still gets it
+                    # (a wrong hop once traded a BIND question's answer out of the whole list). The list keeps
+                    # its length: its last candidate leaves instead.
+                    out.insert(self.window, spared)
+                    if len(out) > length:
+                        removed.append(out.pop())
                 added.append(nws)
                 placed += 1
             if picks and not placed:
