@@ -28,9 +28,10 @@ PEER_RUNS = ("public_git.json", "python_postgres.json", "peer_default_python_pos
              "heldout_exim.json")
 # Our first-stage arm and the peers (which reproduce their recorded runs) on the eleven corpora in one run, since
 # passages became the default (2026-12-03), and the held-out exim's first look (both splits, run once); the plugin
-# arms: the eleven corpora in one run with overview's asking-sentence rule, and exim's first look.
+# arms: the twelve corpora in one run on the final code of 2026-12-03 (overview's asking sentence, crossref's
+# sentence reading).
 FIRST_STAGE = ("passages_both.json", "heldout_exim.json")
-PLUGIN_RUN = ("ask_both.json", "heldout_exim.json")
+PLUGIN_RUN = ("final_both.json",)
 OURS = "ragplugins (plugins off)"
 DEFAULT_PEER = "llamaindex (1024/200, its default)"
 # The first stage's arm this page shows (the run's blend and first-window arms are in the Core section).
@@ -68,11 +69,10 @@ python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres p
     sqlite --split both --extra-dev bench/goldsets/public_dev2 --arm "llamaindex (1024/200, its default)" \\
     --arm "llamaindex (512/50)" --arm "ragplugins (plugins off)" --set 'merge_adjacent 1={"merge_adjacent":1}' \\
     --out bench/results/firststage/passages_both.json
-python bench/bench_unseen.py --split both --corpus mixed docs acq acq+docs git postgres python policy manpages \\
-    nodejs sqlite --out bench/results/unseen/ask_both.json      # off, each plugin alone, all three
 python bench/bench_firststage.py --corpus exim --split both --arm "llamaindex (1024/200, its default)" \\
     --arm "llamaindex (512/50)" --arm "ragplugins (plugins off)" --out bench/results/firststage/heldout_exim.json
-python bench/bench_unseen.py --corpus exim --split both --out bench/results/unseen/heldout_exim.json
+python bench/bench_unseen.py --split both --corpus mixed docs acq acq+docs git postgres python policy manpages \\
+    nodejs sqlite exim --out bench/results/unseen/final_both.json      # off, each plugin alone, all three
 python bench/report_unseen.py                          # this section
 ```
 

@@ -475,7 +475,8 @@ class Indexing(AppPart):
         out: set[str] = set()
         for root, found in sources.items():
             new_root, new_ids = Path(root).resolve(), set(found)
-            for old_root in [r for r in recorded if r != root]:
+            # Only a folder (or file) inside the one indexed now can hold its files: no other is read.
+            for old_root in [r for r in recorded if r != root and Path(r).resolve().is_relative_to(new_root)]:
                 moved = set()
                 for doc_id in recorded[old_root]:
                     file = _file_of(old_root, doc_id).resolve()

@@ -144,6 +144,9 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     assert "each the mean over the questions where the plugin recorded it" not in result.output  # no plugin arm
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     assert data["arms"] == ["off", "dense"] and len(data["rows"]) == 8
+    # What each arm ran with: the --set value on top of the config.
+    configs = data["meta"]["configs"]
+    assert configs["dense"]["core"]["retrieval"] == "dense" and configs["off"]["core"]["retrieval"] != "dense"
 
 
 def test_eval_cli_names_a_missing_folder_and_the_arm_of_a_bad_config_before_any_model_loads(tiny_corpus, gold_file,

@@ -313,6 +313,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                                                        if rp.config.for_plugin(n) is not None},
                                            "budget_of": arm.budget_of, "base": repr(arm.base)},
                                           sort_keys=True, default=str)
+            # What each arm ran with: the config file's [ragplugins] table (or base_config), its --set on top.
+            run.meta.setdefault("configs", {})[arm.name] = json.loads(setups[arm.name])
             if fp not in covered:
                 covered[fp] = _coverage(rp, gold)
             wraps_first = bool(rp._contributions("ragplugins_retriever_wrappers", rp.context(rp.index())))
