@@ -40,26 +40,15 @@ OUR_ARMS = {OURS: OURS}
 HEAD = """## Unseen documents: the first stage against LlamaIndex, and every plugin (issue 14)
 
 Twelve corpora, k = 20, every question split into `dev` (designed on) and `test` (run once per design decision,
-at the end, reported as it came out). Public sets `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`; a
-row is `dev` when the first hex digit of sha1(id) is even); Debian documentation `git` (247 AsciiDoc
-manual pages), `postgres` (268 HTML pages of the PostgreSQL 15 manual), `python` (317 Sphinx sources of
-the 3.11 Library Reference); and, **held out** (added 2026-12-02: 45-54 questions and a 63-115 row
-reference catalogue each, written by hand before anything ran on them), `policy` (the Debian Policy
-Manual's 22 Sphinx HTML chapters, "Section N.N" links between them), `manpages` (the Linux man pages of
-sections 5 and 7, 156 pages rendered to text by man-db, citing each other as `signal(7)`) and `nodejs`
-(Node.js 20's API reference, 64 Markdown files with reference links between them; added after the
-first-stage decision below, so its test split is a first look at it) and `sqlite` (SQLite 3.40's documentation,
-207 HTML pages with hyperlinks between them, many leaving out the end tags HTML lets a page omit; its first
-run on both splits is its first look) and `exim` (added 2026-12-03, last: the Exim 4.96 specification's 65 HTML
-chapters, "see section 9.3" links between them; 42 questions and a 146-row catalogue written by a helper
-who ran nothing on it; its one run on both splits, after every design decision, is its first look). Each Debian set
-has factoid, pointer and paraphrased (no distinctive word of the answer) questions (`bench/goldsets/debian/`).
-**Peer**: LlamaIndex's own `SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` +
-`BM25Retriever` fused by `QueryFusionRetriever` (reciprocal rank), same MiniLM, at its default 1024/200
-and at 512/50; each corpus heading compares test with LlamaIndex's default (the target) and with its 512/50.
-**ragplugins**: the product path (`ragplugins.load(...).search`) on its embedded LanceDB index, with the
-first stage's default since 2026-12-03, neighbouring hits of a document joined into passages of up to two chunks
-(`merge_adjacent = 2`; the Core section compares it with each chunk in its own place).
+reported as it came out). Public: `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`). Debian documentation:
+`git` (247 AsciiDoc pages), `postgres` (268 HTML pages), `python` (317 Sphinx sources) and, **held out** (questions
+and a reference catalogue written before anything ran on them; first looks reported as they came), `policy`
+(22 HTML chapters), `manpages` (156 pages of sections 5 and 7), `nodejs` (64 Markdown files), `sqlite` (207 HTML
+pages) and `exim` (65 HTML chapters, added last). Each Debian set has factoid, pointer and paraphrased questions
+(`bench/goldsets/debian/<corpus>.md` says how each was written). **Peer**: LlamaIndex's own
+`SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` + `BM25Retriever` fused by
+`QueryFusionRetriever`, same MiniLM, at its default 1024/200 (the target) and at 512/50. **ragplugins**: the
+product path (`ragplugins.load(...).search`) on its embedded LanceDB index, default settings.
 
 ```bash
 apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages sqlite3-doc \\
@@ -76,16 +65,9 @@ python bench/bench_unseen.py --split both --corpus mixed docs acq acq+docs git p
 python bench/report_unseen.py                          # this section
 ```
 
-**Plugins** (gates designed on `dev` alone, each decision's `test` run once; the runs here hold both splits
-and are reported as they came out). `overview` steers only when the overviews pick documents by a gap that
-noise exceeds on 1 % of queries for this many documents, the picked documents hold the first stage's
-runner-up, its first place is in doubt, and (a question of several sentences) the sentence that asks wants the
-picked documents too; the chosen documents' chunks keep the first stage's order, and
-inside the top 10 it only settles which document leads (every other document's candidate stays there).
-`retry` retries only when the top 3 cover less of the question than the index's best chunk and the
-`vocabulary` strategy finds a real spelling mismatch. "fired": crossref's hops, overview's steered questions,
-retry's weak-evidence calls / retries / retry sets kept. "regressed": every question whose R@10, then
-nDCG@10, fell against plugins off (histories: each plugin's section).
+**Plugins**: each gate designed on `dev` alone (how each one decides: its own section). "fired": crossref's
+hops, overview's steered questions, retry's weak-evidence calls / retries / retry sets kept. "regressed": every
+question whose R@10, then nDCG@10, fell against plugins off.
 """
 
 

@@ -595,15 +595,15 @@ class Indexing(AppPart):
         plugin state are written; text and vectors stay as they are."""
         index = index or self.index()
         self._after_write(index, [], [])
-        recorded = set(self._manifest().get("index_plugins") or []) if self.home is not None else set()
+        manifest = self._manifest()
+        recorded, preparable = set(manifest.get("index_plugins") or []), set(self.preparable_plugins())
         # A plugin with only a transformation changes chunks as they are split: stored ones need a re-index.
-        unprepared = [name for name in self.index_time_plugins() if name not in recorded
-                      and name not in self.preparable_plugins()]
+        unprepared = [name for name in self.index_time_plugins() if name not in recorded | preparable]
         if unprepared:
             warnings.warn(f"ragplugins: {', '.join(unprepared)} change(s) chunks only as they are split, which "
                           "`prepare` cannot do for stored chunks; re-index them with `ragplugins index PATH "
                           "--reindex` (or build_index(documents, reindex=True))", stacklevel=2)
-        if self.home is not None and self._manifest():
+        if manifest:
             # Stored chunks have been through the after-index steps: the next `index` need not ask for
             # --reindex on those plugins' account (it still does for the ones named above).
             self._manifest(index_plugins=[p for p in self.index_time_plugins() if p not in unprepared])
