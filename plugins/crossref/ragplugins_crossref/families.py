@@ -15,7 +15,9 @@ A family is a compiled pattern plus a ``kind``:
 - ``document``: group ``name``: a file name or a phrase resolved against document names;
 - ``link``: group ``href``: a hyperlink, resolved relative to the citing document's path (fragment dropped);
 - ``anchor``: group ``key`` (and optionally ``space``): a name some document declares, e.g. a Sphinx
-  ``:mod:`os.path``` resolved through the target's ``.. module:: os.path``.
+  ``:mod:`os.path``` resolved through the target's ``.. module:: os.path``, or a configuration name
+  ("see the tls_dhparam option") resolved through the one document that defines it in a table or a
+  definition list (the family's ``space`` is then ``term``).
 
 An identifier family may also have a ``volume`` group: the key is then ``id(volume)``, so
 ``linkgit:git-config[1]`` and ``git-config(1)`` name the same manual page.
@@ -79,6 +81,19 @@ _ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?
 _CITATION = r"\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
 # Markdown reference links, full "[text][label]" and collapsed "[text][]" (CommonMark: the label is the text).
 _MD_REFERENCE_LINK = r"\[(?P<key>[^\[\]\n]{1,200})\]\[(?P<label>[^\[\]\n]{0,200})\]"
+# A configuration name as code writes it: at least one "_" or "." inside, so a prose word never is one
+# ("tls_dhparam", "$lookup_dnssec_authenticated", "core.editor").
+TERM = r"\$?[A-Za-z][A-Za-z0-9]{0,40}(?:[_.][A-Za-z0-9]{1,40}){1,6}"
+_GAP = r"[ \t\n]{1,3}"
+# Prose that points at where a name is defined: "See the ldap_start_tls option", "the generic
+# redirect_router option", "the qualify_single and search_parents options", "the $sender_host_name
+# variable", "see the documentation for tls_dhparam". The noun says a name is meant, not a mention
+# of the value in passing; a leading "see" belongs to the reference as written.
+_DEFINED_TERM = (rf"(?:\b(?i:see)(?:{_GAP}also)?{_GAP})?"
+                 rf"(?:(?P<doc>(?:the{_GAP})?\b(?i:documentation){_GAP}(?:of|for|on){_GAP}(?:the{_GAP})?)|\b(?i:the){_GAP}"
+                 rf"(?:[a-z]{{3,15}}{_GAP})?)`?(?P<key>{TERM})`?"
+                 rf"(?(doc)|(?:(?:{_GAP}(?:and|or)|,){_GAP}`?{TERM}`?){{0,4}}{_GAP}(?:[a-z]{{3,15}}{_GAP})?"
+                 rf"(?:option|variable|setting|parameter|directive)s?\b)")
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,7 @@ class ReferenceFamily:
     kind: str
     pattern: re.Pattern   # or an RE2 pattern (same interface), see linear_family
     description: str = ""
+    space: str = ""       # an anchor family without a ``space`` group: the declarations it looks names up in
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -99,14 +115,14 @@ class ReferenceFamily:
                              f"group(s) {', '.join(sorted(missing))}, e.g. (?P<{sorted(missing)[0]}>...)")
 
 
-def family(name: str, kind: str, pattern: str, description: str = "") -> ReferenceFamily:
+def family(name: str, kind: str, pattern: str, description: str = "", space: str = "") -> ReferenceFamily:
     """Build a family from a pattern string; errors name the family and the bad pattern."""
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
         raise ValueError(f"reference family '{name}': pattern {pattern!r} is not a valid regular expression: "
                          f"{exc}") from exc
-    return ReferenceFamily(name, kind, compiled, description)
+    return ReferenceFamily(name, kind, compiled, description, space)
 
 
 def _message(exc: Exception) -> str:
@@ -148,4 +164,7 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,
            "Sphinx roles :mod:/:func:/:class:/:ref:..., resolved through .. module:: and .. _label: declarations"),
+    family("defined_term", "anchor", _DEFINED_TERM,
+           "configuration names in prose (the tls_dhparam option), resolved to the one document defining them "
+           "in a table's first column or a definition list", space="term"),
 )

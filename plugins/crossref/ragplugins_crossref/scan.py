@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ragplugins_crossref.families import ReferenceFamily
+from ragplugins_crossref.families import TERM, ReferenceFamily
 from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
 
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
@@ -35,6 +35,13 @@ RST_DIRECTIVE = re.compile(
     r"^(?P<indent>[ \t]{0,12})\.\.[ \t]{1,3}(?:py:)?(?P<what>module|currentmodule|function|class|exception|data|"
     r"method|attribute|decorator|classmethod|staticmethod|property|decoratormethod|abstractmethod)::[ \t]{1,5}"
     r"(?P<name>[\w.]{1,200})", re.M)
+# Where a document defines a configuration name (families.TERM): the first cell of a table row
+# ("| tls_dhparam | Use: main | ..."), a Markdown definition-list term ("$sender_host_name" over ":   This
+# variable ..."), an AsciiDoc one ("core.editor::"). A name merely used stands in running text.
+_TERM_DEFINITION = re.compile(
+    rf"^(?:\|[ \t]{{0,4}}(?:`|\*\*)?(?P<cell>{TERM})(?:`|\*\*)?[ \t]{{0,4}}\|"
+    rf"|(?:`|\*\*)?(?P<term>{TERM})(?:`|\*\*)?[^\n]{{0,80}}\n[ \t]{{0,3}}:[ \t]"
+    rf"|(?P<adoc>{TERM})::[ \t]*$)", re.M)
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
 # standards wrap their reference lists), or with the entry starting on the next line.
@@ -216,7 +223,10 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
     prof.sections = {k: v[1] for k, v in best_section.items()}
     prof.headings = list(headings)
-    prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
+    whole = "\n".join(text for _, text in chunks)
+    prof.anchors, prof.scope = _declarations(whole)
+    prof.anchors += [a for a in dict.fromkeys(anchor_key("term", m.group(m.lastgroup or ""))
+                                              for m in _TERM_DEFINITION.finditer(whole)) if a not in prof.anchors]
     return prof
 
 
@@ -293,8 +303,8 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "anchor":
                 name = groups.get("key") or groups.get("plain") or ""
                 if name.strip():
-                    refs.append(RawRef("anchor", anchor_key(groups.get("space"), name), hit.group(), hit.start(),
-                                       hit.end(), fam.name))
+                    key = anchor_key(groups.get("space") or fam.space, name)
+                    refs.append(RawRef("anchor", key, hit.group(), hit.start(), hit.end(), fam.name))
             elif fam.kind == "citation":
                 refs.append(RawRef("citation", citation_key(groups.get("label") or groups["key"]), hit.group(),
                                    hit.start(), hit.end(), fam.name))

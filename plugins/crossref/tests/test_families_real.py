@@ -247,3 +247,39 @@ def test_default_cap_keeps_a_dense_page_s_references():
     ann = annotate(chunks, {d: {"file_name": d} for d in docs}, BUILTIN_FAMILIES,
                    max_refs=CrossrefConfig().max_refs_per_chunk)
     assert len([r for r in ann.refs["index.rst.txt#0"] if r["target"]]) == 12
+
+
+CONFIG_REFERENCE = {
+    "main_configuration.html": "## Main configuration\n\n| Option | Use |\n| --- | --- |\n"
+                               "| tls_dhparam | Use: main | Type: string |\n| `queue_only` | Use: main |\n\n"
+                               "The value of tls_dhparam names a file. The queue_only option is described here.",
+    "string_expansions.html": "## Expansion variables\n\n$sender_host_name\n:   This variable is set after a "
+                              "reverse lookup.\n\ncore.editor::\n\tThe editor to use.",
+    "tls.html": "## TLS\n\nSee the documentation for tls_dhparam. See also the $sender_host_name variable, "
+                "the generic queue_only option and the core.editor configuration variable. The tls_dhparam "
+                "value is read once; the unknown_thing option is defined nowhere.",
+    "routers.html": "## Routers\n\n| tls_dhparam | Use: routers |\n\nSee the tls_dhparam option.",
+}
+
+
+def test_configuration_names_resolve_to_the_one_document_that_defines_them():
+    refs, ann = run(CONFIG_REFERENCE)
+    # Definitions: a table's first column, a Markdown or AsciiDoc definition list; not a use in running text.
+    assert {"term:tls_dhparam", "term:queue_only"} <= set(ann.profiles["main_configuration.html"].anchors)
+    assert {"term:$sender_host_name", "term:core.editor"} <= set(ann.profiles["string_expansions.html"].anchors)
+    assert not [a for a in ann.profiles["tls.html"].anchors if a.startswith("term:")]
+    # tls_dhparam has two definers (main and routers): ambiguous, never a guess; a name used without
+    # "option", "variable", "documentation" ("The tls_dhparam value") is not a reference.
+    assert resolved(refs["tls.html"]) == {("term:$sender_host_name", "string_expansions.html"),
+                                          ("term:queue_only", "main_configuration.html"),
+                                          ("term:core.editor", "string_expansions.html")}
+    assert ("anchor", "term:tls_dhparam", None) in refs["tls.html"]
+    assert ("anchor", "term:unknown_thing", None) in refs["tls.html"]
+    # A document's own definition is not a reference to another document.
+    assert not resolved(refs["routers.html"])
+
+
+def test_a_configuration_name_defined_once_resolves_from_documentation_of():
+    docs = {k: v for k, v in CONFIG_REFERENCE.items() if k != "routers.html"}
+    refs, _ = run(docs)
+    assert ("term:tls_dhparam", "main_configuration.html") in resolved(refs["tls.html"])
