@@ -414,15 +414,17 @@ def _tags(nws) -> str:
 @click.option("--show", type=click.IntRange(min=1), default=8, show_default=True,
               help="How many of the sources to print (with --json too).")
 @click.option("--full", is_flag=True, help="Print each source's whole text, not a shortened line.")
-@click.option("--trace", "show_trace", is_flag=True, help="Print the whole trace (what every plugin recorded).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: answer, sources, trace.")
+@click.option("--trace", "show_trace", is_flag=True,
+              help="Print the whole trace (what every plugin recorded), chunks named as document#position.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: answer, sources, trace (chunk ids, named in its 'chunks').")
 @click.pass_context
 def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, full: bool, show_trace: bool,
               as_json: bool) -> None:
     """Ranked sources with plugin tags, one line per plugin decision, and an answer when
     [ragplugins] llm is configured."""
     from ragplugins.nodes import document_name, tags
-    from ragplugins.trace import decision_lines
+    from ragplugins.trace import decision_lines, labelled
 
     rp = load_app(ctx)
     rp.require_index()
@@ -461,7 +463,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
         for line, _ in lines:
             click.echo(f"  {line}")
     if show_trace:
-        click.echo(json.dumps(trace, indent=2, default=str))
+        click.echo(json.dumps(labelled(trace), indent=2, default=str))
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:

@@ -99,6 +99,17 @@ def document_name(node: Any) -> str:
     return document_label(node.ref_doc_id or "", node.metadata or {}) or node.node_id
 
 
+def chunk_label(node: Any) -> str:
+    """How output names a chunk for people: its document (:func:`document_name`) and its position in it
+    (``CHUNK_INDEX_KEY``, from 0), e.g. ``guide/install.md#3``; the document alone when the index did not
+    record positions (a host's own index)."""
+    from ragplugins.stores.base import CHUNK_INDEX_KEY  # stores.base imports this module
+
+    position = (node.metadata or {}).get(CHUNK_INDEX_KEY)
+    name = document_name(node)
+    return f"{name}#{position}" if isinstance(position, int) and name != node.node_id else name
+
+
 def document_label(doc_id: str, metadata: dict[str, Any]) -> str:
     """:func:`document_name` for a document id and its metadata (``ctx.list_documents()`` gives both)."""
     if doc_id and not _UUID.match(doc_id.split("_part_")[0]):

@@ -76,18 +76,33 @@ class Trace:
     final_documents: list[str] = field(default_factory=list)
     # Every decision of every plugin in this query, in the order they were taken.
     decisions: list[Decision] = field(default_factory=list)
+    # Chunk id -> what people call the chunk (nodes.chunk_label): the lists above and the plugins' records
+    # hold ids, which machines need and people cannot read (see labelled()).
+    chunks: dict[str, str] = field(default_factory=dict)
 
     def set_first_stage(self, nodes: Any) -> None:
         from ragplugins.nodes import document_name
 
         self.first_stage = [n.node.node_id for n in nodes]
         self.first_stage_documents = [document_name(n.node) for n in nodes]
+        self.name_chunks(nodes)
 
     def set_final(self, nodes: Any) -> None:
         from ragplugins.nodes import document_name
 
         self.final = [n.node.node_id for n in nodes]
         self.final_documents = [document_name(n.node) for n in nodes]
+        self.name_chunks(nodes)
+
+    def name_chunks(self, nodes: Sequence[Any]) -> None:
+        """Keep the labels of ``nodes`` (NodeWithScores; ids given as strings have none to keep). Only for
+        lists the host's filters were applied to: a label names the document, and a chunk the filters
+        screen out must not show its document to the host's users (query_inputs)."""
+        from ragplugins.nodes import chunk_label
+
+        for n in nodes:
+            if not isinstance(n, str) and n.node.node_id not in self.chunks:
+                self.chunks[n.node.node_id] = chunk_label(n.node)
 
     def record(self, plugin: str, action: str, **data: Any) -> None:
         self.plugins.setdefault(plugin, {})[action] = data
@@ -101,7 +116,7 @@ class Trace:
                 "final_documents": list(self.final_documents),
                 "plugins": {k: dict(v) for k, v in self.plugins.items()},
                 "decisions": [d.to_dict() for d in self.decisions],
-                "timings_ms": dict(self.timings_ms)}
+                "chunks": dict(self.chunks), "timings_ms": dict(self.timings_ms)}
 
 
 _current: contextvars.ContextVar[Trace | None] = contextvars.ContextVar("ragplugins_trace", default=None)
@@ -217,6 +232,9 @@ def record_decision(plugin: str, action: str, *, reason: str, changed: bool | No
     if query:
         data["query"] = query
     if trace is not None:
+        # What a step was given has passed the host's filters (each step's output is screened before the
+        # next gets it); what it returns has not yet.
+        trace.name_chunks(before or [])
         # A later decision of the same step on the same query supersedes the earlier one (a verdict
         # replaces the postprocessor's "not verified yet"); another query's stays (a retry's
         # reformulated question passes through the first-stage plugins again).
@@ -235,3 +253,21 @@ def decision_lines(trace: dict[str, Any]) -> list[tuple[str, bool]]:
     """One line per decision in a trace (``Trace.to_dict()``), "<plugin> <action>: acted|no change
     (<reason>)", and whether it changed the list: what ``ragplugins query`` and the demo print."""
     return [(Decision(**d).line(trace.get("query", "")), bool(d["changed"])) for d in trace.get("decisions", [])]
+
+
+def labelled(trace: dict[str, Any]) -> dict[str, Any]:
+    """A trace (``Trace.to_dict()``) for people: every chunk id in it replaced by the chunk's label from
+    its ``chunks`` (``guide/install.md#3``), that map left out; an id without a label stays as it is.
+    What ``ragplugins query --trace`` prints; the JSON form (``--json``) keeps the ids."""
+    names = trace.get("chunks") or {}
+
+    def relabel(value: Any) -> Any:
+        if isinstance(value, str):
+            return names.get(value, value)
+        if isinstance(value, dict):
+            return {k: relabel(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [relabel(v) for v in value]
+        return value
+
+    return relabel({k: v for k, v in trace.items() if k != "chunks"})

@@ -251,6 +251,21 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]
 
 
+def test_query_trace_names_chunks_as_document_and_position_and_json_keeps_the_ids(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = []\n')
+    run("index", str(tiny_corpus), config=cfg)
+    question = "How often is the boiler descaled?"
+    traced = run("query", question, "--trace", config=cfg).output
+    data = json.loads(run("query", question, "--json", config=cfg).stdout)["trace"]
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    assert data["first_stage"] and all(uuid.fullmatch(i) for i in data["first_stage"] + data["final"])
+    assert not uuid.search(traced)
+    for node_id, document in zip(data["first_stage"], data["first_stage_documents"]):
+        assert re.fullmatch(re.escape(document) + r"#\d+", data["chunks"][node_id])
+        assert f'"{data["chunks"][node_id]}"' in traced
+
+
 def test_index_says_files_skipped_for_one_reason_once(run, tmp_path, tiny_corpus):
     import shutil
 

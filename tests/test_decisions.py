@@ -65,3 +65,54 @@ def test_the_query_command_prints_the_decisions(tmp_path, tiny_corpus):
     assert set(decisions[0]) == {"plugin", "action", "changed", "reason", "numbers", "query"}
     text = CliRunner().invoke(cli, ["-c", str(cfg), "query", "What is the annual fee?"]).output
     assert "what each plugin decided:\n  crossref hop: " in text
+
+
+def test_the_trace_names_chunks_by_document_and_position_for_people_and_keeps_their_ids(tmp_path, tiny_corpus,
+                                                                                       bundled_embed_model):
+    import json
+    import re
+
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+
+    from ragplugins import Contribution, PluginInfo, hookimpl
+    from ragplugins.api import CHUNK_INDEX_KEY
+    from ragplugins.testing import make_rag
+
+    class DropTop(BaseNodePostprocessor):
+        @classmethod
+        def class_name(cls) -> str:
+            return "tests.DropTop"
+
+        def _postprocess_nodes(self, nodes, query_bundle=None):
+            out = nodes[1:]
+            api.record_decision("droptop", "drop", before=nodes, after=out, reason="dropped the top chunk",
+                                removed=[nodes[0].node.node_id])
+            return out
+
+    class Plugin:
+        @hookimpl
+        def ragplugins_plugin_info(self):
+            return PluginInfo(name="droptop", version="0")
+
+        @hookimpl
+        def ragplugins_node_postprocessors(self, config, ctx):
+            return [Contribution(DropTop(), stage="rerank")]
+
+    rag = make_rag([Plugin()], embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rag.index_paths([tiny_corpus])
+    result = rag.search("What is the annual fee?")
+
+    def label(n):
+        return f"{n.node.ref_doc_id}#{n.node.metadata[CHUNK_INDEX_KEY]}"
+
+    data = result.trace.to_dict()
+    # The JSON form keeps the ids (machines join on them) and names each one.
+    assert data["first_stage"] == [n.node.node_id for n in result.first_stage]
+    assert {data["chunks"][n.node.node_id] for n in result.first_stage} == {label(n) for n in result.first_stage}
+    shown = trace.labelled(data)
+    assert shown["first_stage"] == [label(n) for n in result.first_stage]
+    assert shown["final"] == [label(n) for n in result.final]
+    assert shown["plugins"]["droptop"]["drop"]["removed"] == [label(result.first_stage[0])]
+    assert all(re.fullmatch(r"[\w.-]+\.md#\d+", name) for name in shown["first_stage"])
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    assert "chunks" not in shown and not uuid.search(json.dumps(shown))

@@ -63,6 +63,9 @@ def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bun
     # while the dense arm has other core settings and is compared with nobody.
     assert run.invariant["offenders"] == [] and run.invariant["checked"] > 0
     assert run.summary("control", 3)["k_used"] == 3
+    # Each row names its chunks as people read them (document#position) beside the ids.
+    row = run.rows[0]
+    assert [row["chunks"][i].rsplit("#", 1)[0] for i in row["final_ids"]] == row["final_docs"]
     cmp = run.compare("off", "dense", 3)
     assert sorted(cmp["improved"] + cmp["regressed"] + cmp["unchanged"]) == ["q1", "q2", "q3", "q4"]
     again = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model, cache="cache2")
@@ -82,6 +85,36 @@ def test_cache_is_keyed_by_content(tiny_corpus, gold_file, tmp_path, bundled_emb
                       embed_model=bundled_embed_model, progress=False)
     assert first.meta["indexes"]["off"] != second.meta["indexes"]["off"]
     assert "q1" in [f["id"] for f in second.coverage_failures]
+
+
+def test_an_arm_whose_index_is_built_says_which_index_time_setting_changed(tiny_corpus, gold_file, tmp_path,
+                                                                           bundled_embed_model, capsys):
+    gold = load_gold([gold_file])
+
+    def run(crossref, chunk_size=512):
+        run_eval([tiny_corpus], gold, [Arm("crossref", {"enable": ["crossref"], "chunk_size": chunk_size,
+                                                          "crossref": crossref})],
+                 ks=[3], cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=True)
+        return [line for line in capsys.readouterr().err.splitlines() if "the index" in line]
+
+    assert run({"max_refs_per_chunk": 8}) == [
+        'eval: arm "crossref": building the index (no earlier index of this arm to compare with)']
+    assert run({"max_refs_per_chunk": 8, "max_hops": 2}) == []  # read at query time: the same index
+    assert run({"max_refs_per_chunk": 4}) == [
+        'eval: arm "crossref": rebuilding the index: crossref.max_refs_per_chunk 8 -> 4']
+    assert run({"max_refs_per_chunk": 8}, chunk_size=256) == [
+        'eval: arm "crossref": rebuilding the index: chunk_size 512 -> 256, crossref.max_refs_per_chunk 4 -> 8']
+
+    from ragplugins import load
+    from ragplugins.eval.runner import index_setup, setup_changes
+
+    def setup(enable):
+        return index_setup(load({"enable": enable}, embed_model=bundled_embed_model), [tiny_corpus])
+
+    off, on = setup([]), setup(["crossref"])
+    assert setup_changes(off, on) == ["crossref on"]  # not one line per setting of the plugin
+    (tiny_corpus / "master_agreement.md").write_text("The annual fee is 99 EUR only.")
+    assert setup_changes(on, setup(["crossref"])) == ["files: 1 changed (master_agreement.md)"]
 
 
 def test_minimal_gold_form_and_bad_rows(tmp_path):
@@ -140,7 +173,8 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     assert "expected strings are matched in the chunks' text as indexed" in result.output
     assert re.search(r"per question against 'off' \(final nDCG@10\)\nk=3 dense: improved \d+ \[.*\], regressed "
                      r"\d+ \[.*\], unchanged \d+", result.output), result.output
-    assert "eval: indexing for arm off\n" in result.stderr and "eval: arm dense, k=3: 4 questions\n" in result.stderr
+    assert 'eval: arm "off": building the index' in result.stderr
+    assert "eval: arm dense, k=3: 4 questions\n" in result.stderr
     assert "each the mean over the questions where the plugin recorded it" not in result.output  # no plugin arm
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     assert data["arms"] == ["off", "dense"] and len(data["rows"]) == 8

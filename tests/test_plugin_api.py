@@ -93,4 +93,4 @@ def test_the_trace_is_output_only():
     assert readers == []
     assert {f for f in api.Trace.__dataclass_fields__} == {
         "query", "first_stage", "final", "plugins", "timings_ms", "first_stage_documents", "final_documents",
-        "decisions"}
+        "decisions", "chunks"}

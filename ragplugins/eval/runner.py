@@ -8,6 +8,7 @@ import hashlib
 import inspect
 import json
 import math
+import os
 import random
 import shutil
 import statistics
@@ -87,6 +88,15 @@ def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
     """Content of the corpus files, embedder, the core's index-time settings (chunking, windows) and code, and
     every index-time plugin's version, code and config; settings marked QUERY_TIME are left out, so arms that
     differ only in them share an index."""
+    return _fingerprint(index_setup(rp, paths))
+
+
+def _fingerprint(setup: dict) -> str:
+    return hashlib.sha256(json.dumps(setup, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def index_setup(rp: RagPlugins, paths: Sequence[Path]) -> dict:
+    """What :func:`index_fingerprint` hashes (kept beside a cached index to say what a rebuild changed)."""
     import ragplugins
 
     plugins = {}
@@ -103,7 +113,83 @@ def index_fingerprint(rp: RagPlugins, paths: Sequence[Path]) -> str:
     if rp.llm is not None and plugins:
         # Index-time plugins may write with the LLM (overviews): another model is another index.
         payload["llm"] = llm_identity(rp.llm)
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
+    return payload
+
+
+def setup_changes(old: dict, new: dict) -> list[str]:
+    """What differs between two :func:`index_setup` results, as people name it: "crossref.max_refs_per_chunk
+    8 -> 4", "chunk_size 512 -> 256", "files: 1 changed (a.md)", "ragplugins code changed"."""
+    out = []
+    before, after = dict(old.get("files", [])), dict(new.get("files", []))
+    files = {"changed": [f for f in after if f in before and before[f] != after[f]],
+             "added": [f for f in after if f not in before], "removed": [f for f in before if f not in after]}
+    if any(files.values()):
+        out.append("files: " + ", ".join(f"{len(names)} {what} ({', '.join(names[:3])}"
+                                         f"{', ...' if len(names) > 3 else ''})"
+                                         for what, names in files.items() if names))
+    plugins_old, plugins_new = old.get("plugins", {}), new.get("plugins", {})
+    # A plugin switched on or off is one change, not one per setting of it.
+    switched = sorted(plugins_old.keys() ^ plugins_new.keys())
+    out.extend(f"{name} {'on' if name in plugins_new else 'off'}" for name in switched)
+    flat_old, flat_new = _flat_setup(old), _flat_setup(new)
+    for key in sorted(flat_old.keys() | flat_new.keys()):
+        if any(key.startswith((f"{name}.", f"{name} ")) for name in switched):
+            continue
+        a, b = flat_old.get(key, "(unset)"), flat_new.get(key, "(unset)")
+        if a != b:
+            # Code is known by its hash, which says nothing to a reader.
+            out.append(f"{key} changed" if key.endswith(" code") else f"{key} {_short(a)} -> {_short(b)}")
+    return out
+
+
+def _flat_setup(setup: dict) -> dict[str, Any]:
+    flat: dict[str, Any] = {key: value for key, value in setup.get("core", {}).items()}
+    flat.update({"embedder": setup.get("embedder"), "llm": setup.get("llm", "none"),
+                 "ragplugins code": setup.get("core_code")})
+    for name, plugin in setup.get("plugins", {}).items():
+        flat[f"{name} version"], flat[f"{name} code"] = plugin.get("version"), plugin.get("code")
+        flat.update({f"{name}.{key}": value for key, value in (plugin.get("config") or {}).items()})
+    return flat
+
+
+def _short(value: Any) -> str:
+    import textwrap
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return textwrap.shorten(text, 40, placeholder="...")
+
+
+# In the cache: which index each arm name used last (what its next rebuild is compared with), and beside
+# each index the setup it was built with.
+ARMS_FILE, SETUP_FILE = "arms.json", "setup.json"
+# Changes named in a rebuild's line; the rest are counted.
+MAX_CHANGES_SHOWN = 4
+
+
+def _rebuild_reason(cache: Path, previous: str | None, setup: dict) -> str:
+    """Why an arm's index is being built: what differs from the index the same arm used last time."""
+    earlier = _read_json(cache / previous / SETUP_FILE) if previous else {}
+    changes = setup_changes(earlier, setup) if earlier else []
+    if not changes:
+        return "building the index (no earlier index of this arm to compare with)"
+    more = len(changes) - MAX_CHANGES_SHOWN
+    return "rebuilding the index: " + ", ".join(changes[:MAX_CHANGES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _write_json(path: Path, value: dict) -> None:
+    # Replaced whole: a concurrent eval run sharing the cache reads the old file or the new, never half of one
+    # (a lost update only costs a rebuild line its comparison).
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(value, sort_keys=True))
+    os.replace(tmp, path)
 
 
 def llm_identity(llm: Any) -> str:
@@ -280,15 +366,18 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     with Progress(disable=not progress, transient=True, console=console) as bar:
         task = bar.add_task("eval", total=len(arms) * len(ks) * len(gold))
 
-        def step(description: str) -> None:
+        def step(description: str, keep: bool = False) -> None:
+            """``keep``: printed on a terminal too, above the bar (which redraws its own line)."""
             bar.update(task, description=description)
-            if progress and not console.is_terminal:
-                console.print(f"eval: {description}", markup=False, highlight=False)
+            if progress and (keep or not console.is_terminal):
+                console.print(f"eval: {description}", markup=False, highlight=False, soft_wrap=True)
+        built_for = _read_json(cache / ARMS_FILE)
         for arm in order:
             cfg = merge_config(base_config or {}, arm.config)
             cfg.pop("persist_dir", None)
             probe = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
-            fp = index_fingerprint(probe, roots)
+            setup = index_setup(probe, roots)
+            fp = _fingerprint(setup)
             cfg["persist_dir"] = str(cache / fp)
             rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
             done = cache / fp / "COMPLETE"
@@ -296,17 +385,24 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             # A lock per index: concurrent eval runs sharing the cache must not build it twice.
             with open(cache / f"{fp}.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
+                why = None
                 if force_reindex and fp not in run.meta["indexes"] and (cache / fp).exists():
                     shutil.rmtree(cache / fp)
                     rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+                    why = "rebuilding the index (--force-reindex)"
                 if not done.exists():
                     if (cache / fp).exists():  # a build that died half way
                         shutil.rmtree(cache / fp)
                         rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
-                    step(f"indexing for arm {arm.name}")
+                        why = "rebuilding the index (its last build did not finish)"
+                    step(f'arm "{arm.name}": {why or _rebuild_reason(cache, built_for.get(arm.name), setup)}',
+                         keep=True)
                     rp.index_paths(roots)
+                    (cache / fp / SETUP_FILE).write_text(json.dumps(setup, sort_keys=True))
                     done.write_text("ok")
             run.meta["indexes"][arm.name] = fp
+            built_for[arm.name] = fp
+            _write_json(cache / ARMS_FILE, built_for)
             setups[arm.name] = json.dumps({"core": rp.config.core.model_dump(exclude={"persist_dir"}),
                                            "plugins": {n: rp.config.plugins[n].model_dump(mode="json")
                                                        for n in sorted(rp.config.enabled)
@@ -355,6 +451,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         # What each plugin decided (one schema), then the plugins' free-form details.
                         "decisions": trace_dict["decisions"],
                         "trace": json.loads(json.dumps(trace_dict["plugins"], default=str)),
+                        # The ids above and in the trace named as people read them (guide/install.md#3).
+                        "chunks": trace_dict["chunks"],
                         "latency_ms": latency, "timings_ms": timings,
                     }
                     run.rows.append(rec)

@@ -13,6 +13,8 @@ whole collection gives. When no record vouches for any document, and for ``stale
 
 from __future__ import annotations
 
+import json
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,7 +72,7 @@ def backfill(ctx: api.RagContext, extractor: CrossrefExtractor, nodes: Sequence[
         # Every document is resolved again: streamed from the store, a document at a time (collection).
         whole = resolve_stored(ctx.store, _chunk_ids(indexed), extractor, watch=True, write=ctx.update_metadata,
                                only=set(indexed))
-        location.write(whole.records, made_with)
+        location.write(whole.records, made_with, extractor.settings)
         _OUT_OF_LINE.discard(location.index_id)
         api.record("crossref", "backfill", updated=whole.patched, documents=len(indexed), resolved=whole.resolved,
                    from_state=state is not None, deleted=list(deleted))
@@ -120,7 +122,7 @@ def backfill(ctx: api.RagContext, extractor: CrossrefExtractor, nodes: Sequence[
     kept = {d: r for d, r in records.items() if d not in tried}   # those tried and holding no text are dropped
     if ann is not None:
         kept.update(doc_records(resolved, ann))
-    location.write(kept, made_with)
+    location.write(kept, made_with, extractor.settings)
     _OUT_OF_LINE.discard(location.index_id)
     api.record("crossref", "backfill", updated=len(patches), documents=len(indexed), resolved=len(resolved),
                from_state=state is not None, deleted=list(deleted))
@@ -166,5 +168,32 @@ def stale_references(ctx: api.RagContext, extractor: CrossrefExtractor) -> list[
         some = "" if whole.never_annotated == whole.documents else \
             f"{whole.never_annotated} of {whole.documents} documents were stored before crossref was enabled; "
         return [f"crossref: {some}{api.not_prepared('crossref')}"]
+    stored = StateLocation(ctx).settings()
+    changed = setting_changes(stored, extractor.settings) if stored is not None else []
+    if changed:
+        return [f"crossref: {whole.patched} chunks of {whole.documents} documents hold references made with other "
+                f"settings than the config's ({'; '.join(changed)}); 'ragplugins check --repair' resolves them "
+                "again with the config's"]
     return [f"crossref: {whole.patched} chunks of {whole.documents} documents hold references out of line with "
             "the index; 'ragplugins check --repair' resolves them again"]
+
+
+def setting_changes(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """How the settings the references were made with (``stored``) differ from the config's (``now``), by
+    config key: "crossref.max_refs_per_chunk: 16 in the index, 4 in the config"."""
+    out = []
+    for key in sorted(now):
+        if key == "families":
+            # A family is known by its name; its kind and pattern are too long to print.
+            was, wanted = ({name: rest for name, _, rest in (f.partition(":") for f in families)}
+                           for families in (stored.get(key, []), now[key]))
+            names = sorted(n for n in was.keys() | wanted.keys() if was.get(n) != wanted.get(n))
+            if names:
+                out.append(f"crossref.families: {', '.join(names)} differ between the index and the config")
+        elif stored.get(key) != now[key]:
+            out.append(f"crossref.{key}: {_short(stored.get(key))} in the index, {_short(now[key])} in the config")
+    return out
+
+
+def _short(value: Any) -> str:
+    return textwrap.shorten(json.dumps(value, sort_keys=True), 60, placeholder="...")

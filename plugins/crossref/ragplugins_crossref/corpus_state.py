@@ -29,6 +29,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 from ragplugins import api
 from ragplugins.api import StateError
@@ -192,13 +193,24 @@ class StateLocation:
             return None
         return out
 
-    def write(self, records: Mapping[str, DocRecord], made_with: str) -> None:
+    def settings(self) -> dict[str, Any] | None:
+        """The settings (``CrossrefExtractor.settings``) the stored references were last resolved with; None
+        when that is not known (no state, another index's, or one written before they were kept)."""
+        try:
+            stored = self.state.read(NAME)
+        except StateError:
+            return None
+        if stored is None or stored.index_id != self.index_id or not isinstance(stored.meta.get("settings"), dict):
+            return None
+        return stored.meta["settings"]
+
+    def write(self, records: Mapping[str, DocRecord], made_with: str, settings: Mapping[str, Any]) -> None:
         # Sets in no particular order: sorting 4,000 of them costs more than the rest of the write.
         rows = [{"doc_id": d, "hash": r.doc_hash, "node_ids": list(r.node_ids),
                  "profile": r.profile_json or r.profile.to_json(), "reads": list(r.reads),
                  "capitals": " ".join(r.capitals)} for d, r in sorted(records.items())]
         try:
-            self.state.write(NAME, rows, {"made_with": made_with, "documents": len(rows)})
+            self.state.write(NAME, rows, {"made_with": made_with, "settings": dict(settings), "documents": len(rows)})
         except StateError as exc:
             # The references are written already; without the state the next write resolves every document.
             logger.warning("crossref: the state could not be written (%s); the next write resolves every "

@@ -146,6 +146,13 @@ class CrossrefExtractor(TransformComponent):
         """Names the settings the references depend on (corpus_state keeps records only for the same)."""
         return fingerprint(self.family_names, self.aliases, self.max_refs_per_chunk)
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings :attr:`made_with` names, by their config keys: kept with the records, so ``ragplugins
+        check`` can say which one the stored references were made with differs from the config."""
+        return {"max_refs_per_chunk": self.max_refs_per_chunk, "aliases": dict(sorted(self.aliases.items())),
+                "families": list(self.family_names)}
+
     def _index_id(self) -> str | None:
         if self._ctx is None or self._ctx.index is None:
             return None

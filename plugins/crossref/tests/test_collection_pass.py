@@ -279,7 +279,8 @@ def test_memory_does_not_grow_with_the_collections_text(out_of_line):
     for 4 MB of text in 100 documents, against 1.0 MB streamed)."""
     _, _, extractor = out_of_line
     store = _GeneratedStore(documents=50, chunks=4, chars=20000)
-    ctx = SimpleNamespace(store=store, list_documents=store.list_documents, index_id="generated")
+    ctx = SimpleNamespace(store=store, list_documents=store.list_documents, index_id="generated",
+                          state=lambda plugin: SimpleNamespace(read=lambda name: None))  # no records kept
     text_bytes = sum(len(r.text) for r in store.iter_chunk_rows(()))
     assert text_bytes > 4_000_000
     tracemalloc.start()
@@ -303,3 +304,21 @@ def test_a_document_is_given_once_all_its_listed_rows_came():
     # already (written since it was listed) is not a second document.
     assert got == [("b", ["b1"]), ("a", ["a1", "a2"]), ("u1", ["u1"]), ("c", ["c1"])]
     assert [d for d, _ in collection.whole_documents(rows, listed, only={"a", "c"})] == ["a", "c"]
+
+
+def test_check_names_the_setting_the_references_were_made_with_and_repair_applies_the_config(
+        tmp_path, bundled_embed_model, deal_room):
+    from ragplugins_crossref.config import CrossrefConfig
+
+    make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model,
+             persist_dir=tmp_path / "idx").index_paths([deal_room])
+    rag = make_rag([plugin], {"crossref": {"max_refs_per_chunk": 1}}, embed_model=bundled_embed_model,
+                   persist_dir=tmp_path / "idx")
+    ctx, config = rag.context(rag.index()), rag.config.for_plugin("crossref")
+    found = plugin.ragplugins_check_index(config=config, ctx=ctx)  # what `ragplugins check` reports
+    built_with = CrossrefConfig().max_refs_per_chunk
+    assert len(found) == 1 and f"crossref.max_refs_per_chunk: {built_with} in the index, 1 in the config" in found[0]
+    assert "'ragplugins check --repair'" in found[0]
+    rag.prepare()  # the after-index step `check --repair` runs
+    assert plugin.ragplugins_check_index(config=config, ctx=ctx) == []
+

@@ -9,6 +9,7 @@ to date, and replaces a sidecar that does not fit the index (other embedder, oth
 from __future__ import annotations
 
 import logging
+import textwrap
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,10 +90,8 @@ def update_overviews(config: OverviewConfig, ctx: api.RagContext, nodes: Sequenc
         warnings.warn(f"ragplugins overview: replacing the sidecar {location.label} ({report.replaced_sidecar}); "
                       "every overview is rebuilt", stacklevel=2)
     settings = config.writer_settings()
-    if current is not None and current.writer and current.writer != settings:
-        report.settings_changed = {k: (current.writer.get(k), settings.get(k))
-                                   for k in sorted(set(current.writer) | set(settings))
-                                   if current.writer.get(k) != settings.get(k)}
+    report.settings_changed = {} if current is None else current.writer_changes(settings)
+    if report.settings_changed:
         logger.info("overview: the writer settings changed (%s); every overview is rewritten",
                     report.settings_changed)
     indexed = ctx.list_documents()
@@ -162,11 +161,23 @@ def stale_overviews(config: OverviewConfig, ctx: api.RagContext) -> list[str]:
     missing = sorted(d for d, info in indexed.items() if d not in stored or stored[d][0] != info.doc_hash)
     extra = sorted(set(stored) - set(indexed))
     out = []
+    changed = current.writer_changes(config.writer_settings())
+    if changed:
+        # The writer's version is the plugin's, not a setting the config can change back.
+        said = [f"the extractive writer's version: {old} in the index, {new} in this version of the plugin"
+                if key == "extractive_version" else f"overview.{key}: {_short(old)} in the index, {_short(new)} in "
+                "the config" for key, (old, new) in changed.items()]
+        out.append(f"the overviews were written with other settings ({'; '.join(said)}); "
+                   "'ragplugins check --repair' writes them again")
     if missing:
         out.append(f"{len(missing)} documents have no overview for their current content ({', '.join(missing[:3])})")
     if extra:
         out.append(f"{len(extra)} overviews are of documents no longer indexed ({', '.join(extra[:3])})")
     return out
+
+
+def _short(value: Any) -> str:
+    return textwrap.shorten(repr(value), 60, placeholder="...")
 
 
 def rebuild(rag: Any) -> UpdateReport:

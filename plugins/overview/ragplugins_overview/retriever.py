@@ -65,12 +65,10 @@ class OverviewRetriever(BaseRetriever):
             return None, None, f"no usable overviews: {problem}"
         if len(overviews) == 0:
             return None, None, "no document has an overview yet"
-        wanted = self.config.writer_settings()
-        if overviews.writer and overviews.writer != wanted:
+        differ = overviews.writer_changes(self.config.writer_settings())
+        if differ:
             # Still this index's overviews, so still sound to score against; only their wording is outdated.
-            changed = ", ".join(f"{k} = {overviews.writer.get(k)!r} -> {wanted.get(k)!r}"
-                                for k in sorted(set(wanted) | set(overviews.writer))
-                                if overviews.writer.get(k) != wanted.get(k))
+            changed = ", ".join(f"{k} = {old!r} -> {new!r}" for k, (old, new) in differ.items())
             location = sidecar.location_for(self.ctx)
             sidecar.cache.notice_once(location, f"the overviews in {location.label} were written with other "
                                                 f"settings ({changed}); they are used as they are until the next "

@@ -86,6 +86,14 @@ class Overviews:
     def __len__(self) -> int:
         return len(self.doc_ids)
 
+    def writer_changes(self, wanted: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+        """The writer settings that differ from ``wanted`` (``OverviewConfig.writer_settings()``): key ->
+        (what they were written with, wanted); none when the record predates ``writer``."""
+        if not self.writer:
+            return {}
+        return {k: (self.writer.get(k), wanted.get(k)) for k in sorted(set(self.writer) | set(wanted))
+                if self.writer.get(k) != wanted.get(k)}
+
     def entries(self) -> dict[str, tuple[str, str, str, np.ndarray]]:
         """doc id -> (hash, text, source, vector)."""
         return {d: (h, t, s, self.vectors[i]) for i, (d, h, t, s) in

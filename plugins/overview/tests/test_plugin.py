@@ -135,6 +135,21 @@ def own_index(tmp_path, bundled_embed_model):
     return make, corpus, persist
 
 
+def test_check_names_the_writer_setting_the_overviews_were_written_with_and_repair_rewrites_them(own_index):
+    from ragplugins_overview.config import OverviewConfig
+
+    make, corpus, persist = own_index
+    make().index_paths([corpus])
+    built_with, now = OverviewConfig().key_terms, OverviewConfig().key_terms + 2
+    rag = make({"key_terms": now})
+    ctx, config = rag.context(rag.index()), rag.config.for_plugin("overview")
+    found = plugin.ragplugins_check_index(config=config, ctx=ctx)  # what `ragplugins check` reports
+    assert len(found) == 1 and f"overview.key_terms: {built_with} in the index, {now} in the config" in found[0]
+    assert "'ragplugins check --repair'" in found[0]
+    rag.prepare()  # the after-index step `check --repair` runs
+    assert plugin.ragplugins_check_index(config=config, ctx=ctx) == []
+
+
 def test_only_changed_documents_get_a_new_overview_and_deleted_ones_lose_theirs(own_index):
     make, corpus, persist = own_index
     rag = make()
