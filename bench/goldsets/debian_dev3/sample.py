@@ -3,6 +3,7 @@ writer does not pick easy passages or references).
 
     python bench/goldsets/debian_dev3/sample.py <corpus> passages [--n 20]
     python bench/goldsets/debian_dev3/sample.py <corpus> pointers [--n 20]
+    python bench/goldsets/debian_dev3/sample.py <corpus> passages --seed 2028    # debian_dev4's draw
 
 passages: every paragraph of 200-1,200 characters of the text ragplugins indexes (its reader's output), in
 (file, position) order, shuffled with random.Random(2027); printed in that order with its file and first
@@ -75,9 +76,10 @@ def main() -> int:
     ap.add_argument("corpus")
     ap.add_argument("what", choices=["passages", "pointers"])
     ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=SEED, help="another draw for another batch (dev4: 2028)")
     args = ap.parse_args()
     root = corpus_dir(args.corpus)
-    rng = random.Random(SEED)
+    rng = random.Random(args.seed)
     if args.what == "passages":
         items = passages(root)
         rng.shuffle(items)
