@@ -58,6 +58,7 @@ class RagPlugins(Indexing, Assembly):
         # so plugin components keep their caches across queries; cleared after every write.
         self._assembled: dict[tuple, Any] = {}
         self._index_uid: str | None = None
+        self._settings_checked = False   # the stored chunks' settings against the config's, once per instance
         self._writer_lock: WriterLock | None = None
         self._home: tuple[str, IndexHome] | None = None  # (persist_dir, its home): credentials are read once
         # Which embedder and LLM load() chose and why (ragplugins.models); None when built directly.

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ class AppPart:
         _vector_store: Any
         _assembled: dict[tuple, Any]
         _index_uid: str | None
+        _settings_checked: bool
         _writer_lock: WriterLock | LeaseLock | None
 
         @property
@@ -44,6 +46,7 @@ class AppPart:
         def context(self, index: VectorStoreIndex | None = None) -> RagContext: ...
         def index(self) -> VectorStoreIndex: ...
         def require_index(self) -> None: ...
+        def stale_settings(self, skip: Iterable[str] = ()) -> list[str]: ...
         def metadata_keys(self) -> dict[str, MetadataKey]: ...
         def hidden_metadata_keys(self) -> frozenset[str]: ...
         def on_plugin_error(self, err: PluginError) -> None: ...

@@ -150,6 +150,12 @@ class Assembly(AppPart):
         filtered by ``filters``. With your own ``base``, pass the filters it applies (None: it applies
         none): plugins search the index only with filters they know (ragplugins.query_inputs)."""
         index = index or self.index()
+        if not self._settings_checked:
+            self._settings_checked = True
+            stale = self.stale_settings()
+            if stale:
+                warnings.warn(f"ragplugins: the chunks in '{self.home}' were made with other settings than the "
+                              f"config's, and queries read them as they are: {'; '.join(stale)}", stacklevel=2)
         capture_store = None
         if base is None:
             filters = None if isinstance(filters, NotGiven) else filters

@@ -49,6 +49,11 @@ def component_problem(hook: str, component: Any) -> str | None:
 QUERY_TIME: dict[str, Any] = {"ragplugins_query_time": True}
 
 
+# Core settings that say where an index lives and which plugins and models it has: those are recorded and
+# checked on their own (the manifest's embedder, index_plugins), not as settings its chunks were made with.
+CORE_KEYS_KEPT_APART = ("enable", "persist_dir", "table", "storage", "llm", "embed_model")
+
+
 def index_time_settings(config: BaseModel) -> dict[str, Any]:
     """``config`` as JSON without the fields marked QUERY_TIME: what an index built with it depends on."""
     read_at_query_time = {name for name, f in type(config).model_fields.items()

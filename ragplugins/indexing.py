@@ -24,6 +24,7 @@ from llama_index.core.schema import BaseNode, TransformComponent
 from ragplugins import search
 from ragplugins.app_part import AppPart
 from ragplugins.context import DOC_HASH_KEY
+from ragplugins.contributions import CORE_KEYS_KEPT_APART, index_time_settings
 from ragplugins.embeddings import embedder_identity
 from ragplugins.errors import EmbedderMismatchError, InputError, PluginError, RagPluginsError, StoreError
 from ragplugins.executors import check_executor
@@ -339,7 +340,52 @@ class Indexing(AppPart):
             home.write_text(MANIFEST, json.dumps(manifest, indent=2))
         return manifest
 
-    def _warn_about_stale_documents(self, existing: dict, report: IndexReport) -> None:
+    def index_settings(self) -> dict[str, dict[str, Any]]:
+        """What stored chunks depend on, by config table: the core's index-time settings ("ragplugins") and each
+        index-time plugin's (fields marked QUERY_TIME left out). Kept in the manifest with the chunks they made."""
+        core = {k: v for k, v in index_time_settings(self.config.core).items() if k not in CORE_KEYS_KEPT_APART}
+        out = {"ragplugins": core}
+        for name in self.index_time_plugins():
+            cfg = self.config.for_plugin(name)
+            if cfg is not None:
+                out[name] = index_time_settings(cfg)
+        return out
+
+    def stale_settings(self, skip: Iterable[str] = ()) -> list[str]:
+        """The config's index-time settings that differ from those the stored chunks were made with, each with
+        its remedy ("crossref.max_refs_per_chunk 16 -> 4: run `ragplugins prepare`"); [] for an index that did
+        not record them (a host's store, or one written before they were kept). ``skip``: tables not to check."""
+        recorded = self._manifest().get("index_settings")
+        if not isinstance(recorded, dict):
+            return []
+        preparable = set(self.preparable_plugins())
+        out = []
+        for table, settings in self.index_settings().items():
+            before = recorded.get(table)
+            if table in skip or not isinstance(before, dict):
+                continue   # a plugin enabled since the last write: _warn_about_stale_documents says so
+            prefix = "" if table == "ragplugins" else f"{table}."
+            changed = [f"{prefix}{key} {before.get(key)!r} -> {settings.get(key)!r}"
+                       for key in sorted(settings.keys() | before.keys()) if before.get(key) != settings.get(key)]
+            if changed:
+                remedy = ("run `ragplugins prepare` (rp.prepare()), which does not embed them again"
+                          if table in preparable else "re-index with `ragplugins index PATH --reindex`")
+                out.append(f"{', '.join(changed)}: {remedy}")
+        return out
+
+    def _record_settings(self, manifest_update: dict[str, Any], tables: Iterable[str]) -> None:
+        """Record ``tables``' settings as those the stored chunks are made with, beside the others'."""
+        now = self.index_settings()
+        recorded = dict(self._manifest().get("index_settings") or {})
+        recorded.update({t: now[t] for t in tables if t in now})
+        manifest_update["index_settings"] = {t: recorded[t] for t in now if t in recorded}
+
+    def _warn_about_stale_documents(self, existing: dict, report: IndexReport, writes: bool) -> None:
+        # A write runs every after-index step over the whole index: then only the other settings stay stale.
+        stale = self.stale_settings(skip=self.preparable_plugins() if writes else ()) if report.unchanged else []
+        if stale:
+            warnings.warn(f"ragplugins: {len(report.unchanged)} unchanged documents were skipped, and their chunks "
+                          f"were made with other settings than the config's: {'; '.join(stale)}", stacklevel=4)
         recorded = self._manifest().get("index_plugins")
         new = sorted(set(self.index_time_plugins()) - set(recorded or []))
         if recorded is not None and new and report.unchanged:
@@ -385,7 +431,7 @@ class Indexing(AppPart):
             if change != "unchanged":
                 todo.append(doc)
         manifest_update = self._removals(existing, {d.id_ for d in documents}, delete_missing, sources, prune, report)
-        self._warn_about_stale_documents(existing, report)
+        self._warn_about_stale_documents(existing, report, writes=bool(todo or report.deleted))
         nodes: list[BaseNode] = []
         # The vectors embedded so far are kept until the batch is written (ragplugins.resume): a run stopped
         # on the way leaves the index as it was, and the next one embeds only what this one had not.
@@ -402,7 +448,7 @@ class Indexing(AppPart):
                 crash_point("embed")
             report.chunks_written = len(nodes)
             report.vectors_reused = resumable.reused if resumable is not None else 0
-            self._record_index_plugins(report, manifest_update)
+            self._record_index_plugins(report, manifest_update, writes=bool(nodes or report.deleted))
             if nodes or report.deleted:
                 self._commit(index, nodes, replaced=report.updated, deleted=report.deleted, existing=existing,
                              manifest_update=manifest_update, op="index")
@@ -440,10 +486,14 @@ class Indexing(AppPart):
             report.unowned = sorted(set(existing) - owned - set(report.deleted))
         return manifest_update
 
-    def _record_index_plugins(self, report: IndexReport, manifest_update: dict[str, Any]) -> None:
+    def _record_index_plugins(self, report: IndexReport, manifest_update: dict[str, Any], writes: bool) -> None:
         if not report.unchanged or "index_plugins" not in self._manifest():
             # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
             manifest_update["index_plugins"] = self.index_time_plugins()
+            self._record_settings(manifest_update, self.index_settings())
+        elif writes:
+            # The after-index steps of this write bring every stored chunk in line with their plugin's settings.
+            self._record_settings(manifest_update, self.preparable_plugins())
 
     @property
     def resume_file(self) -> Path | None:
@@ -606,7 +656,9 @@ class Indexing(AppPart):
         if manifest:
             # Stored chunks have been through the after-index steps: the next `index` need not ask for
             # --reindex on those plugins' account (it still does for the ones named above).
-            self._manifest(index_plugins=[p for p in self.index_time_plugins() if p not in unprepared])
+            update: dict[str, Any] = {"index_plugins": [p for p in self.index_time_plugins() if p not in unprepared]}
+            self._record_settings(update, preparable)
+            self._manifest(**update)
         return index
 
     def preparable_plugins(self) -> list[str]:

@@ -146,6 +146,37 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
     assert run("delete", "nope.md", config=cfg).exit_code == 1
 
 
+def test_an_index_time_setting_changed_after_indexing_is_named_with_its_remedy(run, tmp_path, tiny_corpus):
+    cfg = tmp_path / "ragplugins.toml"
+    table = '[ragplugins]\npersist_dir = "idx"\nenable = ["crossref"]\n'
+    cfg.write_text(table + "[ragplugins.crossref]\nmax_refs_per_chunk = 16\n")
+    assert "added 4" in run("index", str(tiny_corpus), config=cfg).output
+    cfg.write_text(table + "[ragplugins.crossref]\nmax_refs_per_chunk = 4\nmax_hops = 2\n")   # max_hops: query time
+    # Nothing to write: the stored references keep the old cap, and index and query say so, naming the setting.
+    with pytest.warns(UserWarning, match=r"4 unchanged documents were skipped, and their chunks were made with other "
+                                         r"settings than the config's: crossref.max_refs_per_chunk 16 -> 4: run "
+                                         r"`ragplugins prepare`") as said:
+        assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
+    assert "max_hops" not in str(said[0].message)
+    with pytest.warns(UserWarning, match=r"queries read them as they are: crossref.max_refs_per_chunk 16 -> 4"):
+        run("query", "When are payments due?", config=cfg)
+    assert "idx for crossref" in run("prepare", config=cfg).output
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*other settings than the config's")   # in line again
+        assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
+        assert run("query", "When are payments due?", config=cfg).exit_code == 0
+    # A core setting the chunks were split with: only a re-index brings them in line.
+    cfg.write_text(table.replace("enable", "chunk_size = 256\nenable") + "[ragplugins.crossref]\nmax_refs_per_chunk = 4\n")
+    with pytest.warns(UserWarning, match=r"chunk_size 512 -> 256: re-index with `ragplugins index PATH --reindex`"):
+        run("index", str(tiny_corpus), config=cfg)
+    run("index", str(tiny_corpus), "--reindex", config=cfg)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*other settings than the config's")
+        assert run("query", "When are payments due?", config=cfg).exit_code == 0
+
+
 def test_query_without_an_index_says_so_and_creates_nothing(run, tmp_path):
     result = run("query", "annual fee")
     assert result.exit_code == 2 and "no index in '.ragplugins'" in result.output

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragplugins.app import RagPlugins, checked_config, load
-from ragplugins.contributions import index_time_settings
+from ragplugins.contributions import CORE_KEYS_KEPT_APART, index_time_settings
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, InputError, PluginError
 from ragplugins.eval import metrics
@@ -106,8 +106,7 @@ def index_setup(rp: RagPlugins, paths: Sequence[Path]) -> dict:
             plugins[record.name] = {"version": record.version, "code": code_hash(inspect.getmodule(record.plugin)),
                                     "config": index_time_settings(cfg) if cfg is not None else None}
     # Where the index lives and which plugins and models it has are keyed apart (or are the cache's own).
-    core = {k: v for k, v in index_time_settings(rp.config.core).items()
-            if k not in ("enable", "persist_dir", "table", "storage", "llm", "embed_model")}
+    core = {k: v for k, v in index_time_settings(rp.config.core).items() if k not in CORE_KEYS_KEPT_APART}
     payload = {"files": files_fingerprint(paths), "embedder": embedder_identity(rp.embed_model),
                "core": core, "plugins": plugins, "core_code": code_hash(ragplugins)}
     if rp.llm is not None and plugins:

@@ -374,10 +374,10 @@ class RayIndexRun:
             raise
         finally:
             self._stop()
-        app._warn_about_stale_documents(existing, report)
-        app._record_index_plugins(report, manifest_update)
         # Updated documents that now make no chunk lose their old ones with the removals, in the last commit.
         removed = [d for d in report.updated if d not in self.written_docs] + report.deleted
+        app._warn_about_stale_documents(existing, report, writes=bool(self.written or removed))
+        app._record_index_plugins(report, manifest_update, writes=bool(self.written or removed))
         if self.written or removed:
             journal = app._journal()
             if journal is not None:
