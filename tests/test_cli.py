@@ -168,7 +168,8 @@ def test_an_index_time_setting_changed_after_indexing_is_named_with_its_remedy(r
         assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
         assert run("query", "When are payments due?", config=cfg).exit_code == 0
     # A core setting the chunks were split with: only a re-index brings them in line.
-    cfg.write_text(table.replace("enable", "chunk_size = 256\nenable") + "[ragplugins.crossref]\nmax_refs_per_chunk = 4\n")
+    cfg.write_text(table.replace("enable", "chunk_size = 256\nenable")
+                   + "[ragplugins.crossref]\nmax_refs_per_chunk = 4\n")
     with pytest.warns(UserWarning, match=r"chunk_size 512 -> 256: re-index with `ragplugins index PATH --reindex`"):
         run("index", str(tiny_corpus), config=cfg)
     run("index", str(tiny_corpus), "--reindex", config=cfg)

@@ -717,8 +717,10 @@ class CrossrefHop(BaseNodePostprocessor):
         by_id = {nws.node.node_id: (score, nws) for score, nws in scored}
         section = pointer["section_chunk"]
         order: list[tuple[float, NodeWithScore]] = []
-        if section in by_id and section not in top:
-            order.append(by_id[section])
+        if section and section not in top:
+            # The section or entry the reference names, even where the document's best matches for the
+            # question lie elsewhere (a link into one of a 400-entry page's entries).
+            order += self._chunks_of([section], nodes, by_id, query_embedding, unscreened=True)
         order += [entry for entry in self._declaring_chunks(pointer, nodes, by_id, query_embedding)
                   if entry[1].node.node_id not in top]
         order += [by_id.get(n.node.node_id, (self._cosine(n, query_embedding), n)) for n in below]
@@ -805,8 +807,26 @@ class CrossrefHop(BaseNodePostprocessor):
                                   lambda ctx: {doc: prof.scope for doc, prof in self._profiles().items()})
         scope = scopes.get(pointer["target"]) or ""
         ids = list(dict.fromkeys(c for r in refs if (c := declaring_chunk(r, declared[pointer["target"]], scope))))
+        out = self._chunks_of(ids, nodes, by_id, query_embedding)
+        # The sentence names its entries alike ("either an io.BytesIO or io.TextIOWrapper object"): the
+        # question chooses among them, as it chooses among pointers.
+        out.sort(key=lambda entry: -entry[0])
+        if out:
+            pointer["declared_chunks"] = [n.node.node_id for _, n in out]
+        return out
+
+    def _chunks_of(self, ids: list[str], nodes: list[NodeWithScore], by_id: dict[str, tuple[float, NodeWithScore]],
+                   query_embedding: list[float], unscreened: bool = False) -> list[tuple[float, NodeWithScore]]:
+        """(cosine, chunk) of ``ids`` in that order: the document search's score, else a candidate's or a
+        stored chunk's cosine with the question. ``unscreened``: ids read from stored references, not from
+        the rows the query may see: a stored chunk is fetched only if the host's filters let the query see it
+        (none while they are not known)."""
         known = {n.node.node_id: n for n in nodes}
         missing = [i for i in ids if i not in known and i not in by_id]
+        if unscreened and missing:
+            visible = self.context.cached_for_query(f"{PLUGIN}.visible_chunks",
+                                                    lambda rows: frozenset(r.id for r in rows))
+            missing = [i for i in missing if visible is not None and i in visible]
         fetched = {n.node_id: NodeWithScore(node=n, score=0.0) for n in self.context.store.get_nodes(missing)} \
             if missing else {}
         out = []
@@ -815,12 +835,8 @@ class CrossrefHop(BaseNodePostprocessor):
                 out.append(by_id[chunk_id])
             elif (nws := known.get(chunk_id) or fetched.get(chunk_id)) is not None:
                 out.append((self._cosine(nws, query_embedding), nws))
-        # The sentence names its entries alike ("either an io.BytesIO or io.TextIOWrapper object"): the
-        # question chooses among them, as it chooses among pointers.
-        out.sort(key=lambda entry: -entry[0])
-        if out:
-            pointer["declared_chunks"] = [n.node.node_id for _, n in out]
         return out
+
 
     @staticmethod
     def _kept(pointer: dict[str, Any], named: set[str]) -> set[str]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, tokens
-from ragplugins_crossref.scan import Profile, RawRef, build_profile, captions_agree, scan_chunk
+from ragplugins_crossref.scan import Profile, RawRef, anchor_key, build_profile, captions_agree, scan_chunk
 
 REFS_KEY = "crossref_refs"
 DOC_KEY = "crossref_doc"
@@ -123,6 +123,8 @@ class Registry:
                 self.definers[key].append((doc_id, info.get("caption", ""), info.get("chunk", "")))
             for key in prof.anchors:
                 self.anchors[key].add(doc_id)
+            for name in prof.terms:
+                self.anchors[anchor_key("term", name)].add(doc_id)
             for key in prof.headings:
                 self.headings[key].add(doc_id)
             self.paths[posixpath.normpath(doc_id.replace("\\", "/"))] = doc_id
@@ -231,6 +233,16 @@ def _anchor_candidates(key: str, scope: str) -> list[str]:
     return [f"py:{k}" for k in dict.fromkeys(keys)]
 
 
+def _entry_chunk(registry: Registry, target: str, names: Sequence[str]) -> str | None:
+    """The chunk of ``target`` holding the entry that defines one of ``names`` (a configuration name; a
+    link's fragment, then its shown words): a reference into a 400-chunk reference page points at that
+    entry, as "Section 4.3" points at its section. None when the target defines none of them."""
+    prof = registry.profiles.get(target) if names else None
+    if prof is None or not prof.terms:
+        return None
+    return next((prof.terms[n] for n in names if n in prof.terms), None)
+
+
 def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None = None) -> dict[str, Any]:
     rec: dict[str, Any] = {"kind": ref.kind, "ref": ref.key, "text": " ".join(ref.text.split()),
                            "target": target, "how": how}
@@ -251,7 +263,8 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
             if doc_id in declared:
                 return []   # declared here: the document pointing into itself
             if len(declared) == 1:
-                return [_record(ref, next(iter(declared)), "declaration")]
+                target = next(iter(declared))
+                return [_record(ref, target, "declaration", _entry_chunk(registry, target, [key.partition(":")[2]]))]
             return [_record(ref, None, "ambiguous")]
         return [_record(ref, None, None)]
     if ref.kind in ("document", "identifier", "citation", "link"):
@@ -266,7 +279,8 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
         if len(targets) == 1:
             how = {"document": "filename" if ref.family != "name" and ref.key in registry.files else "name",
                    "identifier": "identifier", "citation": "citation", "link": "link"}[ref.kind]
-            return [_record(ref, targets.pop(), how)]
+            target = targets.pop()
+            return [_record(ref, target, how, _entry_chunk(registry, target, ref.entries))]
         if ref.kind == "link" and not targets:
             return []   # a link to a file that is not indexed (or to another site) names nothing here
         return [_record(ref, None, "ambiguous" if targets else None)]

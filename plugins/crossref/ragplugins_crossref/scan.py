@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ragplugins_crossref.families import TERM, ReferenceFamily
+from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
 
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
@@ -29,19 +29,28 @@ _SECTION_START = re.compile(
 _SETEXT_TITLE = re.compile(
     r"\A\s{0,200}?(?:[=\-~^*#]{3,300}[ \t]*\n)?(?P<text>\S[^\n]{0,300})\n[=\-~^*#]{3,300}[ \t]*$", re.M
 )
+# A manual page's file, named as man and its HTML and text renderings name them: "postconf.5.html" is
+# postconf(5), "signal.7.txt" signal(7), "git-config.1" git-config(1).
+_MANUAL_PAGE_FILE = re.compile(r"(?P<id>[A-Za-z][\w+-]{0,60}(?:\.[A-Za-z][\w+-]{0,30}){0,3}?)"
+                               r"\.(?P<volume>[1-9])[a-z]{0,3}(?:\.(?i:html?|txt|gz))*$")
 # Names a reStructuredText (Sphinx) document declares for others to point at.
 _RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$", re.M)
 RST_DIRECTIVE = re.compile(
     r"^(?P<indent>[ \t]{0,12})\.\.[ \t]{1,3}(?:py:)?(?P<what>module|currentmodule|function|class|exception|data|"
     r"method|attribute|decorator|classmethod|staticmethod|property|decoratormethod|abstractmethod)::[ \t]{1,5}"
     r"(?P<name>[\w.]{1,200})", re.M)
-# Where a document defines a configuration name (families.TERM): the first cell of a table row
+# Where a document defines a name (an option, a variable, a parameter): the first cell of a table row
 # ("| tls_dhparam | Use: main | ..."), a Markdown definition-list term ("$sender_host_name" over ":   This
-# variable ..."), an AsciiDoc one ("core.editor::"). A name merely used stands in running text.
+# variable ...", "**mydestination (default: ...)**"), an AsciiDoc one ("core.editor::"). A name merely used
+# stands in running text. Any one-word name here (prose finds only families.TERM's): a link's fragment or
+# words name the entry exactly.
+_NAME = r"\$?[A-Za-z][\w$-]{0,60}(?:\.[\w$-]{1,40}){0,6}"
 _TERM_DEFINITION = re.compile(
-    rf"^(?:\|[ \t]{{0,4}}(?:`|\*\*)?(?P<cell>{TERM})(?:`|\*\*)?[ \t]{{0,4}}\|"
-    rf"|(?:`|\*\*)?(?P<term>{TERM})(?:`|\*\*)?[^\n]{{0,80}}\n[ \t]{{0,3}}:[ \t]"
-    rf"|(?P<adoc>{TERM})::[ \t]*$)", re.M)
+    # (not a header row: the row above a "| --- |" line)
+    rf"^(?:\|[ \t]{{0,4}}(?:`|\*\*)?(?P<cell>{_NAME})(?:`|\*\*)?[ \t]{{0,4}}\|"
+    rf"(?![^\n]*\n[ \t]{{0,3}}\|[ \t]{{0,4}}:?-{{3}})"
+    rf"|(?:`|\*\*)?(?P<term>{_NAME})(?:`|\*\*|[ \t(,][^\n]{{0,300}})?\n[ \t]{{0,3}}:[ \t]"
+    rf"|(?P<adoc>{_NAME})::[ \t]*$)", re.M)
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
 # standards wrap their reference lists), or with the entry starting on the next line.
@@ -131,6 +140,7 @@ class Profile:
     claims: list[list[str]] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)                  # names it declares: "py:os.path", "ref:label"
     scope: str = ""                                                   # the module it documents (Sphinx)
+    terms: dict[str, str] = field(default_factory=dict)               # "tls_dhparam" -> chunk of its entry
 
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
@@ -154,7 +164,7 @@ class Profile:
         if not isinstance(data, dict):
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
-                                      "anchors", "scope", "headings") if k in data}
+                                      "anchors", "scope", "headings", "terms") if k in data}
         return cls(doc_id=doc_id, **known)
 
 
@@ -193,6 +203,9 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                 key = identifier_key(im.group("id"), im.groupdict().get("volume"))
                 if key not in prof.ids:
                     prof.ids.append(key)
+    page = _MANUAL_PAGE_FILE.match(prof.file_name)
+    if page and identifier_key(page.group("id"), page.group("volume")) not in prof.ids:
+        prof.ids.append(identifier_key(page.group("id"), page.group("volume")))
     best_section: dict[str, tuple[int, str]] = {}
     headings: dict[str, None] = {}
     for chunk_id, text in chunks:
@@ -223,11 +236,22 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
     prof.sections = {k: v[1] for k, v in best_section.items()}
     prof.headings = list(headings)
-    whole = "\n".join(text for _, text in chunks)
-    prof.anchors, prof.scope = _declarations(whole)
-    prof.anchors += [a for a in dict.fromkeys(anchor_key("term", m.group(m.lastgroup or ""))
-                                              for m in _TERM_DEFINITION.finditer(whole)) if a not in prof.anchors]
+    prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
+    prof.terms = _defined_terms(chunks)
     return prof
+
+
+def _defined_terms(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Configuration names the document defines (``_TERM_DEFINITION``) -> the chunk holding the entry.
+    Chunks overlap, so an entry at the end of one chunk starts the next: the entry's chunk is the one
+    where it comes earliest (its body follows it there)."""
+    first: dict[str, tuple[int, str]] = {}
+    for chunk_id, text in chunks:
+        for m in _TERM_DEFINITION.finditer(text):
+            name = m.group(m.lastgroup or "")
+            if name not in first or m.start() < first[name][0]:
+                first[name] = (m.start(), chunk_id)
+    return {name: chunk for name, (_, chunk) in first.items()}
 
 
 def _declarations(text: str) -> tuple[list[str], str]:
@@ -270,6 +294,7 @@ class RawRef:
     caption: str = ""
     docs: frozenset[str] = frozenset()       # documents a name mention points at
     qualifier: RawRef | None = None         # the document a label/section is said to belong to
+    entries: tuple[str, ...] = ()          # a link's fragment and shown words: an entry the target may define
 
 
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
@@ -299,7 +324,9 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "link":
                 href = _link_path(groups["href"])
                 if href:
-                    refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name))
+                    entries = (groups["href"].partition("#")[2], (groups.get("text") or "").strip(" `*_"))
+                    refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
+                                       entries=tuple(e for e in entries if e)))
             elif fam.kind == "anchor":
                 name = groups.get("key") or groups.get("plain") or ""
                 if name.strip():

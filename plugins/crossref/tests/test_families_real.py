@@ -71,6 +71,21 @@ def test_manual_pages_by_name_and_linkgit():
     assert resolved(refs["git-config.txt"]) == {("git-commit(1)", "git-commit.txt")}   # never itself
 
 
+def test_manual_pages_without_a_title_resolve_through_their_file_names():
+    # Postfix's HTML manual pages: no title naming the page, files named name.section.html.
+    refs, ann = run({
+        "postconf.5.html": "## Postfix Configuration Parameters\n\nThe main.cf file format.",
+        "postlogd.8.html": "## NAME\n\npostlogd - Postfix internal log server\n\nSee postconf(5) for "
+                           "maillog_file, and postlogd(8) (this page), master(8), syslogd(8).",
+        "notes.txt": "Release 3.2.txt notes; see postlogd(8).",
+    })
+    assert "postconf(5)" in ann.profiles["postconf.5.html"].ids
+    assert resolved(refs["postlogd.8.html"]) == {("postconf(5)", "postconf.5.html")}
+    assert ("identifier", "master(8)", None) in refs["postlogd.8.html"]
+    assert resolved(refs["notes.txt"]) == {("postlogd(8)", "postlogd.8.html")}
+    assert not [i for i in ann.profiles["notes.txt"].ids if "(" in i]
+
+
 def test_sections_that_are_separate_files_resolve_through_their_titles():
     refs, ann = run({
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
@@ -265,9 +280,9 @@ CONFIG_REFERENCE = {
 def test_configuration_names_resolve_to_the_one_document_that_defines_them():
     refs, ann = run(CONFIG_REFERENCE)
     # Definitions: a table's first column, a Markdown or AsciiDoc definition list; not a use in running text.
-    assert {"term:tls_dhparam", "term:queue_only"} <= set(ann.profiles["main_configuration.html"].anchors)
-    assert {"term:$sender_host_name", "term:core.editor"} <= set(ann.profiles["string_expansions.html"].anchors)
-    assert not [a for a in ann.profiles["tls.html"].anchors if a.startswith("term:")]
+    assert set(ann.profiles["main_configuration.html"].terms) == {"tls_dhparam", "queue_only"}
+    assert set(ann.profiles["string_expansions.html"].terms) == {"$sender_host_name", "core.editor"}
+    assert not ann.profiles["tls.html"].terms
     # tls_dhparam has two definers (main and routers): ambiguous, never a guess; a name used without
     # "option", "variable", "documentation" ("The tls_dhparam value") is not a reference.
     assert resolved(refs["tls.html"]) == {("term:$sender_host_name", "string_expansions.html"),
@@ -283,3 +298,24 @@ def test_a_configuration_name_defined_once_resolves_from_documentation_of():
     docs = {k: v for k, v in CONFIG_REFERENCE.items() if k != "routers.html"}
     refs, _ = run(docs)
     assert ("term:tls_dhparam", "main_configuration.html") in resolved(refs["tls.html"])
+
+
+def test_a_reference_to_an_entry_of_a_long_reference_page_names_the_entry_s_chunk():
+    # Postfix's postconf(5): hundreds of entries on one page; a link's fragment or words, or a configuration
+    # name in prose, points at one of them, not at the page's best match for a question.
+    entries = [f"{name}\n:   What {name} does, in detail." for name in
+               ("relay_domains", "relay_recipient_maps", "virtual_alias_maps", "mydestination")]
+    chunks = {"postconf.5.html": [(f"postconf#{i}", text) for i, text in enumerate(entries)],
+              "relay.html": [("relay#0", "Use [relay_recipient_maps](postconf.5.html#relay_recipient_maps) to "
+                                         "reject unknown users. See the virtual_alias_maps parameter, the "
+                                         "[destinations](postconf.5.html#mydestination), "
+                                         "[the `relay_domains` list](postconf.5.html#relay-domains) and the "
+                                         "[whole page](postconf.5.html).")]}
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    got = {(r["text"], r["target"], r.get("chunk")) for r in ann.refs["relay#0"]}
+    assert ("[relay_recipient_maps](postconf.5.html#relay_recipient_maps)", "postconf.5.html", "postconf#1") in got
+    assert ("See the virtual_alias_maps parameter", "postconf.5.html", "postconf#2") in got
+    assert ("[destinations](postconf.5.html#mydestination)", "postconf.5.html", "postconf#3") in got
+    # A fragment that is no entry's name: the link's shown words; none of them: the page alone.
+    assert ("[the `relay_domains` list](postconf.5.html#relay-domains)", "postconf.5.html", None) in got
+    assert ("[whole page](postconf.5.html)", "postconf.5.html", None) in got

@@ -79,3 +79,62 @@ def test_the_hop_brings_the_entries_the_pointer_s_roles_name(pages):
     # asks about (the text wrapper) first, though the sentence names it second.
     assert pointer["declared_chunks"] == [entry["TextIOWrapper"], entry["BytesIO"]]
     assert [n.node.node_id for n in out[1:]] == [entry["TextIOWrapper"], entry["BytesIO"]]
+
+
+_ENTRY_PAD = "It applies to every message the server accepts, whatever its origin or destination. " * 5
+_ECHO = ("For relaying, reject mail for unknown relay users: the lookup tables list the relay users, and mail "
+         "for users the tables do not list is rejected when relaying. ")
+POSTCONF_PAGE = ("## Postfix Configuration Parameters\n\nThe main.cf configuration file specifies the parameters "
+                 "that control the operation of the Postfix mail system. " + _ECHO * 4 + "\n\n"
+                 + "".join(f"**relay_note_{i} (default: no)**\n:   " + _ECHO * 3 + "\n\n" for i in range(4))
+                 + "**mydestination (default: localhost)**\n:   The list of domains delivered locally. " + _ENTRY_PAD
+                 + "\n\n**relay_recipient_maps (default: empty)**\n:   Optional lookup tables with all valid "
+                 "addresses in the domains that match relay_domains. " + _ENTRY_PAD + "\n")
+RELAY_PAGE = ("## Relaying\n\nTo reject mail for unknown relay users, list them with "
+              "[relay_recipient_maps](postconf.5.html#relay_recipient_maps).\n")
+RELAY_QUERY = "For relaying, how do I reject mail for unknown relay users? What must the tables list?"
+
+
+@pytest.fixture(scope="module")
+def reference_page(corpus_writer, tmp_path_factory, bundled_embed_model):
+    root = tmp_path_factory.mktemp("entries")
+    rp = make_rag([plugin], {"crossref": {}, "chunk_size": 128, "chunk_overlap": 0},
+                  embed_model=bundled_embed_model, persist_dir=root / "idx")
+    rp.index_paths([corpus_writer(root / "corpus", {"postconf.5.html": POSTCONF_PAGE, "relay.html": RELAY_PAGE})])
+    ctx = rp.context()
+    nodes = {}
+    for node in ctx.all_nodes():
+        nodes.setdefault(node.ref_doc_id, []).append(node)
+    entry = next(n.node_id for n in nodes["postconf.5.html"] if "**relay_recipient_maps" in n.get_content())
+    return ctx, nodes, entry
+
+
+def test_a_link_into_an_entry_of_a_reference_page_brings_that_entry(reference_page):
+    ctx, nodes, entry = reference_page
+    candidates = [NodeWithScore(node=nodes["relay.html"][0], score=1.0)]
+    with query_scope(RELAY_QUERY, filters=None):
+        best = ctx.search_within_documents(RELAY_QUERY, ["postconf.5.html"], 4)
+    assert best and entry not in [n.node.node_id for n in best]   # the page's best matches are elsewhere
+    with query_scope(RELAY_QUERY, filters=None) as tr:
+        hop = CrossrefHop(ctx=ctx, gate=0.0, chunks_per_hop=1)
+        out = hop.postprocess_nodes(list(candidates), query_bundle=QueryBundle(RELAY_QUERY))
+    pointer = tr.get("crossref", "hop")["considered"][0]
+    assert pointer["target"] == "postconf.5.html" and pointer["section_chunk"] == entry
+    # The entry, though the page's opening chunk matches the question better (it is not among the page's
+    # best dense matches the hop would otherwise take).
+    assert [n.node.node_id for n in out[1:]] == [entry]
+
+
+def test_an_entry_a_host_filter_hides_is_not_brought(reference_page):
+    from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
+
+    from ragplugins.api import CHUNK_INDEX_KEY
+
+    ctx, nodes, entry = reference_page
+    position = next(n.metadata[CHUNK_INDEX_KEY] for n in nodes["postconf.5.html"] if n.node_id == entry)
+    hide = MetadataFilters(filters=[MetadataFilter(key=CHUNK_INDEX_KEY, value=position, operator=FilterOperator.NE)])
+    candidates = [NodeWithScore(node=nodes["relay.html"][0], score=1.0)]
+    with query_scope(RELAY_QUERY, filters=hide):
+        out = CrossrefHop(ctx=ctx, gate=0.0, chunks_per_hop=1).postprocess_nodes(
+            list(candidates), query_bundle=QueryBundle(RELAY_QUERY))
+    assert entry not in [n.node.node_id for n in out]
