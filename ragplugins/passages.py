@@ -72,7 +72,11 @@ def _passage(members: list[NodeWithScore]) -> NodeWithScore:
         else:
             text += " " + part  # the whitespace the splitter left out between them
         end = _span(node)[1]
-    joined = annotate(members[0], passage=[n.node_id for n in in_order])  # the chunk that earned the place
+    # The chunk that earned the place, and the positions of all it joins (a trace names "page.html#162+163":
+    # the answer may be the other one).
+    positions = [n.metadata.get(CHUNK_INDEX_KEY) for n in in_order]
+    joined = annotate(members[0], passage=[n.node_id for n in in_order],
+                      **({"passage_positions": positions} if all(isinstance(i, int) for i in positions) else {}))
     joined.node.set_content(text)
     if isinstance(joined.node, TextNode):
         joined.node.start_char_idx, joined.node.end_char_idx = _span(in_order[0])[0], _span(in_order[-1])[1]

@@ -98,10 +98,17 @@ class Trace:
         """Keep the labels of ``nodes`` (NodeWithScores; ids given as strings have none to keep). Only for
         lists the host's filters were applied to: a label names the document, and a chunk the filters
         screen out must not show its document to the host's users (query_inputs)."""
-        from ragplugins.nodes import chunk_label
+        from ragplugins.nodes import annotation, chunk_label
 
         for n in nodes:
-            if not isinstance(n, str) and n.node.node_id not in self.chunks:
+            if isinstance(n, str):
+                continue
+            positions = annotation(n).get("passage_positions") or []
+            if len(positions) > 1 and "#" in chunk_label(n.node):
+                # A passage is named by every chunk it joins ("guide.md#3+4"), though its id is its lead's.
+                label = chunk_label(n.node).rpartition("#")[0] + "#" + "+".join(str(i) for i in positions)
+                self.chunks[n.node.node_id] = label
+            elif n.node.node_id not in self.chunks:
                 self.chunks[n.node.node_id] = chunk_label(n.node)
 
     def record(self, plugin: str, action: str, **data: Any) -> None:

@@ -71,6 +71,13 @@ def test_search_returns_a_passage_of_neighbouring_chunks_that_both_rank(tmp_path
     chunks, passages = search(1), search(2)
     assert len(chunks) == len(passages) == 4  # the freed place is filled
     joined = next(n for n in passages if len(passage_members(n)) == 2)
+    # The trace names a passage by every chunk it joins, not by the one whose id it keeps.
+    rp = ragplugins.load({"ragplugins": {"persist_dir": str(tmp_path / "idx"), "chunk_size": 48, "chunk_overlap": 8,
+                                         "top_k": 4, "merge_adjacent": 2}}, embed_model=bundled_embed_model)
+    trace = rp.search("lighthouse lamp oil and lamp wick").trace
+    position = {n.node_id: n.metadata[CHUNK_INDEX_KEY] for n in rp.context().all_nodes()}
+    first, second = (position[i] for i in passage_members(joined))
+    assert second == first + 1 and trace.chunks[joined.node.node_id] == f"town.txt#{first}+{second}"
     members = {n.node.node_id: n.node.get_content() for n in chunks}
     assert "lighthouse lamp oil" in joined.node.get_content() and "lighthouse lamp wick" in joined.node.get_content()
     assert len(joined.node.get_content()) > max(len(t) for t in members.values())
