@@ -340,10 +340,15 @@ class Indexing(AppPart):
             home.write_text(MANIFEST, json.dumps(manifest, indent=2))
         return manifest
 
+    # Index-time settings that shape no stored chunk: what a failing plugin does, which files are read next
+    # time, how LanceDB indexes the vectors (applied by the store itself).
+    NOT_IN_CHUNKS = ("on_plugin_error", "max_file_mb", "vector_index")
+
     def index_settings(self) -> dict[str, dict[str, Any]]:
         """What stored chunks depend on, by config table: the core's index-time settings ("ragplugins") and each
         index-time plugin's (fields marked QUERY_TIME left out). Kept in the manifest with the chunks they made."""
-        core = {k: v for k, v in index_time_settings(self.config.core).items() if k not in CORE_KEYS_KEPT_APART}
+        core = {k: v for k, v in index_time_settings(self.config.core).items()
+                if k not in CORE_KEYS_KEPT_APART and k not in self.NOT_IN_CHUNKS}
         out = {"ragplugins": core}
         for name in self.index_time_plugins():
             cfg = self.config.for_plugin(name)

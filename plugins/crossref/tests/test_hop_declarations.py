@@ -51,16 +51,22 @@ TEMPFILE_PAGE = (":mod:`tempfile` --- Temporary files\n=========================
 QUERY = "A spooled temporary file keeps its data in a text wrapper object in text mode. What is that wrapper?"
 
 
-@pytest.fixture(scope="module")
-def pages(corpus_writer, tmp_path_factory, bundled_embed_model):
-    root = tmp_path_factory.mktemp("declarations")
+def indexed(root, files, corpus_writer, embed_model):
+    """(context, document id -> its chunks) of ``files`` indexed with crossref in small chunks."""
     rp = make_rag([plugin], {"crossref": {}, "chunk_size": 128, "chunk_overlap": 0},
-                  embed_model=bundled_embed_model, persist_dir=root / "idx")
-    rp.index_paths([corpus_writer(root / "corpus", {"io.rst.txt": IO_PAGE, "tempfile.rst.txt": TEMPFILE_PAGE})])
+                  embed_model=embed_model, persist_dir=root / "idx")
+    rp.index_paths([corpus_writer(root / "corpus", files)])
     ctx = rp.context()
     nodes = {}
     for node in ctx.all_nodes():
         nodes.setdefault(node.ref_doc_id, []).append(node)
+    return ctx, nodes
+
+
+@pytest.fixture(scope="module")
+def pages(corpus_writer, tmp_path_factory, bundled_embed_model):
+    files = {"io.rst.txt": IO_PAGE, "tempfile.rst.txt": TEMPFILE_PAGE}
+    ctx, nodes = indexed(tmp_path_factory.mktemp("declarations"), files, corpus_writer, bundled_embed_model)
     assert len(nodes["io.rst.txt"]) >= 3 and len(nodes["tempfile.rst.txt"]) == 1
     return ctx, nodes
 
@@ -97,14 +103,8 @@ RELAY_QUERY = "For relaying, how do I reject mail for unknown relay users? What 
 
 @pytest.fixture(scope="module")
 def reference_page(corpus_writer, tmp_path_factory, bundled_embed_model):
-    root = tmp_path_factory.mktemp("entries")
-    rp = make_rag([plugin], {"crossref": {}, "chunk_size": 128, "chunk_overlap": 0},
-                  embed_model=bundled_embed_model, persist_dir=root / "idx")
-    rp.index_paths([corpus_writer(root / "corpus", {"postconf.5.html": POSTCONF_PAGE, "relay.html": RELAY_PAGE})])
-    ctx = rp.context()
-    nodes = {}
-    for node in ctx.all_nodes():
-        nodes.setdefault(node.ref_doc_id, []).append(node)
+    files = {"postconf.5.html": POSTCONF_PAGE, "relay.html": RELAY_PAGE}
+    ctx, nodes = indexed(tmp_path_factory.mktemp("entries"), files, corpus_writer, bundled_embed_model)
     entry = next(n.node_id for n in nodes["postconf.5.html"] if "**relay_recipient_maps" in n.get_content())
     return ctx, nodes, entry
 
