@@ -73,6 +73,7 @@ _EXPORTS = {
     "PluginInfo": "ragplugins.contributions", "MetadataKey": "ragplugins.contributions",
     "NoConfig": "ragplugins.contributions", "Contribution": "ragplugins.contributions",
     "STAGES": "ragplugins.contributions", "QUERY_TIME": "ragplugins.contributions",
+    "changed_settings": "ragplugins.contributions", "short_value": "ragplugins.contributions",
     "check_prompt_template": "ragplugins.config",
     # what hooks receive
     "RagContext": "ragplugins.context", "DocumentInfo": "ragplugins.context", "not_prepared": "ragplugins.context",
@@ -108,7 +109,16 @@ if TYPE_CHECKING:
     from ragplugins.cli import load_app
     from ragplugins.config import check_prompt_template
     from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo, RagContext, not_prepared
-    from ragplugins.contributions import QUERY_TIME, STAGES, Contribution, MetadataKey, NoConfig, PluginInfo
+    from ragplugins.contributions import (
+        QUERY_TIME,
+        STAGES,
+        Contribution,
+        MetadataKey,
+        NoConfig,
+        PluginInfo,
+        changed_settings,
+        short_value,
+    )
     from ragplugins.errors import (
         ConfigError,
         InputError,

@@ -54,6 +54,21 @@ QUERY_TIME: dict[str, Any] = {"ragplugins_query_time": True}
 CORE_KEYS_KEPT_APART = ("enable", "persist_dir", "table", "storage", "llm", "embed_model")
 
 
+def changed_settings(before: dict[str, Any], now: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Setting -> (what it was, what it is) for every key whose value differs, in key order: what the index
+    was made with against the config, for the messages that name a drifted setting."""
+    return {k: (before.get(k), now.get(k)) for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k)}
+
+
+def short_value(value: Any, width: int = 60) -> str:
+    """A setting's value in one short line (JSON; a string as it is)."""
+    import json
+    import textwrap
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return textwrap.shorten(text, width, placeholder="...")
+
+
 def index_time_settings(config: BaseModel) -> dict[str, Any]:
     """``config`` as JSON without the fields marked QUERY_TIME: what an index built with it depends on."""
     read_at_query_time = {name for name, f in type(config).model_fields.items()

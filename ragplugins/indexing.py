@@ -24,7 +24,7 @@ from llama_index.core.schema import BaseNode, TransformComponent
 from ragplugins import search
 from ragplugins.app_part import AppPart
 from ragplugins.context import DOC_HASH_KEY
-from ragplugins.contributions import CORE_KEYS_KEPT_APART, index_time_settings
+from ragplugins.contributions import CORE_KEYS_KEPT_APART, changed_settings, index_time_settings
 from ragplugins.embeddings import embedder_identity
 from ragplugins.errors import EmbedderMismatchError, InputError, PluginError, RagPluginsError, StoreError
 from ragplugins.executors import check_executor
@@ -356,11 +356,12 @@ class Indexing(AppPart):
                 out[name] = index_time_settings(cfg)
         return out
 
-    def stale_settings(self, skip: Iterable[str] = ()) -> list[str]:
+    def stale_settings(self, skip: Iterable[str] = (), manifest: dict | None = None) -> list[str]:
         """The config's index-time settings that differ from those the stored chunks were made with, each with
         its remedy ("crossref.max_refs_per_chunk 16 -> 4: run `ragplugins prepare`"); [] for an index that did
-        not record them (a host's store, or one written before they were kept). ``skip``: tables not to check."""
-        recorded = self._manifest().get("index_settings")
+        not record them (a host's store, or one written before they were kept). ``skip``: tables not to check;
+        ``manifest``: the manifest when the caller has read it already."""
+        recorded = (self._manifest() if manifest is None else manifest).get("index_settings")
         if not isinstance(recorded, dict):
             return []
         preparable = set(self.preparable_plugins())
@@ -370,28 +371,30 @@ class Indexing(AppPart):
             if table in skip or not isinstance(before, dict):
                 continue   # a plugin enabled since the last write: _warn_about_stale_documents says so
             prefix = "" if table == "ragplugins" else f"{table}."
-            changed = [f"{prefix}{key} {before.get(key)!r} -> {settings.get(key)!r}"
-                       for key in sorted(settings.keys() | before.keys()) if before.get(key) != settings.get(key)]
+            changed = [f"{prefix}{key} {was!r} -> {now!r}"
+                       for key, (was, now) in changed_settings(before, settings).items()]
             if changed:
                 remedy = ("run `ragplugins prepare` (rp.prepare()), which does not embed them again"
                           if table in preparable else "re-index with `ragplugins index PATH --reindex`")
                 out.append(f"{', '.join(changed)}: {remedy}")
         return out
 
-    def _record_settings(self, manifest_update: dict[str, Any], tables: Iterable[str]) -> None:
+    def _record_settings(self, manifest: dict, manifest_update: dict[str, Any], tables: Iterable[str]) -> None:
         """Record ``tables``' settings as those the stored chunks are made with, beside the others'."""
         now = self.index_settings()
-        recorded = dict(self._manifest().get("index_settings") or {})
+        recorded = dict(manifest.get("index_settings") or {})
         recorded.update({t: now[t] for t in tables if t in now})
         manifest_update["index_settings"] = {t: recorded[t] for t in now if t in recorded}
 
     def _warn_about_stale_documents(self, existing: dict, report: IndexReport, writes: bool) -> None:
+        manifest = self._manifest()
         # A write runs every after-index step over the whole index: then only the other settings stay stale.
-        stale = self.stale_settings(skip=self.preparable_plugins() if writes else ()) if report.unchanged else []
+        skip = self.preparable_plugins() if writes else ()
+        stale = self.stale_settings(skip, manifest) if report.unchanged else []
         if stale:
             warnings.warn(f"ragplugins: {len(report.unchanged)} unchanged documents were skipped, and their chunks "
                           f"were made with other settings than the config's: {'; '.join(stale)}", stacklevel=4)
-        recorded = self._manifest().get("index_plugins")
+        recorded = manifest.get("index_plugins")
         new = sorted(set(self.index_time_plugins()) - set(recorded or []))
         if recorded is not None and new and report.unchanged:
             # A plugin with an after-index step brings stored chunks in line without embedding them again.
@@ -492,13 +495,14 @@ class Indexing(AppPart):
         return manifest_update
 
     def _record_index_plugins(self, report: IndexReport, manifest_update: dict[str, Any], writes: bool) -> None:
-        if not report.unchanged or "index_plugins" not in self._manifest():
+        manifest = self._manifest()
+        if not report.unchanged or "index_plugins" not in manifest:
             # Only once no document of the batch was skipped: until then the stale-documents warning stays true.
             manifest_update["index_plugins"] = self.index_time_plugins()
-            self._record_settings(manifest_update, self.index_settings())
+            self._record_settings(manifest, manifest_update, self.index_settings())
         elif writes:
             # The after-index steps of this write bring every stored chunk in line with their plugin's settings.
-            self._record_settings(manifest_update, self.preparable_plugins())
+            self._record_settings(manifest, manifest_update, self.preparable_plugins())
 
     @property
     def resume_file(self) -> Path | None:
@@ -662,7 +666,7 @@ class Indexing(AppPart):
             # Stored chunks have been through the after-index steps: the next `index` need not ask for
             # --reindex on those plugins' account (it still does for the ones named above).
             update: dict[str, Any] = {"index_plugins": [p for p in self.index_time_plugins() if p not in unprepared]}
-            self._record_settings(update, preparable)
+            self._record_settings(manifest, update, preparable)
             self._manifest(**update)
         return index
 

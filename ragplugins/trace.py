@@ -104,12 +104,13 @@ class Trace:
             if isinstance(n, str):
                 continue
             positions = annotation(n).get("passage_positions") or []
-            if len(positions) > 1 and "#" in chunk_label(n.node):
+            if len(positions) < 2 and n.node.node_id in self.chunks:
+                continue
+            label = chunk_label(n.node)
+            if len(positions) > 1 and "#" in label:
                 # A passage is named by every chunk it joins ("guide.md#3+4"), though its id is its lead's.
-                label = chunk_label(n.node).rpartition("#")[0] + "#" + "+".join(str(i) for i in positions)
-                self.chunks[n.node.node_id] = label
-            elif n.node.node_id not in self.chunks:
-                self.chunks[n.node.node_id] = chunk_label(n.node)
+                label = label.rpartition("#")[0] + "#" + "+".join(str(i) for i in positions)
+            self.chunks[n.node.node_id] = label
 
     def record(self, plugin: str, action: str, **data: Any) -> None:
         self.plugins.setdefault(plugin, {})[action] = data

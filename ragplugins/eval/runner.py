@@ -8,7 +8,6 @@ import hashlib
 import inspect
 import json
 import math
-import os
 import random
 import shutil
 import statistics
@@ -19,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from ragplugins.app import RagPlugins, checked_config, load
-from ragplugins.contributions import CORE_KEYS_KEPT_APART, index_time_settings
+from ragplugins.contributions import CORE_KEYS_KEPT_APART, changed_settings, index_time_settings, short_value
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, InputError, PluginError
 from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
 from ragplugins.plugins import PluginRegistry
+from ragplugins.writes import atomic_write_text
 
 SEED = 20260808
 INDEX_HOOKS = ("ragplugins_transformations", "ragplugins_after_index")
@@ -131,13 +131,12 @@ def setup_changes(old: dict, new: dict) -> list[str]:
     switched = sorted(plugins_old.keys() ^ plugins_new.keys())
     out.extend(f"{name} {'on' if name in plugins_new else 'off'}" for name in switched)
     flat_old, flat_new = _flat_setup(old), _flat_setup(new)
-    for key in sorted(flat_old.keys() | flat_new.keys()):
+    for key, (a, b) in changed_settings(flat_old, flat_new).items():
         if any(key.startswith((f"{name}.", f"{name} ")) for name in switched):
             continue
-        a, b = flat_old.get(key, "(unset)"), flat_new.get(key, "(unset)")
-        if a != b:
-            # Code is known by its hash, which says nothing to a reader.
-            out.append(f"{key} changed" if key.endswith(" code") else f"{key} {_short(a)} -> {_short(b)}")
+        was, now = (short_value(v, 40) if key in flat else "(unset)" for v, flat in ((a, flat_old), (b, flat_new)))
+        # Code is known by its hash, which says nothing to a reader.
+        out.append(f"{key} changed" if key.endswith(" code") else f"{key} {was} -> {now}")
     return out
 
 
@@ -149,13 +148,6 @@ def _flat_setup(setup: dict) -> dict[str, Any]:
         flat[f"{name} version"], flat[f"{name} code"] = plugin.get("version"), plugin.get("code")
         flat.update({f"{name}.{key}": value for key, value in (plugin.get("config") or {}).items()})
     return flat
-
-
-def _short(value: Any) -> str:
-    import textwrap
-
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return textwrap.shorten(text, 40, placeholder="...")
 
 
 # In the cache: which index each arm name used last (what its next rebuild is compared with), and beside
@@ -181,14 +173,6 @@ def _read_json(path: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _write_json(path: Path, value: dict) -> None:
-    # Replaced whole: a concurrent eval run sharing the cache reads the old file or the new, never half of one
-    # (a lost update only costs a rebuild line its comparison).
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(value, sort_keys=True))
-    os.replace(tmp, path)
 
 
 def llm_identity(llm: Any) -> str:
@@ -401,7 +385,9 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     done.write_text("ok")
             run.meta["indexes"][arm.name] = fp
             built_for[arm.name] = fp
-            _write_json(cache / ARMS_FILE, built_for)
+            # Replaced whole: a concurrent eval run sharing the cache reads the old file or the new, never half
+            # of one (a lost update only costs a rebuild line its comparison).
+            atomic_write_text(cache / ARMS_FILE, json.dumps(built_for, sort_keys=True))
             setups[arm.name] = json.dumps({"core": rp.config.core.model_dump(exclude={"persist_dir"}),
                                            "plugins": {n: rp.config.plugins[n].model_dump(mode="json")
                                                        for n in sorted(rp.config.enabled)

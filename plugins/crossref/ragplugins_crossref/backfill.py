@@ -13,8 +13,6 @@ whole collection gives. When no record vouches for any document, and for ``stale
 
 from __future__ import annotations
 
-import json
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -182,18 +180,12 @@ def setting_changes(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """How the settings the references were made with (``stored``) differ from the config's (``now``), by
     config key: "crossref.max_refs_per_chunk: 16 in the index, 4 in the config"."""
     out = []
-    for key in sorted(now):
+    for key, (was, wanted) in api.changed_settings(stored, now).items():
         if key == "families":
             # A family is known by its name; its kind and pattern are too long to print.
-            was, wanted = ({name: rest for name, _, rest in (f.partition(":") for f in families)}
-                           for families in (stored.get(key, []), now[key]))
-            names = sorted(n for n in was.keys() | wanted.keys() if was.get(n) != wanted.get(n))
-            if names:
-                out.append(f"crossref.families: {', '.join(names)} differ between the index and the config")
-        elif stored.get(key) != now[key]:
-            out.append(f"crossref.{key}: {_short(stored.get(key))} in the index, {_short(now[key])} in the config")
+            by_name = [dict(f.split(":", 1) for f in fams or []) for fams in (was, wanted)]
+            names = ", ".join(api.changed_settings(*by_name))
+            out.append(f"crossref.families: {names} differ between the index and the config")
+        else:
+            out.append(f"crossref.{key}: {api.short_value(was)} in the index, {api.short_value(wanted)} in the config")
     return out
-
-
-def _short(value: Any) -> str:
-    return textwrap.shorten(json.dumps(value, sort_keys=True), 60, placeholder="...")

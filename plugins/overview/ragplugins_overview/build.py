@@ -9,7 +9,6 @@ to date, and replaces a sidecar that does not fit the index (other embedder, oth
 from __future__ import annotations
 
 import logging
-import textwrap
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -165,8 +164,9 @@ def stale_overviews(config: OverviewConfig, ctx: api.RagContext) -> list[str]:
     if changed:
         # The writer's version is the plugin's, not a setting the config can change back.
         said = [f"the extractive writer's version: {old} in the index, {new} in this version of the plugin"
-                if key == "extractive_version" else f"overview.{key}: {_short(old)} in the index, {_short(new)} in "
-                "the config" for key, (old, new) in changed.items()]
+                if key == "extractive_version" else
+                f"overview.{key}: {api.short_value(old)} in the index, {api.short_value(new)} in the config"
+                for key, (old, new) in changed.items()]
         out.append(f"the overviews were written with other settings ({'; '.join(said)}); "
                    "'ragplugins check --repair' writes them again")
     if missing:
@@ -174,10 +174,6 @@ def stale_overviews(config: OverviewConfig, ctx: api.RagContext) -> list[str]:
     if extra:
         out.append(f"{len(extra)} overviews are of documents no longer indexed ({', '.join(extra[:3])})")
     return out
-
-
-def _short(value: Any) -> str:
-    return textwrap.shorten(repr(value), 60, placeholder="...")
 
 
 def rebuild(rag: Any) -> UpdateReport:

@@ -89,10 +89,7 @@ class Overviews:
     def writer_changes(self, wanted: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
         """The writer settings that differ from ``wanted`` (``OverviewConfig.writer_settings()``): key ->
         (what they were written with, wanted); none when the record predates ``writer``."""
-        if not self.writer:
-            return {}
-        return {k: (self.writer.get(k), wanted.get(k)) for k in sorted(set(self.writer) | set(wanted))
-                if self.writer.get(k) != wanted.get(k)}
+        return api.changed_settings(self.writer, wanted) if self.writer else {}
 
     def entries(self) -> dict[str, tuple[str, str, str, np.ndarray]]:
         """doc id -> (hash, text, source, vector)."""
