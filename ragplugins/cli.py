@@ -576,7 +576,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import COST, INSTRUMENT_MEAN, changes, identical_arms_note, instrument_keys, table
+    from ragplugins.eval.report import (COST, INSTRUMENT_MEAN, changes, identical_arms_note, instrument_keys,
+                                        slice_table, table)
 
     instrument = instrument_keys(run)
     if note := identical_arms_note(run):
@@ -586,6 +587,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         if instrument:
             click.echo(f"\nthe plugins' own measurements ({INSTRUMENT_MEAN})\n"
                        + table(run, k, extra=instrument, metrics=False))
+        if sliced := slice_table(run, k):
+            click.echo(f"\nk = {k}, per slice of the gold rows' dimensions\n" + sliced)
     if len(run.arms) > 1:
         click.echo(f"\nper question against '{run.arms[0]}' (final nDCG@10)\n" + "\n".join(changes(run)))
     if run.coverage_failures:

@@ -168,6 +168,12 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "| dense | 4 |" in result.output and "coverage gate: 1 rows" in result.output
+    # A list of 3 chunks is measured as what it is: R@10 would be R@3 under another name, three times over.
+    assert "| arm | n | 1st R@3 | 1st nDCG@3 | R@3 | nDCG@3 |" in result.output
+    # The slices of the gold rows' dimensions (a dev / test split, say) on the console too, not only in results.md.
+    assert "k = 3, per slice of the gold rows' dimensions\n| slice | n | off R@3 | off nDCG@3 | dense R@3 |" \
+        in result.output
+    assert re.search(r"\| difficulty=hard \| 1 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", result.output)
     # Why a row can fail the gate, which questions moved against the first arm, and (no terminal here) a line
     # at each step on stderr.
     assert "expected strings are matched in the chunks' text as indexed" in result.output

@@ -23,11 +23,24 @@ def _fmt(value, key: str = "") -> str:
     )
 
 
+def at_k(columns: Sequence[tuple[str, str]], k: int) -> list[tuple[str, str]]:
+    """``columns`` labelled for a list of ``k`` chunks: a cutoff above k measures those k chunks, so R@10 at
+    k = 3 is shown as R@3, once (R@5, R@10 and R@20 would be three copies of it)."""
+    out: list[tuple[str, str]] = []
+    for key, label in columns:
+        cutoff = key.rpartition("@")[2]
+        if cutoff.isdigit() and int(cutoff) > k:
+            label = label.replace(f"@{cutoff}", f"@{k}")
+        if all(shown != label for _, shown in out):
+            out.append((key, label))
+    return out
+
+
 def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
           extra: Sequence[str] = (), metrics: bool = True, columns: Sequence[tuple[str, str]] | None = None) -> str:
     """One row per arm: ``columns`` (default: quality metrics, unless ``metrics`` is false) and the
     ``extra`` summary columns."""
-    cols = list(columns if columns is not None else QUALITY if metrics else []) + [(e, e) for e in extra]
+    cols = at_k(columns if columns is not None else QUALITY if metrics else [], k) + [(e, e) for e in extra]
     head = "| arm | n | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 2)]
     for arm in arms or run.arms:
@@ -68,6 +81,22 @@ def changes(run) -> list[str]:
     return out
 
 
+def slice_table(run, k: int) -> str | None:
+    """One row per slice of the gold rows' ``dimensions`` (a dev / test split, a kind of question), final
+    recall and nDCG per arm; None when the rows carry no dimensions."""
+    slices = [sl for sl in run.slices() if sl != "all"]
+    if not slices:
+        return None
+    cols = at_k(SLICE, k)
+    lines = ["| slice | n | " + " | ".join(f"{arm} {label}" for arm in run.arms for _, label in cols) + " |",
+             "|---|---|" + "---|" * (len(cols) * len(run.arms))]
+    for sl in slices:
+        summaries = [run.summary(arm, k, sl) for arm in run.arms]
+        cells = [_fmt(s.get(key)) for s in summaries for key, _ in cols]
+        lines.append(f"| {sl} | {summaries[0].get('n', 0)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def markdown(run) -> str:
     out = [f"# ragplugins eval: {', '.join(run.meta.get('corpus', []))}", "",
            f"{run.meta.get('n_queries')} queries; embedder {run.meta.get('embedder')}; seed {run.meta.get('seed')}.",
@@ -82,16 +111,8 @@ def markdown(run) -> str:
         if instrument:
             out += [f"The plugins' own measurements ({INSTRUMENT_MEAN}):", "",
                     table(run, k, extra=instrument, metrics=False), ""]
-        slices = [sl for sl in run.slices() if sl != "all"]
-        if slices:
-            out += [f"### k = {k}: slices (every `dimensions` key, multi_document)", "",
-                    "| slice | n | " + " | ".join(f"{arm} R@10 | {arm} nDCG@10" for arm in run.arms) + " |",
-                    "|---|---|" + "---|---|" * len(run.arms)]
-            for sl in slices:
-                summaries = [run.summary(arm, k, sl) for arm in run.arms]
-                cells = [_fmt(s.get(key)) for s in summaries for key in ("final.recall@10", "final.ndcg@10")]
-                out.append(f"| {sl} | {summaries[0].get('n', 0)} | " + " | ".join(cells) + " |")
-            out.append("")
+        if sliced := slice_table(run, k):
+            out += [f"### k = {k}: slices (every `dimensions` key, multi_document)", "", sliced, ""]
     if len(run.arms) > 1:
         out += ["## Per-query changes against the first arm (final nDCG@10)", ""]
         out += [f"- {line}" for line in changes(run)]
