@@ -62,6 +62,7 @@ Added 2026-12-03 as a held-out corpus (rule written before the package was read 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 import subprocess
@@ -88,7 +89,7 @@ CORPORA = {
     "python": ("python3.11-doc", "every _sources/library/*.rst.txt of /usr/share/doc/python3.11/html"),
     "policy": ("debian-policy", "every ch-*.html and ap-*.html of /usr/share/doc/debian-policy/policy.html"),
     "manpages": ("manpages", "every real page of man5 and man7 the package installs, rendered by man-db to text"),
-    "nodejs": ("nodejs", "every *.md of /usr/share/doc/nodejs/api"),
+    "nodejs": ("nodejs", "every *.md (or *.md.gz, as Debian's nodejs-doc ships them) of /usr/share/doc/nodejs/api"),
     "sqlite": ("sqlite3-doc", "every top-level *.html of /usr/share/doc/sqlite3 but the generated doc_*_crossref.html, "
                               "keyword_index.html, sitemap.html and requirements.html"),
     "exim": ("exim4-doc-html", "every ch-*.html and filter_ch-*.html of /usr/share/doc/exim4-doc-html/spec_html "
@@ -96,6 +97,10 @@ CORPORA = {
                                "ch-variable_index.html (not the chNN.html symbolic links, index.html or filter.html)"),
 }
 
+
+# Other packages that install the same files: Node.js's API pages come with NodeSource's nodejs, and with
+# Debian's nodejs-doc (another major version, gzipped).
+ALSO_FROM = {"nodejs": ("nodejs-doc",)}
 
 # The package version each question set and catalogue was written on (bench/goldsets/debian/<corpus>.md).
 # Another version is another corpus: a point release moves a chunk boundary, and with it a question or two
@@ -113,16 +118,16 @@ WRITTEN_ON = {
 }
 
 
-def version_note(corpus: str, version: str) -> str | None:
-    """What a reader of this corpus's numbers must know when ``version`` is not the one its questions were
-    written on; None when it is."""
+def version_note(corpus: str, version: str, read_from: str | None = None) -> str | None:
+    """What a reader of this corpus's numbers must know when ``version`` (of the package ``read_from``,
+    by default the corpus's own) is not the one its questions were written on; None when it is."""
     written = WRITTEN_ON.get(corpus)
-    if written is None or written == version:
-        return None
     package = CORPORA[corpus][0]
-    return (f"note: {corpus} is read from {package} {version}; its questions were written on {written}, so its "
-            f"numbers may differ from docs/benchmarks.md by a question or two (apt-get update && apt-get "
-            f"install {package}={written})")
+    if written is None or (written == version and read_from in (None, package)):
+        return None
+    return (f"note: {corpus} is read from {read_from or package} {version}; its questions were written on "
+            f"{package} {written}, so its numbers may differ from docs/benchmarks.md by a question or two, more "
+            f"for another major version (apt-get update && apt-get install {package}={written})")
 
 
 class _TocLinks(HTMLParser):
@@ -195,7 +200,7 @@ def selected_files(corpus: str) -> list[Path]:
     if corpus == "manpages":
         return _manual_pages()
     if corpus == "nodejs":
-        return sorted(NODEJS_API.glob("*.md"))
+        return sorted([*NODEJS_API.glob("*.md"), *NODEJS_API.glob("*.md.gz")])
     if corpus == "sqlite":
         return sorted(p for p in SQLITE_HTML.glob("*.html")
                       if not p.name.startswith("doc_") and p.name not in SQLITE_GENERATED)
@@ -206,15 +211,27 @@ def selected_files(corpus: str) -> list[Path]:
 
 
 def package_version(package: str) -> str:
+    # A package dpkg once knew but removed still answers, with an empty version.
     result = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True)
-    if result.returncode != 0:
+    if result.returncode != 0 or not result.stdout.strip():
         raise SystemExit(f"{package} is not installed: apt-get update && apt-get install {package}")
     return result.stdout.strip()
 
 
+def installed_package(corpus: str) -> tuple[str, str]:
+    """The package the corpus is read from and its version: the first of its packages that is installed."""
+    first = CORPORA[corpus][0]
+    for package in (first, *ALSO_FROM.get(corpus, ())):
+        try:
+            return package, package_version(package)
+        except SystemExit:
+            continue
+    return first, package_version(first)   # says which package to install
+
+
 def build(corpus: str, out: Path) -> Path:
-    package, rule = CORPORA[corpus]
-    version = package_version(package)
+    rule = CORPORA[corpus][1]
+    package, version = installed_package(corpus)
     files = selected_files(corpus)
     if not files:
         raise SystemExit(f"{package} {version} is installed but the rule for '{corpus}' selected no file")
@@ -229,6 +246,9 @@ def build(corpus: str, out: Path) -> Path:
             if text is not None:
                 (target / (path.name.removesuffix(".gz") + ".txt")).write_text(text, encoding="utf-8")
                 written += 1
+        elif path.suffix == ".gz":
+            (target / path.name.removesuffix(".gz")).write_bytes(gzip.decompress(path.read_bytes()))
+            written += 1
         else:
             shutil.copy2(path, target / path.name)
             written += 1
@@ -257,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         info = json.loads((args.out / f"{corpus}.SOURCE.json").read_text())
         print(f"{corpus}: {info['files']} files, {info['bytes'] / 1e6:.1f} MB from {info['package']} "
               f"{info['version']} -> {target}")
-        if note := version_note(corpus, info["version"]):
+        if note := version_note(corpus, info["version"], info["package"]):
             print(note)
     return 0
 

@@ -28,3 +28,10 @@ def test_a_different_version_is_named_with_the_command_that_installs_the_right_o
     assert note is not None
     assert "python3.11-doc 3.11.2-6+deb12u8" in note
     assert "apt-get install python3.11-doc=3.11.2-6+deb12u9" in note
+
+
+def test_a_corpus_read_from_another_package_says_so():
+    # Debian's nodejs-doc installs Node.js 18's pages where NodeSource's nodejs installed 20's.
+    note = debian_corpora.version_note("nodejs", "18.20.4+dfsg-1~deb12u3", "nodejs-doc")
+    assert note is not None and "read from nodejs-doc 18.20.4+dfsg-1~deb12u3" in note
+    assert "written on nodejs 20.20.2-1nodesource1+repack1" in note

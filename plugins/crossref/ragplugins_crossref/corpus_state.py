@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 PLUGIN = "crossref"
 NAME = "documents"
 # Raised when what a record means changes (the profile, the entries noted, the capitalised words).
-STATE_VERSION = 1
+STATE_VERSION = 2
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 

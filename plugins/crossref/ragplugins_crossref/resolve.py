@@ -29,7 +29,8 @@ from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, tokens
-from ragplugins_crossref.scan import Profile, RawRef, anchor_key, build_profile, captions_agree, scan_chunk
+from ragplugins_crossref.scan import (Profile, RawRef, anchor_key, build_profile, captions_agree, entry_name_key,
+                                     scan_chunk)
 
 REFS_KEY = "crossref_refs"
 DOC_KEY = "crossref_doc"
@@ -233,14 +234,31 @@ def _anchor_candidates(key: str, scope: str) -> list[str]:
     return [f"py:{k}" for k in dict.fromkeys(keys)]
 
 
-def _entry_chunk(registry: Registry, target: str, names: Sequence[str]) -> str | None:
-    """The chunk of ``target`` holding the entry that defines one of ``names`` (a configuration name; a
-    link's fragment, then its shown words): a reference into a 400-chunk reference page points at that
-    entry, as "Section 4.3" points at its section. None when the target defines none of them."""
-    prof = registry.profiles.get(target) if names else None
-    if prof is None or not prof.terms:
+def _entry_chunk(registry: Registry, target: str, names: Sequence[str], fragment: str = "") -> str | None:
+    """The chunk of ``target`` holding the entry a reference names: a name it defines, as written or respelt
+    (a configuration name; a link's fragment, then its shown words), else the heading a link's ``fragment``
+    makes an anchor of. A reference into a 400-chunk reference page points at that entry, as "Section 4.3"
+    points at its section. None when the target has none of them: a link to the whole page ("[Stream]
+    (stream.md)") names no heading, even the title its words repeat."""
+    prof = registry.profiles.get(target) if names or fragment else None
+    if prof is None or not (prof.terms or prof.slugs):
         return None
-    return next((prof.terms[n] for n in names if n in prof.terms), None)
+    respelt = {entry_name_key(term): chunk for term, chunk in prof.terms.items()} if prof.terms else {}
+    for name in names:
+        chunk = prof.terms.get(name) or respelt.get(entry_name_key(name))
+        if chunk:
+            return chunk
+    return prof.slugs.get(entry_name_key(fragment)) if fragment else None
+
+
+def _link_entry(ref: RawRef, doc_id: str, registry: Registry) -> tuple[tuple[str, ...], str]:
+    """The names and fragment a reference gives for an entry of its target. A citation of a Markdown
+    reference list ("[`EventEmitter`]: events.md#class-eventemitter") gives its definition's fragment."""
+    if ref.kind != "citation":
+        return ref.entries, ref.fragment
+    entry = registry.profiles.get(doc_id, Profile(doc_id)).citations.get(ref.key, "")
+    fragment = entry.partition("#")[2] if "#" in entry and not any(c.isspace() for c in entry) else ""
+    return ((fragment,) if fragment else ()), fragment
 
 
 def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None = None) -> dict[str, Any]:
@@ -280,7 +298,7 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
             how = {"document": "filename" if ref.family != "name" and ref.key in registry.files else "name",
                    "identifier": "identifier", "citation": "citation", "link": "link"}[ref.kind]
             target = targets.pop()
-            return [_record(ref, target, how, _entry_chunk(registry, target, ref.entries))]
+            return [_record(ref, target, how, _entry_chunk(registry, target, *_link_entry(ref, doc_id, registry)))]
         if ref.kind == "link" and not targets:
             return []   # a link to a file that is not indexed (or to another site) names nothing here
         return [_record(ref, None, "ambiguous" if targets else None)]

@@ -141,6 +141,7 @@ class Profile:
     anchors: list[str] = field(default_factory=list)                  # names it declares: "py:os.path", "ref:label"
     scope: str = ""                                                   # the module it documents (Sphinx)
     terms: dict[str, str] = field(default_factory=dict)               # "tls_dhparam" -> chunk of its entry
+    slugs: dict[str, str] = field(default_factory=dict)               # "classeventemitter" -> chunk of heading
 
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
@@ -164,7 +165,7 @@ class Profile:
         if not isinstance(data, dict):
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
-                                      "anchors", "scope", "headings", "terms") if k in data}
+                                      "anchors", "scope", "headings", "terms", "slugs") if k in data}
         return cls(doc_id=doc_id, **known)
 
 
@@ -238,7 +239,30 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     prof.headings = list(headings)
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     prof.terms = _defined_terms(chunks)
+    prof.slugs = _heading_slugs(chunks)
     return prof
+
+
+def entry_name_key(name: str) -> str:
+    """A name as anchors respell it, reduced to its letters and digits: "#relay-domains" and "RELAY_DOMAINS"
+    for relay_domains; "#class-eventemitter" for the heading "Class: `EventEmitter`" (GitHub, MkDocs),
+    "#fs-readfile" (Sphinx) and "#fsreadfile" (GitHub) for "fs.readFile"."""
+    return _NOT_ALNUM.sub("", name.lower())
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def _heading_slugs(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The document's headings by ``entry_name_key`` -> the chunk the heading starts: a link's fragment is
+    usually its heading's text made an anchor. Where a heading comes earliest, as for ``_defined_terms``."""
+    first: dict[str, tuple[int, str]] = {}
+    for chunk_id, text in chunks:
+        for m in _MD_HEADING.finditer(text):
+            key = entry_name_key(m.group("text").strip().strip("#"))
+            if len(key) >= 3 and (key not in first or m.start() < first[key][0]):
+                first[key] = (m.start(), chunk_id)
+    return {key: chunk for key, (_, chunk) in first.items()}
 
 
 def _defined_terms(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -295,6 +319,7 @@ class RawRef:
     docs: frozenset[str] = frozenset()       # documents a name mention points at
     qualifier: RawRef | None = None         # the document a label/section is said to belong to
     entries: tuple[str, ...] = ()          # a link's fragment and shown words: an entry the target may define
+    fragment: str = ""                     # a link's fragment: also one of the target's headings
 
 
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
@@ -324,9 +349,10 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "link":
                 href = _link_path(groups["href"])
                 if href:
-                    entries = (groups["href"].partition("#")[2], (groups.get("text") or "").strip(" `*_"))
+                    fragment = groups["href"].partition("#")[2]
+                    entries = (fragment, (groups.get("text") or "").strip(" `*_"))
                     refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
-                                       entries=tuple(e for e in entries if e)))
+                                       entries=tuple(e for e in entries if e), fragment=fragment))
             elif fam.kind == "anchor":
                 name = groups.get("key") or groups.get("plain") or ""
                 if name.strip():

@@ -309,13 +309,40 @@ def test_a_reference_to_an_entry_of_a_long_reference_page_names_the_entry_s_chun
               "relay.html": [("relay#0", "Use [relay_recipient_maps](postconf.5.html#relay_recipient_maps) to "
                                          "reject unknown users. See the virtual_alias_maps parameter, the "
                                          "[destinations](postconf.5.html#mydestination), "
-                                         "[the `relay_domains` list](postconf.5.html#relay-domains) and the "
-                                         "[whole page](postconf.5.html).")]}
+                                         "[the `relay_domains` list](postconf.5.html#relay-domains), the "
+                                         "[top](postconf.5.html#top) and the [whole page](postconf.5.html).")]}
     ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
     got = {(r["text"], r["target"], r.get("chunk")) for r in ann.refs["relay#0"]}
     assert ("[relay_recipient_maps](postconf.5.html#relay_recipient_maps)", "postconf.5.html", "postconf#1") in got
     assert ("See the virtual_alias_maps parameter", "postconf.5.html", "postconf#2") in got
     assert ("[destinations](postconf.5.html#mydestination)", "postconf.5.html", "postconf#3") in got
-    # A fragment that is no entry's name: the link's shown words; none of them: the page alone.
-    assert ("[the `relay_domains` list](postconf.5.html#relay-domains)", "postconf.5.html", None) in got
+    # A fragment respelling the name (hyphens, capitals) still names it; one that names no entry, nor do the
+    # link's words: the page alone.
+    assert ("[the `relay_domains` list](postconf.5.html#relay-domains)", "postconf.5.html", "postconf#0") in got
+    assert ("[top](postconf.5.html#top)", "postconf.5.html", None) in got
     assert ("[whole page](postconf.5.html)", "postconf.5.html", None) in got
+
+
+def test_a_link_to_a_heading_of_a_long_page_names_the_heading_s_chunk():
+    # Markdown and HTML documentation link into a page by its headings made anchors: GitHub and Node.js drop
+    # punctuation ("#fsreadfilepath-options-callback"), Sphinx turns it into hyphens ("#reading-and-writing").
+    fs = ["# File system\nThe fs module.", "## Promises API\nAsynchronous methods.",
+          "## `fs.readFile(path[, options], callback)`\nReads the entire contents of a file.",
+          "## Reading and writing\nOpen a file first."]
+    chunks = {"fs.md": [(f"fs#{i}", text) for i, text in enumerate(fs)],
+              "stream.md": [("stream#0", "Compare [`fs.readFile()`](fs.md#fsreadfilepath-options-callback) and "
+                                         "[files](fs.md#reading-and-writing) with the [API](fs.md#promises-api), "
+                                         "but not [this](fs.md#no-such-heading). Every [File system](fs.md) "
+                                         "method takes a [`Buffer`][] from [Promises][].\n\n"
+                                         "[`Buffer`]: buffer.md#class-buffer\n[Promises]: fs.md#promises-api\n")],
+              "buffer.md": [("buffer#0", "# Buffer\nBytes."), ("buffer#1", "## Class: `Buffer`\nThe class.")]}
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    got = {r["text"]: (r["target"], r.get("chunk")) for r in ann.refs["stream#0"]}
+    assert got["[`fs.readFile()`](fs.md#fsreadfilepath-options-callback)"] == ("fs.md", "fs#2")
+    assert got["[files](fs.md#reading-and-writing)"] == ("fs.md", "fs#3")
+    assert got["[API](fs.md#promises-api)"] == ("fs.md", "fs#1")
+    assert got["[this](fs.md#no-such-heading)"] == ("fs.md", None)
+    # A link to the whole page names no heading, not even the title its words repeat.
+    assert got["[File system](fs.md)"] == ("fs.md", None)
+    # Markdown reference links: the fragment of the reference list's definition.
+    assert got["[`Buffer`][]"] == ("buffer.md", "buffer#1") and got["[Promises][]"] == ("fs.md", "fs#1")
