@@ -576,8 +576,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import (COST, INSTRUMENT_MEAN, changes, identical_arms_note, instrument_keys,
-                                        slice_table, table)
+    from ragplugins.eval.report import (COST, INSTRUMENT_MEAN, changes, elsewhere_lines, identical_arms_note,
+                                        instrument_keys, slice_table, table)
 
     instrument = instrument_keys(run)
     if note := identical_arms_note(run):
@@ -597,6 +597,10 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    + " (they count as misses; expected strings are matched in the chunks' text as indexed, where an "
                      "HTML or PDF page is Markdown: `code` and **bold** marks can sit inside a sentence; "
                      "`ragplugins query QUESTION --full` prints that text)")
+    if run.expected_elsewhere:
+        click.echo(f"expected strings found elsewhere: {len(run.expected_elsewhere)} rows have expected strings that "
+                   "also stand in documents outside their expected_sources, where a chunk counts as a hit without "
+                   "the answer; a longer string from the answer passage tells them apart: " + elsewhere_lines(run))
     click.echo(f"\nwrote {out}/results.json, results.md" + ("" if no_chart else ", chart.png"))
 
 

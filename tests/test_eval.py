@@ -416,3 +416,29 @@ def test_chart_shows_recall_and_ndcg_per_arm_with_spread(tiny_corpus, gold_file,
     recall, ndcg = boxes[0][1], boxes[1][1]
     assert len(recall) == len(ndcg) == len(run.arms) * len(run.ks) and all(len(v) == 4 for v in recall)
     assert recall[0] == [r["final"]["recall@10"] for r in run._rows("off", 2)]
+
+
+def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corpus, tmp_path, bundled_embed_model):
+    from ragplugins.eval.report import markdown
+
+    rows = [
+        # Stands in exhibit_a.md, master_agreement.md and termination_policy.md: any of them is a hit.
+        {"id": "loose", "query": "Which agreement do payments fall under?", "expected": ["Master Services Agreement"],
+         "expected_sources": ["exhibit_a.md"]},
+        # One string that identifies the answer is enough for match = any.
+        {"id": "one_exact", "query": "When are payments due?", "expected": ["1 January, 1 April", "Agreement"],
+         "expected_sources": ["exhibit_a.md"]},
+        # match = all: a string found elsewhere weakens the row all the same.
+        {"id": "all", "query": "When are payments due?", "expected": ["1 January, 1 April", "Agreement"],
+         "match": "all", "expected_sources": ["exhibit_a.md"]},
+        {"id": "no_sources", "query": "What is the annual fee?", "expected": ["Agreement"]},
+    ]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    run = run_eval([tiny_corpus], load_gold([gold]), [Arm("off", {"enable": []})], ks=[3], cache_dir=tmp_path / "c",
+                   embed_model=bundled_embed_model, progress=False)
+    assert [f["id"] for f in run.expected_elsewhere] == ["all", "loose"]
+    loose = run.expected_elsewhere[1]["expected"]["Master Services Agreement"]
+    assert loose["documents"] == 2 and loose["e.g."] == ["master_agreement.md", "termination_policy.md"]
+    assert "2 rows whose expected strings also stand in documents outside their expected_sources" in markdown(run)
+    assert "loose 'Master Services Agreement' in 2 (master_agreement.md, termination_policy.md)" in markdown(run)

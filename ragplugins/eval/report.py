@@ -120,9 +120,20 @@ def markdown(run) -> str:
     out += ["## Checks", "",
             f"- coverage gate: {len(run.coverage_failures)} rows with an expected string in no chunk"
             + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else ""),
+            f"- {len(run.expected_elsewhere)} rows whose expected strings also stand in documents outside their "
+            "expected_sources (a chunk of those counts as a hit)" + (f": {elsewhere_lines(run)}" if run.expected_elsewhere
+                                                                    else ""),
             f"- invariant ({run.invariant.get('rule')}): {run.invariant.get('checked')} lists checked, "
             f"offenders: {run.invariant.get('offenders') or 'none'}", ""]
     return "\n".join(out)
+
+
+def elsewhere_lines(run) -> str:
+    """``run.expected_elsewhere`` in one line: each row's strings with how many other documents hold them."""
+    return "; ".join(f"{f['id']} " + ", ".join(f"'{e}' in {v['documents']} ({', '.join(v['e.g.'])}"
+                                             f"{', ...' if v['documents'] > len(v['e.g.']) else ''})"
+                                             for e, v in f["expected"].items())
+                     for f in run.expected_elsewhere)
 
 
 def chart_missing() -> str | None:

@@ -212,6 +212,7 @@ class EvalRun:
     ks: list[int]
     rows: list[dict] = field(default_factory=list)
     coverage_failures: list[dict] = field(default_factory=list)
+    expected_elsewhere: list[dict] = field(default_factory=list)
     invariant: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
 
@@ -262,7 +263,7 @@ class EvalRun:
             summaries = {key: {s: {m: v for m, v in d.items() if not m.startswith("latency")}
                                for s, d in sl.items()} for key, sl in summaries.items()}
         return {"arms": self.arms, "ks": self.ks, "meta": self.meta, "coverage_failures": self.coverage_failures,
-                "invariant": self.invariant, "summary": summaries, "rows": rows}
+                "expected_elsewhere": self.expected_elsewhere, "invariant": self.invariant, "summary": summaries, "rows": rows}
 
     def write(self, out_dir: str | Path) -> Path:
         from ragplugins.eval.report import chart, chart_missing, markdown
@@ -276,14 +277,30 @@ class EvalRun:
         return out
 
 
-def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> list[dict]:
-    texts = [metrics.norm(n.get_content()) for n in rp.context(rp.index()).all_nodes()]
-    failures = []
+def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list[dict]]:
+    """Rows with an expected string in no chunk; and rows naming ``expected_sources`` whose expected string
+    (every one, for ``match = "any"``: one that identifies the answer is enough) also stands in another
+    document's chunks, where a hit counts as finding the answer."""
+    chunks = [(n.ref_doc_id or "", metrics.norm(n.get_content())) for n in rp.context(rp.index()).all_nodes()]
+    failures, elsewhere = [], []
     for row in gold:
-        missing = [e for e in row.expected if not any(metrics.norm(e) in t for t in texts)]
+        holders = {e: {doc for doc, text in chunks if metrics.norm(e) in text} for e in row.expected}
+        missing = [e for e in row.expected if not holders[e]]
         if missing:
             failures.append({"id": row.id, "missing": missing})
-    return failures
+        if not row.expected_sources:
+            continue
+        others = {e: sorted(d for d in docs if not _is_source(d, row.expected_sources)) for e, docs in holders.items()}
+        loose = {e: docs for e, docs in others.items() if docs}
+        if loose and (row.match == "all" or len(loose) == len(row.expected)):
+            elsewhere.append({"id": row.id, "expected": {e: {"documents": len(d), "e.g.": d[:3]}
+                                                         for e, d in loose.items()}})
+    return failures, elsewhere
+
+
+def _is_source(doc_id: str, sources: Sequence[str]) -> bool:
+    path = doc_id.replace("\\", "/")
+    return any(path == s or path.endswith("/" + s.lstrip("/")) for s in sources)
 
 
 def instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
@@ -342,6 +359,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     run.meta = {"corpus": [p.name for p in roots], "n_queries": len(gold), "seed": SEED,
                 "embedder": embedder_identity(embed_model), "indexes": {}}
     covered: dict[str, list[dict]] = {}
+    found_elsewhere: dict[str, list[dict]] = {}
     setups: dict[str, str] = {}
     first_lists: dict[tuple, dict[str, list[str]]] = {}
     # A terminal gets a live bar; a log file (no terminal to redraw) a line at each step.
@@ -397,7 +415,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             # What each arm ran with: the config file's [ragplugins] table (or base_config), its --set on top.
             run.meta.setdefault("configs", {})[arm.name] = json.loads(setups[arm.name])
             if fp not in covered:
-                covered[fp] = _coverage(rp, gold)
+                covered[fp], found_elsewhere[fp] = _coverage(rp, gold)
             wraps_first = bool(rp._contributions("ragplugins_retriever_wrappers", rp.context(rp.index())))
             # Arms that share these core settings and wrap no retriever must share first-stage lists.
             first_stage_setup = json.dumps(rp.config.core.model_dump(exclude={"enable", "persist_dir",
@@ -452,6 +470,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     run.meta["warmup"] = f"one untimed search per arm and k before the timed ones ({WARMUP_QUERY!r})"
     failures = {f["id"]: f for fs in covered.values() for f in fs}
     run.coverage_failures = sorted(failures.values(), key=lambda f: f["id"])
+    loose = {f["id"]: f for fs in found_elsewhere.values() for f in fs}
+    run.expected_elsewhere = sorted(loose.values(), key=lambda f: f["id"])
     offenders = sorted({f"{arm}:{qid}@{k}" for (_, k, qid), lists in first_lists.items()
                         for arm, ids in lists.items() if ids != next(iter(lists.values()))})
     run.invariant = {"checked": sum(len(v) for v in first_lists.values()), "offenders": offenders,
