@@ -165,6 +165,7 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
                 "name": rec.name,
                 "version": rec.version,
                 "distribution": rec.distribution,
+                "location": rec.location,
                 "hooks": rec.hooks,
                 "commands": _commands_of(reg, rec),
                 "enabled": rec.name in enabled and rec.loaded,
@@ -576,8 +577,16 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
                    registry=registry())
     out = run.write(out_dir)
-    from ragplugins.eval.report import (COST, INSTRUMENT_MEAN, changes, elsewhere_lines, identical_arms_note,
-                                        instrument_keys, slice_table, table)
+    from ragplugins.eval.report import (
+        COST,
+        INSTRUMENT_MEAN,
+        changes,
+        elsewhere_lines,
+        identical_arms_note,
+        instrument_keys,
+        slice_table,
+        table,
+    )
 
     instrument = instrument_keys(run)
     if note := identical_arms_note(run):
@@ -590,7 +599,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         if sliced := slice_table(run, k):
             click.echo(f"\nk = {k}, per slice of the gold rows' dimensions\n" + sliced)
     if len(run.arms) > 1:
-        click.echo(f"\nper question against '{run.arms[0]}' (final nDCG@10)\n" + "\n".join(changes(run)))
+        click.echo(f"\nper question against '{run.arms[0]}' (final nDCG)\n" + "\n".join(changes(run)))
     if run.coverage_failures:
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
                    + ", ".join(f["id"] for f in run.coverage_failures)

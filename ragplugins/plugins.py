@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import difflib
 import importlib.metadata as md
+import inspect
 import os
 import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -56,6 +58,14 @@ class PluginRecord:
     @property
     def version(self) -> str | None:
         return self.info.version if self.info else None
+
+    @property
+    def location(self) -> str | None:
+        """The folder the plugin's code is imported from: which copy runs when several are on the path (an
+        editable checkout, a branch on PYTHONPATH, an installed wheel) and carry the same version."""
+        module = inspect.getmodule(self.plugin) if self.plugin is not None else None
+        path = getattr(module, "__file__", None)
+        return str(Path(path).resolve().parent) if path else None
 
 
 def _allowlist(env: dict | os._Environ) -> set[str] | None:

@@ -38,6 +38,10 @@ def test_plugins_json_lists_installed_plugins_including_the_template(run, tmp_pa
     assert "ragplugins_node_postprocessors" in template["hooks"]
     assert template["config"].startswith("error:") and "min_charz" in template["config"]
     assert rows["crossref"]["enabled"] is False and rows["crossref"]["error"] is None
+    # Which copy of a plugin runs (a checkout, a branch on PYTHONPATH, a wheel): the folder its code comes from.
+    import ragplugins_crossref
+
+    assert rows["crossref"]["location"] == str(Path(ragplugins_crossref.__file__).resolve().parent)
     # --help imports no plugin, so the commands plugins add are listed here.
     assert rows["overview"]["commands"] == ["overview"] and rows["verifier"]["commands"] == ["verify"]
     assert template["commands"] == []

@@ -177,7 +177,7 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     # Why a row can fail the gate, which questions moved against the first arm, and (no terminal here) a line
     # at each step on stderr.
     assert "expected strings are matched in the chunks' text as indexed" in result.output
-    assert re.search(r"per question against 'off' \(final nDCG@10\)\nk=3 dense: improved \d+ \[.*\], regressed "
+    assert re.search(r"per question against 'off' \(final nDCG\)\nk=3 dense \(nDCG@3\): improved \d+ \[.*\], regressed "
                      r"\d+ \[.*\], unchanged \d+", result.output), result.output
     assert 'eval: arm "off": building the index' in result.stderr
     assert "eval: arm dense, k=3: 4 questions\n" in result.stderr
@@ -442,3 +442,18 @@ def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corp
     assert loose["documents"] == 2 and loose["e.g."] == ["master_agreement.md", "termination_policy.md"]
     assert "2 rows whose expected strings also stand in documents outside their expected_sources" in markdown(run)
     assert "loose 'Master Services Agreement' in 2 (master_agreement.md, termination_policy.md)" in markdown(run)
+
+
+def test_metric_labels_follow_the_longest_list_a_plugin_left():
+    from types import SimpleNamespace
+
+    from ragplugins.eval.report import QUALITY, at_k, longest_list
+
+    # At k = 3 a plugin that appends (crossref's hop under its window) leaves lists of up to 5 chunks: a hit at
+    # rank 4 counts, so the columns say R@5, not R@3.
+    rows = [{"k": 3, "final": {"len": 3}}, {"k": 3, "final": {"len": 5}}, {"k": 20, "final": {"len": 20}}]
+    run = SimpleNamespace(rows=rows)
+    assert longest_list(run, 3) == 5 and longest_list(run, 20) == 20
+    assert [label for _, label in at_k(QUALITY, longest_list(run, 3))] == \
+        ["1st R@5", "1st nDCG@5", "R@5", "nDCG@5"]
+    assert [label for _, label in at_k(QUALITY, 20)] == ["1st R@10", "1st nDCG@10", "R@5", "R@10", "R@20", "nDCG@10"]

@@ -23,9 +23,15 @@ def _fmt(value, key: str = "") -> str:
     )
 
 
+def longest_list(run, k: int) -> int:
+    """The most chunks a list at ``k`` held: k, or more where a plugin adds chunks (crossref's hop appends to a
+    list shorter than its window)."""
+    return max([k, *(r["final"].get("len", 0) for r in run.rows if r["k"] == k)])
+
+
 def at_k(columns: Sequence[tuple[str, str]], k: int) -> list[tuple[str, str]]:
-    """``columns`` labelled for a list of ``k`` chunks: a cutoff above k measures those k chunks, so R@10 at
-    k = 3 is shown as R@3, once (R@5, R@10 and R@20 would be three copies of it)."""
+    """``columns`` labelled for lists of at most ``k`` chunks: a cutoff above k measures the whole list, so
+    R@10 at k = 3 is shown as R@3, once (R@5, R@10 and R@20 would be three copies of it)."""
     out: list[tuple[str, str]] = []
     for key, label in columns:
         cutoff = key.rpartition("@")[2]
@@ -40,7 +46,8 @@ def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
           extra: Sequence[str] = (), metrics: bool = True, columns: Sequence[tuple[str, str]] | None = None) -> str:
     """One row per arm: ``columns`` (default: quality metrics, unless ``metrics`` is false) and the
     ``extra`` summary columns."""
-    cols = at_k(columns if columns is not None else QUALITY if metrics else [], k) + [(e, e) for e in extra]
+    cols = at_k(columns if columns is not None else QUALITY if metrics else [], longest_list(run, k)) + \
+        [(e, e) for e in extra]
     head = "| arm | n | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 2)]
     for arm in arms or run.arms:
@@ -76,7 +83,8 @@ def changes(run) -> list[str]:
     for k in run.ks:
         for arm in run.arms[1:]:
             c = run.compare(run.arms[0], arm, k)
-            out.append(f"k={k} {arm}: improved {len(c['improved'])} {c['improved']}, "
+            out.append(f"k={k} {arm} ({at_k([('ndcg@10', 'nDCG@10')], longest_list(run, k))[0][1]}): "
+                       f"improved {len(c['improved'])} {c['improved']}, "
                        f"regressed {len(c['regressed'])} {c['regressed']}, unchanged {len(c['unchanged'])}")
     return out
 
@@ -87,7 +95,7 @@ def slice_table(run, k: int) -> str | None:
     slices = [sl for sl in run.slices() if sl != "all"]
     if not slices:
         return None
-    cols = at_k(SLICE, k)
+    cols = at_k(SLICE, longest_list(run, k))
     lines = ["| slice | n | " + " | ".join(f"{arm} {label}" for arm in run.arms for _, label in cols) + " |",
              "|---|---|" + "---|" * (len(cols) * len(run.arms))]
     for sl in slices:
@@ -114,15 +122,15 @@ def markdown(run) -> str:
         if sliced := slice_table(run, k):
             out += [f"### k = {k}: slices (every `dimensions` key, multi_document)", "", sliced, ""]
     if len(run.arms) > 1:
-        out += ["## Per-query changes against the first arm (final nDCG@10)", ""]
+        out += ["## Per-query changes against the first arm (final nDCG)", ""]
         out += [f"- {line}" for line in changes(run)]
         out.append("")
     out += ["## Checks", "",
             f"- coverage gate: {len(run.coverage_failures)} rows with an expected string in no chunk"
             + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else ""),
             f"- {len(run.expected_elsewhere)} rows whose expected strings also stand in documents outside their "
-            "expected_sources (a chunk of those counts as a hit)" + (f": {elsewhere_lines(run)}" if run.expected_elsewhere
-                                                                    else ""),
+            "expected_sources (a chunk of those counts as a hit)"
+            + (f": {elsewhere_lines(run)}" if run.expected_elsewhere else ""),
             f"- invariant ({run.invariant.get('rule')}): {run.invariant.get('checked')} lists checked, "
             f"offenders: {run.invariant.get('offenders') or 'none'}", ""]
     return "\n".join(out)

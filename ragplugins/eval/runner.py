@@ -263,7 +263,8 @@ class EvalRun:
             summaries = {key: {s: {m: v for m, v in d.items() if not m.startswith("latency")}
                                for s, d in sl.items()} for key, sl in summaries.items()}
         return {"arms": self.arms, "ks": self.ks, "meta": self.meta, "coverage_failures": self.coverage_failures,
-                "expected_elsewhere": self.expected_elsewhere, "invariant": self.invariant, "summary": summaries, "rows": rows}
+                "expected_elsewhere": self.expected_elsewhere, "invariant": self.invariant, "summary": summaries,
+                "rows": rows}
 
     def write(self, out_dir: str | Path) -> Path:
         from ragplugins.eval.report import chart, chart_missing, markdown

@@ -29,8 +29,15 @@ from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, tokens
-from ragplugins_crossref.scan import (Profile, RawRef, anchor_key, build_profile, captions_agree, entry_name_key,
-                                     scan_chunk)
+from ragplugins_crossref.scan import (
+    Profile,
+    RawRef,
+    anchor_key,
+    build_profile,
+    captions_agree,
+    entry_name_key,
+    scan_chunk,
+)
 
 REFS_KEY = "crossref_refs"
 DOC_KEY = "crossref_doc"

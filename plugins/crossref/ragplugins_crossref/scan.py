@@ -212,8 +212,11 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     for chunk_id, text in chunks:
         for sm in _SECTION_START.finditer(text):
             key = section_key(sm.group("word"), sm.group("value"))
-            if sm.group("hashes") or sm.group("word"):
-                # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item.
+            line_end = text.find("\n", sm.start())
+            line = text[sm.start(): len(text) if line_end < 0 else line_end]
+            if sm.group("hashes") or (sm.group("word") and heading_like(line)):
+                # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item, nor a
+                # sentence that starts a line ("Chapter 4 covers ownership.", a wrapped "Section 4.3 of ...").
                 headings[key] = None
             room = len(text) - sm.start()
             # Chunks overlap: a heading in the last lines of one chunk starts its section in the next.
@@ -253,15 +256,26 @@ def entry_name_key(name: str) -> str:
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
+# A Markdown heading, also inside a block quote ("> ### The Stack and the Heap").
+_QUOTED_HEADING = re.compile(r"^(?:[ \t]{0,3}>)*[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
+# A heading that links to its own anchor, as mdBook and many static site generators write them:
+# "### [Stack-Only Data: Copy](#stack-only-data-copy)".
+_SELF_ANCHOR = re.compile(r"\]\(#(?P<anchor>[^)\s]{1,200})\)")
+_MD_LINK_TEXT = re.compile(r"\[(?P<text>[^\]]{0,300})\]\([^)]{0,300}\)")
+
+
 def _heading_slugs(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
     """The document's headings by ``entry_name_key`` -> the chunk the heading starts: a link's fragment is
-    usually its heading's text made an anchor. Where a heading comes earliest, as for ``_defined_terms``."""
+    usually its heading's text made an anchor, or the anchor the heading links to. Where a heading comes
+    earliest, as for ``_defined_terms``."""
     first: dict[str, tuple[int, str]] = {}
     for chunk_id, text in chunks:
-        for m in _MD_HEADING.finditer(text):
-            key = entry_name_key(m.group("text").strip().strip("#"))
-            if len(key) >= 3 and (key not in first or m.start() < first[key][0]):
-                first[key] = (m.start(), chunk_id)
+        for m in _QUOTED_HEADING.finditer(text):
+            heading = m.group("text").strip().strip("#")
+            anchors = [a.group("anchor") for a in _SELF_ANCHOR.finditer(heading)]
+            for key in {entry_name_key(_MD_LINK_TEXT.sub(r"\g<text>", heading)), *map(entry_name_key, anchors)}:
+                if len(key) >= 3 and (key not in first or m.start() < first[key][0]):
+                    first[key] = (m.start(), chunk_id)
     return {key: chunk for key, (_, chunk) in first.items()}
 
 

@@ -335,7 +335,13 @@ def test_a_link_to_a_heading_of_a_long_page_names_the_heading_s_chunk():
                                          "but not [this](fs.md#no-such-heading). Every [File system](fs.md) "
                                          "method takes a [`Buffer`][] from [Promises][].\n\n"
                                          "[`Buffer`]: buffer.md#class-buffer\n[Promises]: fs.md#promises-api\n")],
-              "buffer.md": [("buffer#0", "# Buffer\nBytes."), ("buffer#1", "## Class: `Buffer`\nThe class.")]}
+              "buffer.md": [("buffer#0", "# Buffer\nBytes."), ("buffer#1", "## Class: `Buffer`\nThe class.")],
+              # mdBook: each heading links to its own anchor; some headings stand in block quotes.
+              "ownership.html": [("own#0", "## What Is Ownership?\nRules."),
+                                 ("own#1", "### [Stack-Only Data: Copy](#stack-only-data-copy)\nCopy types."),
+                                 ("own#2", "> ### The Stack and the Heap\n>\n> Both are memory.")],
+              "structs.html": [("structs#0", "Tuples are [copied](ownership.html#stack-only-data-copy) and live "
+                                             "on [the stack](ownership.html#the-stack-and-the-heap).")]}
     ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
     got = {r["text"]: (r["target"], r.get("chunk")) for r in ann.refs["stream#0"]}
     assert got["[`fs.readFile()`](fs.md#fsreadfilepath-options-callback)"] == ("fs.md", "fs#2")
@@ -346,3 +352,18 @@ def test_a_link_to_a_heading_of_a_long_page_names_the_heading_s_chunk():
     assert got["[File system](fs.md)"] == ("fs.md", None)
     # Markdown reference links: the fragment of the reference list's definition.
     assert got["[`Buffer`][]"] == ("buffer.md", "buffer#1") and got["[Promises][]"] == ("fs.md", "fs#1")
+    mdbook = {r["text"]: (r["target"], r.get("chunk")) for r in ann.refs["structs#0"]}
+    assert mdbook["[copied](ownership.html#stack-only-data-copy)"] == ("ownership.html", "own#1")
+    assert mdbook["[the stack](ownership.html#the-stack-and-the-heap)"] == ("ownership.html", "own#2")
+
+
+def test_a_sentence_starting_a_line_with_chapter_n_is_no_heading_of_that_chapter():
+    # Prose hard-wrapped so that a line starts "Chapter 4. References ..." (The Rust Book's pages) does not make
+    # its page chapter 4: the reference stays unresolved rather than pointing at it; a heading-like line does.
+    refs, _ = run({"ch08.md": "# Smart Pointers\nThe most common pointer is the reference, which you learned in\n"
+                              "Chapter 4. References are indicated by the & symbol and borrow the value.\n",
+                   "ch10.md": "# Generics\nAs we saw in Chapter 4, values move.\n"})
+    assert not resolved(refs["ch10.md"])
+    refs, _ = run({"ch04.md": "# The Book\nChapter 4: Understanding Ownership\nValues have owners.\n",
+                   "ch10.md": "# Generics\nAs we saw in Chapter 4, values move.\n"})
+    assert ("chapter 4", "ch04.md") in resolved(refs["ch10.md"])
