@@ -47,9 +47,8 @@ Twelve corpora, k = 20, every question split into `dev` (designed on) and `test`
 reported as it came out). Public: `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`). Debian documentation:
 `git` (247 AsciiDoc pages), `postgres` (268 HTML pages), `python` (317 Sphinx sources) and, **held out** (questions
 and a reference catalogue written before anything ran on them; first looks reported as they came), `policy`
-(22 HTML chapters), `manpages` (156 pages of sections 5 and 7), `nodejs` (64 Markdown files; its questions were
-written on Node.js 20's pages, and since NodeSource's package stopped installing here its rows are measured on
-Node.js 18's, Debian's `nodejs-doc`: peers and ours alike), `sqlite` (207 HTML pages) and `exim` (65 HTML
+(22 HTML chapters), `manpages` (156 pages of sections 5 and 7), `nodejs` (64 Markdown files; questions written on
+Node.js 20's, measured since 2026-12-03 on 18's, Debian's `nodejs-doc`), `sqlite` (207 HTML pages) and `exim` (65 HTML
 chapters, added last). Each Debian set has factoid, pointer and paraphrased questions
 (`bench/goldsets/debian/<corpus>.md` says how each was written). **Peer**: LlamaIndex's own
 `SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` + `BM25Retriever` fused by

@@ -425,22 +425,26 @@ def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corp
         # Stands in exhibit_a.md, master_agreement.md and termination_policy.md: any of them is a hit.
         {"id": "loose", "query": "Which agreement do payments fall under?", "expected": ["Master Services Agreement"],
          "expected_sources": ["exhibit_a.md"]},
-        # One string that identifies the answer is enough for match = any.
-        {"id": "one_exact", "query": "When are payments due?", "expected": ["1 January, 1 April", "Agreement"],
+        # match = any: one loose string is enough for a chunk elsewhere to count as a hit.
+        {"id": "one_loose", "query": "When are payments due?", "expected": ["1 January, 1 April", "Agreement"],
          "expected_sources": ["exhibit_a.md"]},
-        # match = all: a string found elsewhere weakens the row all the same.
+        # match = all: a hit elsewhere needs every string in one chunk; the dates stand only in exhibit_a.md.
         {"id": "all", "query": "When are payments due?", "expected": ["1 January, 1 April", "Agreement"],
          "match": "all", "expected_sources": ["exhibit_a.md"]},
+        {"id": "all_loose", "query": "Who made the agreement?", "expected": ["Master Services", "Agreement"],
+         "match": "all", "expected_sources": ["master_agreement.md"]},
         {"id": "no_sources", "query": "What is the annual fee?", "expected": ["Agreement"]},
     ]
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     run = run_eval([tiny_corpus], load_gold([gold]), [Arm("off", {"enable": []})], ks=[3], cache_dir=tmp_path / "c",
                    embed_model=bundled_embed_model, progress=False)
-    assert [f["id"] for f in run.expected_elsewhere] == ["all", "loose"]
+    assert [f["id"] for f in run.expected_elsewhere] == ["all_loose", "loose", "one_loose"]
+    assert run.expected_elsewhere[0]["expected"]["Master Services + Agreement"]["documents"] == 2
+    assert list(run.expected_elsewhere[2]["expected"]) == ["Agreement"]
     loose = run.expected_elsewhere[1]["expected"]["Master Services Agreement"]
     assert loose["documents"] == 2 and loose["e.g."] == ["master_agreement.md", "termination_policy.md"]
-    assert "2 rows whose expected strings also stand in documents outside their expected_sources" in markdown(run)
+    assert "3 rows whose expected strings also stand in documents outside their expected_sources" in markdown(run)
     assert "loose 'Master Services Agreement' in 2 (master_agreement.md, termination_policy.md)" in markdown(run)
 
 

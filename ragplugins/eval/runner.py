@@ -279,21 +279,26 @@ class EvalRun:
 
 
 def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list[dict]]:
-    """Rows with an expected string in no chunk; and rows naming ``expected_sources`` whose expected string
-    (every one, for ``match = "any"``: one that identifies the answer is enough) also stands in another
-    document's chunks, where a hit counts as finding the answer."""
+    """Rows with an expected string in no chunk; and rows naming ``expected_sources`` whose expected strings
+    make a chunk of another document relevant (``match = "any"``: any one string there; ``"all"``: every string
+    in one chunk), so that a hit need not hold the answer."""
     chunks = [(n.ref_doc_id or "", metrics.norm(n.get_content())) for n in rp.context(rp.index()).all_nodes()]
     failures, elsewhere = [], []
     for row in gold:
-        holders = {e: {doc for doc, text in chunks if metrics.norm(e) in text} for e in row.expected}
-        missing = [e for e in row.expected if not holders[e]]
+        wanted = {e: metrics.norm(e) for e in row.expected}
+        missing = [e for e, n in wanted.items() if not any(n in text for _, text in chunks)]
         if missing:
             failures.append({"id": row.id, "missing": missing})
         if not row.expected_sources:
             continue
-        others = {e: sorted(d for d in docs if not _is_source(d, row.expected_sources)) for e, docs in holders.items()}
-        loose = {e: docs for e, docs in others.items() if docs}
-        if loose and (row.match == "all" or len(loose) == len(row.expected)):
+        others = [(doc, text) for doc, text in chunks if not _is_source(doc, row.expected_sources)]
+        if row.match == "all":
+            holders = {" + ".join(wanted): sorted({doc for doc, text in others
+                                                   if all(n in text for n in wanted.values())})}
+        else:
+            holders = {e: sorted({doc for doc, text in others if n in text}) for e, n in wanted.items()}
+        loose = {e: docs for e, docs in holders.items() if docs}
+        if loose:
             elsewhere.append({"id": row.id, "expected": {e: {"documents": len(d), "e.g.": d[:3]}
                                                          for e, d in loose.items()}})
     return failures, elsewhere
