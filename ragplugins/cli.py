@@ -424,7 +424,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
               as_json: bool) -> None:
     """Ranked sources with plugin tags, one line per plugin decision, and an answer when
     [ragplugins] llm is configured."""
-    from ragplugins.nodes import document_name, tags
+    from ragplugins.nodes import chunk_label, document_name, tags
     from ragplugins.trace import decision_lines, labelled
 
     rp = load_app(ctx)
@@ -453,10 +453,14 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
             label = f"#{i}  {score}  {document_name(n.node)}" + (f"  ({_tags(n)})" if tags(n) else "")
             click.echo(f"{label}\n{n.node.get_content().strip()}\n")
     else:
-        table = Table("#", "score", "document", "tags", "text")
+        table = Table("#", "score", "tags", "text")
+        # Named as traces name it (document#position), wrapped rather than cut: long file names are the rule
+        # in documentation ("ch04-01-what-is-ownership.html").
+        table.add_column("chunk", overflow="fold")
         for i, n in enumerate(nodes[:show], 1):
-            table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-", escape(document_name(n.node)),
-                          escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")))
+            table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-",
+                          escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")),
+                          escape(chunk_label(n.node)))
         console.print(table)
     lines = decision_lines(trace)
     if lines:

@@ -84,7 +84,8 @@ def test_index_then_query(run, tmp_path, tiny_corpus):
         "  embedder: BundledOnnxEmbedding sentence-transformers/all-MiniLM-L6-v2 (bundled default)" in out, out
     assert "unchanged 4" in run("index", str(tiny_corpus), config=cfg).output
     query = run("query", "How often is the boiler descaled?", "--show", "2", config=cfg).output
-    assert "espresso_manual.md" in query
+    # Each chunk named as traces name it (document#position), in full.
+    assert "espresso_manual.md#0" in query and "termination_policy.md#0" in query and "…" not in query
     missing = run("index", str(tmp_path / "nowhere"), config=cfg)
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
