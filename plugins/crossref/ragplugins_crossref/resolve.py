@@ -250,9 +250,8 @@ def _entry_chunk(registry: Registry, target: str, names: Sequence[str], fragment
     prof = registry.profiles.get(target) if names or fragment else None
     if prof is None or not (prof.terms or prof.slugs):
         return None
-    respelt = {entry_name_key(term): chunk for term, chunk in prof.terms.items()} if prof.terms else {}
     for name in names:
-        chunk = prof.terms.get(name) or respelt.get(entry_name_key(name))
+        chunk = prof.terms.get(name) or prof.respelt_terms.get(entry_name_key(name))
         if chunk:
             return chunk
     return prof.slugs.get(entry_name_key(fragment)) if fragment else None

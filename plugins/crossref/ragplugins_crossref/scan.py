@@ -6,16 +6,20 @@ nothing is resolved to a document yet except name mentions (see ``resolve``).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
 
-_MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
+_HEADING_LINE = r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$"
+_MD_HEADING = re.compile("^" + _HEADING_LINE, re.M)
+# The same, also inside a block quote ("> ### The Stack and the Heap").
+_QUOTED_HEADING = re.compile(r"^(?:[ \t]{0,3}>)*" + _HEADING_LINE, re.M)
 # Where a section starts: "## 4.3 Title", "4.1 Buyer's obligation", "ARTICLE IV - ...", "Section 7. Fees", "§ 3".
 _SECTION_START = re.compile(
     r"^[ \t]{0,8}(?P<hashes>#{1,6}[ \t]{1,3})?"
@@ -143,6 +147,11 @@ class Profile:
     terms: dict[str, str] = field(default_factory=dict)               # "tls_dhparam" -> chunk of its entry
     slugs: dict[str, str] = field(default_factory=dict)               # "classeventemitter" -> chunk of heading
 
+    @functools.cached_property
+    def respelt_terms(self) -> dict[str, str]:
+        """``terms`` by ``entry_name_key``, built once per profile (links into one page are resolved many times)."""
+        return {entry_name_key(term): chunk for term, chunk in self.terms.items()}
+
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
         if self.file_name:
@@ -256,8 +265,6 @@ def entry_name_key(name: str) -> str:
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
-# A Markdown heading, also inside a block quote ("> ### The Stack and the Heap").
-_QUOTED_HEADING = re.compile(r"^(?:[ \t]{0,3}>)*[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$", re.M)
 # A heading that links to its own anchor, as mdBook and many static site generators write them:
 # "### [Stack-Only Data: Copy](#stack-only-data-copy)".
 _SELF_ANCHOR = re.compile(r"\]\(#(?P<anchor>[^)\s]{1,200})\)")
@@ -266,30 +273,34 @@ _MD_LINK_TEXT = re.compile(r"\[(?P<text>[^\]]{0,300})\]\([^)]{0,300}\)")
 
 def _heading_slugs(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
     """The document's headings by ``entry_name_key`` -> the chunk the heading starts: a link's fragment is
-    usually its heading's text made an anchor, or the anchor the heading links to. Where a heading comes
-    earliest, as for ``_defined_terms``."""
-    first: dict[str, tuple[int, str]] = {}
-    for chunk_id, text in chunks:
+    usually its heading's text made an anchor, or the anchor the heading links to."""
+    def found(text: str):
         for m in _QUOTED_HEADING.finditer(text):
             heading = m.group("text").strip().strip("#")
             anchors = [a.group("anchor") for a in _SELF_ANCHOR.finditer(heading)]
             for key in {entry_name_key(_MD_LINK_TEXT.sub(r"\g<text>", heading)), *map(entry_name_key, anchors)}:
-                if len(key) >= 3 and (key not in first or m.start() < first[key][0]):
-                    first[key] = (m.start(), chunk_id)
-    return {key: chunk for key, (_, chunk) in first.items()}
+                if len(key) >= 3:
+                    yield key, m.start()
+    return _earliest_chunk(chunks, found)
 
 
 def _defined_terms(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Configuration names the document defines (``_TERM_DEFINITION``) -> the chunk holding the entry.
-    Chunks overlap, so an entry at the end of one chunk starts the next: the entry's chunk is the one
-    where it comes earliest (its body follows it there)."""
+    """Configuration names the document defines (``_TERM_DEFINITION``) -> the chunk holding the entry."""
+    return _earliest_chunk(chunks, lambda text: ((m.group(m.lastgroup or ""), m.start())
+                                                 for m in _TERM_DEFINITION.finditer(text)))
+
+
+def _earliest_chunk(chunks: Sequence[tuple[str, str]],
+                    found: Callable[[str], Iterable[tuple[str, int]]]) -> dict[str, str]:
+    """Each key ``found`` in the chunks' texts (key, position) -> the chunk where it stands earliest. Chunks
+    overlap, so an entry or heading at the end of one chunk starts the next: its chunk is the one where its
+    body follows it."""
     first: dict[str, tuple[int, str]] = {}
     for chunk_id, text in chunks:
-        for m in _TERM_DEFINITION.finditer(text):
-            name = m.group(m.lastgroup or "")
-            if name not in first or m.start() < first[name][0]:
-                first[name] = (m.start(), chunk_id)
-    return {name: chunk for name, (_, chunk) in first.items()}
+        for key, start in found(text):
+            if key not in first or start < first[key][0]:
+                first[key] = (start, chunk_id)
+    return {key: chunk for key, (_, chunk) in first.items()}
 
 
 def _declarations(text: str) -> tuple[list[str], str]:
