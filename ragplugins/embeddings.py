@@ -118,7 +118,11 @@ def offline_model_problem(name: str) -> str | None:
 
 def embedder_identity(embed_model: Any) -> str:
     """A stable name for an embedder: class plus model, with local paths reduced
-    to their last two parts so the same model in another checkout matches."""
+    to their last two parts so the same model in another checkout matches. A wrapper that keeps or
+    reads back another embedder's vectors (``wrapped_embed_model``: ragplugins.resume) is that embedder."""
+    wrapped = getattr(embed_model, "wrapped_embed_model", None)
+    if wrapped is not None and wrapped is not embed_model:
+        return embedder_identity(wrapped)
     model = str(getattr(embed_model, "model_name", "") or "")
     if model and Path(model).exists():
         parts = Path(model).resolve().parts

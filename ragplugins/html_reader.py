@@ -36,6 +36,7 @@ CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "su
                           "sidebar", "breadcrumb", "breadcrumbs", "footer"})
 BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
+MAIN_PART = "main, article, [role=main]"
 # A link that only moves the reader through the site: "<-previous", "Next »", "Up", "Top", "Table of Contents".
 NAVIGATION_LINK = re.compile(r"\W*(?:prev|previous|next|up|top|home|back to top|contents|table of contents)\W*",
                              re.I)
@@ -69,6 +70,8 @@ def html_to_markdown(html: str) -> str:
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
+    # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does
+    # re-cut every chunk and was lower on some dev corpora (bench/results/firststage/NOTES.md).
     converter = MarkdownConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
                                   escape_misc=False, bullets="-")
     text = converter.convert_soup(soup)
@@ -169,9 +172,15 @@ def _moves_the_reader(link: Tag) -> bool:
 
 def _holds_the_page(element: Tag, page: int) -> bool:
     """Whether a block is where the page's own words are, whatever its name says (Read the Docs' theme puts
-    the whole page in ``div.wy-nav-content``): it holds the page's title, its main part or half its text."""
-    if element.select_one("h1, h2, main, article, [role=main]") is not None:
+    the whole page in ``div.wy-nav-content``): it holds the page's main part, half its text, or, on a page
+    that marks no main part, its title. mdBook's ``div.menu-bar`` holds an ``h1`` (the book's name, on
+    every page) while the page stands in ``<main>`` beside it."""
+    if element.select_one(MAIN_PART) is not None:
         return True
+    if element.select_one("h1, h2") is not None:
+        root = next(parent for parent in element.parents if parent.parent is None)
+        if root.select_one(MAIN_PART) is None:
+            return True
     return len(element.get_text(" ", strip=True)) > 0.5 * page
 
 

@@ -6,6 +6,10 @@ embedded index runs its pipeline, every vector the embedder returns is also kept
 text, in ``unfinished-embeddings.sqlite`` in persist_dir; the next run embeds only the texts not kept
 there, and the file is deleted once a batch is written. The vectors are the embedder's own, so an
 index built in two attempts is the one a single run builds.
+
+``ragplugins eval`` keeps one such file for its whole cache (``vectors.sqlite``), never deleted: an arm
+whose index-time plugins or settings change no chunk's text (crossref, overview) embeds nothing that
+another arm, or an earlier run, embedded.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ class ResumableEmbedding(BaseEmbedding):
                          embed_batch_size=getattr(inner, "embed_batch_size", 10), **kwargs)
         self._inner = inner
         self._identity = embedder_identity(inner)
-        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        # Two eval runs sharing a cache write the same file: wait for the other's batch, not fail.
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
         self._db.execute("create table if not exists vectors (key text primary key, vector blob)")
 
     @classmethod

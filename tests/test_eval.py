@@ -117,6 +117,85 @@ def test_an_arm_whose_index_is_built_says_which_index_time_setting_changed(tiny_
     assert setup_changes(on, setup(["crossref"])) == ["files: 1 changed (master_agreement.md)"]
 
 
+class _CountingEmbedding:
+    """Counts the texts a real embedder is asked to embed (not queries)."""
+
+    def __new__(cls, inner):
+        from llama_index.core.base.embeddings.base import BaseEmbedding
+        from llama_index.core.bridge.pydantic import PrivateAttr
+
+        class Counting(BaseEmbedding):
+            _inner: object = PrivateAttr()
+            texts: int = 0
+
+            @property
+            def wrapped_embed_model(self):
+                return self._inner
+
+            def _get_text_embeddings(self, texts):
+                self.texts += len(texts)
+                return self._inner.get_text_embedding_batch(texts)
+
+            def _get_text_embedding(self, text):
+                return self._get_text_embeddings([text])[0]
+
+            def _get_query_embedding(self, query):
+                return self._inner.get_query_embedding(query)
+
+            async def _aget_query_embedding(self, query):
+                return self._get_query_embedding(query)
+
+        counting = Counting(model_name="counting", embed_batch_size=32)
+        counting._inner = inner
+        return counting
+
+
+def test_an_arm_whose_plugins_change_no_text_builds_its_index_without_embedding_again(
+        tiny_corpus, gold_file, tmp_path, bundled_embed_model, capsys):
+    gold = load_gold([gold_file])
+    from ragplugins.embeddings import embedder_identity
+    from ragplugins.resume import ResumableEmbedding
+
+    counting = _CountingEmbedding(bundled_embed_model)
+    # A wrapper that keeps vectors is the embedder it wraps: indexes built through one are that embedder's.
+    kept = ResumableEmbedding(counting, tmp_path / "v.sqlite")
+    assert embedder_identity(kept) == embedder_identity(counting) == embedder_identity(bundled_embed_model)
+    kept.close()
+    off, crossref = Arm("off", {"enable": []}), Arm("crossref", {"enable": ["crossref"]})
+    run_eval([tiny_corpus], gold, [off], ks=[3], cache_dir=tmp_path / "c", embed_model=counting, progress=True)
+    embedded_by_off = counting.texts
+    assert embedded_by_off > 0
+    capsys.readouterr()
+    both = run_eval([tiny_corpus], gold, [off, crossref], ks=[3], cache_dir=tmp_path / "c", embed_model=counting,
+                    progress=True)
+    assert both.meta["indexes"]["off"] != both.meta["indexes"]["crossref"]  # a second index was built...
+    with_kept_vectors = counting.texts - embedded_by_off
+    said = [line for line in capsys.readouterr().err.splitlines() if "read back" in line]
+    assert said == [f'eval: arm "crossref": {embedded_by_off} of {embedded_by_off} texts read back from '
+                    'vectors.sqlite (embedded by an earlier arm or run), not embedded again']
+    # ...embedding only what crossref embeds at query time; built alone, its index costs every chunk's text.
+    fresh = _CountingEmbedding(bundled_embed_model)
+    alone = run_eval([tiny_corpus], gold, [crossref], ks=[3], cache_dir=tmp_path / "fresh", embed_model=fresh,
+                     progress=False)
+    assert fresh.texts == with_kept_vectors + embedded_by_off
+    # The same index as the one built by the model itself: the same lists, question by question.
+    assert both.meta["indexes"]["crossref"] == alone.meta["indexes"]["crossref"]
+    lists = lambda run: [(r["id"], r["first_ids"], r["final_ids"]) for r in run.rows if r["arm"] == "crossref"]  # noqa: E731
+    assert lists(both) == lists(alone) and len(lists(alone)) == len(gold)
+
+
+def test_an_index_build_says_how_far_it_is_in_a_log(tiny_corpus, gold_file, tmp_path, bundled_embed_model, capsys,
+                                                     monkeypatch):
+    from ragplugins.eval import runner
+
+    monkeypatch.setattr(runner, "PROGRESS_EVERY_S", 0)  # every step, as a long build says one every 30 s
+    run_eval([tiny_corpus], load_gold([gold_file]), [Arm("off", {"enable": []})], ks=[3], cache_dir=tmp_path / "c",
+             embed_model=bundled_embed_model, progress=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "indexing:" in line]
+    assert lines and lines[-1].startswith('eval: arm "off": indexing: files ')
+    assert re.search(r"chunks (\d+)/\1", lines[-1])
+
+
 def test_minimal_gold_form_and_bad_rows(tmp_path):
     path = tmp_path / "g.jsonl"
     path.write_text('{"query": "q?", "expected": "a"}\n')

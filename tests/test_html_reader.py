@@ -126,6 +126,28 @@ def test_site_chrome_goes_and_the_page_s_own_words_and_lists_stay(tmp_path):
     assert "## 2. ROWIDs" in text and "At most 2000 columns." in text
 
 
+MDBOOK_PAGE = """<html><head><title>What is Ownership? - The Rust Programming Language</title></head><body>
+<nav id="sidebar" class="sidebar"><ol class="chapter"><li><a href="ch04-00.html">Understanding Ownership</a></li>
+<li><a href="ch04-01-what-is-ownership.html" class="active">What is Ownership?</a></li></ol></nav>
+<div id="page-wrapper" class="page-wrapper"><div class="page">
+<div id="menu-bar" class="menu-bar sticky bordered"><div class="left-buttons"><button id="sidebar-toggle">=</button>
+</div><h1 class="menu-title">The Rust Programming Language</h1><div class="right-buttons">
+<a href="print.html" title="Print this book">Print</a></div></div>
+<div id="content" class="content"><main>
+<h2 id="what-is-ownership"><a class="header" href="#what-is-ownership">What Is Ownership?</a></h2>
+<p><em>Ownership</em> is a set of rules that governs how a Rust program manages memory.</p>
+</main></div></div></div></body></html>"""
+
+
+def test_a_menu_bar_s_heading_is_the_site_s_when_the_page_stands_in_main_beside_it(tmp_path):
+    # mdBook puts the book's name in an h1 of its menu bar on every page; the page itself is in <main>. Kept,
+    # every chunk of a book began with the book's name and every page had the same first heading.
+    [doc] = _read(tmp_path, "ch04-01-what-is-ownership.html", MDBOOK_PAGE)
+    assert "The Rust Programming Language" not in doc.text and "Print" not in doc.text
+    assert doc.text.startswith("## [What Is Ownership?](#what-is-ownership)")
+    assert "*Ownership* is a set of rules" in doc.text
+
+
 BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
 <h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
 <div class="tagline">Small. Fast. Reliable.</div>

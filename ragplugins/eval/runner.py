@@ -13,6 +13,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from ragplugins.errors import ConfigError, InputError, PluginError
 from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
 from ragplugins.plugins import PluginRegistry
+from ragplugins.progress import IndexProgress
+from ragplugins.resume import ResumableEmbedding
 from ragplugins.writes import atomic_write_text
 
 SEED = 20260808
@@ -153,6 +156,11 @@ def _flat_setup(setup: dict) -> dict[str, Any]:
 # In the cache: which index each arm name used last (what its next rebuild is compared with), and beside
 # each index the setup it was built with.
 ARMS_FILE, SETUP_FILE = "arms.json", "setup.json"
+# Every text vector any arm's build embedded, by embedder and text (ragplugins.resume): an arm whose index-time
+# plugins change no chunk's text builds its index without the model.
+KEPT_VECTORS = "vectors.sqlite"
+# How often a build's progress is printed where no live bar can redraw (a log file, a pipe).
+PROGRESS_EVERY_S = 30
 # Changes named in a rebuild's line; the rest are counted.
 MAX_CHANGES_SHOWN = 4
 
@@ -361,6 +369,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             raise ConfigError(exc.problems, f"arm '{arm.name}'") from None
     embed_model = embed_model or load_embed_model((base_config or {}).get("embed_model", "default"))
     cache = Path(cache_dir) if cache_dir else DEFAULT_CACHE
+    cache.mkdir(parents=True, exist_ok=True)
     run = EvalRun(arms=names, ks=ks)
     run.meta = {"corpus": [p.name for p in roots], "n_queries": len(gold), "seed": SEED,
                 "embedder": embedder_identity(embed_model), "indexes": {}}
@@ -370,7 +379,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     first_lists: dict[tuple, dict[str, list[str]]] = {}
     # A terminal gets a live bar; a log file (no terminal to redraw) a line at each step.
     console = Console(stderr=True)
-    with Progress(disable=not progress, transient=True, console=console) as bar:
+    with Progress(disable=not progress, transient=True, console=console) as bar, ExitStack() as open_files:
         task = bar.add_task("eval", total=len(arms) * len(ks) * len(gold))
 
         def step(description: str, keep: bool = False) -> None:
@@ -378,33 +387,50 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             bar.update(task, description=description)
             if progress and (keep or not console.is_terminal):
                 console.print(f"eval: {description}", markup=False, highlight=False, soft_wrap=True)
+
+        def building(arm: str) -> Callable[[IndexProgress], None]:
+            said: list[float] = []
+
+            def show(index_progress: IndexProgress) -> None:
+                now = time.monotonic()
+                if console.is_terminal or not said or now - said[-1] >= PROGRESS_EVERY_S:
+                    said.append(now)
+                    step(f'arm "{arm}": indexing: {index_progress.line()}')
+            return show
         built_for = _read_json(cache / ARMS_FILE)
         for arm in order:
             cfg = merge_config(base_config or {}, arm.config)
             cfg.pop("persist_dir", None)
-            probe = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+            # One per arm, so that what it read back is what earlier arms (or runs) embedded for this one.
+            arm_embed = ResumableEmbedding(embed_model, cache / KEPT_VECTORS)
+            open_files.callback(arm_embed.close)
+            probe = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
             setup = index_setup(probe, roots)
             fp = _fingerprint(setup)
             cfg["persist_dir"] = str(cache / fp)
-            rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+            rp = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
             done = cache / fp / "COMPLETE"
-            cache.mkdir(parents=True, exist_ok=True)
             # A lock per index: concurrent eval runs sharing the cache must not build it twice.
             with open(cache / f"{fp}.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 why = None
                 if force_reindex and fp not in run.meta["indexes"] and (cache / fp).exists():
                     shutil.rmtree(cache / fp)
-                    rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+                    rp = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
                     why = "rebuilding the index (--force-reindex)"
                 if not done.exists():
                     if (cache / fp).exists():  # a build that died half way
                         shutil.rmtree(cache / fp)
-                        rp = load(cfg, embed_model=embed_model, llm=llm, registry=registry)
+                        rp = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
                         why = "rebuilding the index (its last build did not finish)"
                     step(f'arm "{arm.name}": {why or _rebuild_reason(cache, built_for.get(arm.name), setup)}',
                          keep=True)
-                    rp.index_paths(roots)
+                    with IndexProgress(on_change=building(arm.name)) as built:
+                        rp.index_paths(roots)
+                    if arm_embed.reused:
+                        step(f'arm "{arm.name}": {arm_embed.reused} of {built.total + built.windows} texts read '
+                             f"back from {KEPT_VECTORS} (embedded by an earlier arm or run), not embedded again",
+                             keep=True)
                     (cache / fp / SETUP_FILE).write_text(json.dumps(setup, sort_keys=True))
                     done.write_text("ok")
             run.meta["indexes"][arm.name] = fp

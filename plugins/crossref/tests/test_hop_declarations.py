@@ -90,14 +90,18 @@ def test_the_hop_brings_the_entries_the_pointer_s_roles_name(pages):
 _ENTRY_PAD = "It applies to every message the server accepts, whatever its origin or destination. " * 5
 _ECHO = ("For relaying, reject mail for unknown relay users: the lookup tables list the relay users, and mail "
          "for users the tables do not list is rejected when relaying. ")
-POSTCONF_PAGE = ("## Postfix Configuration Parameters\n\nThe main.cf configuration file specifies the parameters "
-                 "that control the operation of the Postfix mail system. " + _ECHO * 4 + "\n\n"
-                 + "".join(f"**relay_note_{i} (default: no)**\n:   " + _ECHO * 3 + "\n\n" for i in range(4))
-                 + "**mydestination (default: localhost)**\n:   The list of domains delivered locally. " + _ENTRY_PAD
-                 + "\n\n**relay_recipient_maps (default: empty)**\n:   Optional lookup tables with all valid "
-                 "addresses in the domains that match relay_domains. " + _ENTRY_PAD + "\n")
-RELAY_PAGE = ("## Relaying\n\nTo reject mail for unknown relay users, list them with "
-              "[relay_recipient_maps](postconf.5.html#relay_recipient_maps).\n")
+# As Postfix writes postconf.5.html: a definition list of parameters, each term bold.
+POSTCONF_PAGE = ("<html><body><h2>Postfix Configuration Parameters</h2>\n<p>The main.cf configuration file "
+                 "specifies the parameters\nthat control the operation of the Postfix mail system. " + _ECHO * 4
+                 + "</p>\n<dl>\n"
+                 + "".join(f"<dt><b>relay_note_{i} (default: no)</b></dt>\n<dd><p>" + _ECHO * 3 + "</p></dd>\n"
+                           for i in range(4))
+                 + "<dt><b>mydestination (default: localhost)</b></dt>\n<dd><p>The list of domains delivered\nlocally. "
+                 + _ENTRY_PAD + "</p></dd>\n<dt><b><a name=\"relay_recipient_maps\">relay_recipient_maps</a> "
+                 "(default: empty)</b></dt>\n<dd><p>Optional lookup tables with all valid\naddresses in the domains "
+                 "that match relay_domains. " + _ENTRY_PAD + "</p></dd>\n</dl></body></html>\n")
+RELAY_PAGE = ("<html><body><h2>Relaying</h2>\n<p>To reject mail for unknown relay users, list them with\n"
+              "<a href=\"postconf.5.html#relay_recipient_maps\">relay_recipient_maps</a>.</p></body></html>\n")
 RELAY_QUERY = "For relaying, how do I reject mail for unknown relay users? What must the tables list?"
 
 
