@@ -342,6 +342,30 @@ def _embedder_said(rp: RagPlugins) -> str:
     return f"{type(embed).__name__} {model} ({source})"
 
 
+@cli.command("read")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per document and line: id, text.")
+@click.pass_context
+def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
+    """Print the text `index` reads from files and folders (an HTML or PDF page as Markdown), one document
+    after another, before any chunking: the text a gold set's expected strings are matched in. Nothing is
+    embedded or written, and no index is needed."""
+    from ragplugins.readers import read_documents, skipped_lines
+
+    rp = load_app(ctx)
+    with warnings.catch_warnings():
+        # Said once below, grouped by why, as `index` says it.
+        warnings.filterwarnings("ignore", message="ragplugins: skipped ")
+        report = read_documents(paths, max_file_mb=rp.config.core.max_file_mb)
+    for doc in report.documents:
+        if as_json:
+            click.echo(json.dumps({"id": doc.id_, "text": doc.text}, ensure_ascii=False))
+        else:
+            click.echo(f"==> {doc.id_} ({len(doc.text):,} characters) <==\n{doc.text.rstrip()}\n")
+    for line in skipped_lines(report.skipped):
+        click.echo(f"skipped {line}", err=True)
+
+
 @cli.command("prepare")
 @click.pass_context
 def prepare_cmd(ctx: click.Context) -> None:

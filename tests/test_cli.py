@@ -90,6 +90,30 @@ def test_index_then_query(run, tmp_path, tiny_corpus):
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
 
+def test_read_prints_the_text_index_reads_without_an_index(run, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "backup.html").write_text(
+        "<html><body><nav><a href='index.html'>Home</a></nav><h2>25.1. SQL Dump</h2><p>The utility "
+        "<a href='app-pgdump.html'>pg_dump</a> writes a dump.</p></body></html>")
+    (docs / "notes.md").write_text("# Notes\n\nPlain words.\n")
+    (docs / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
+    out = run("read", str(docs), config=cfg)
+    assert out.exit_code == 0
+    text = out.stdout
+    assert "==> backup.html (" in text and "## 25.1. SQL Dump" in text and "[pg_dump](app-pgdump.html)" in text
+    assert "Home" not in text                                           # the page's navigation is not read
+    assert "==> notes.md (" in text and "Plain words." in text
+    assert "skipped" in out.stderr and "photo.png" in out.stderr       # said, as index says it
+    assert not (tmp_path / "idx").exists()                              # nothing indexed or written
+    lines = [json.loads(line) for line in run("read", str(docs / "notes.md"), "--json", config=cfg).stdout.splitlines()]
+    assert lines == [{"id": "notes.md", "text": "# Notes\n\nPlain words.\n"}]
+    missing = run("read", str(tmp_path / "nowhere"), config=cfg)
+    assert missing.exit_code == 2 and "nowhere" in missing.output and "does not exist" in missing.output
+
+
 def test_demo_runs_offline_and_shows_both_arms(run, tmp_path):
     out = run("demo", "--persist-dir", str(tmp_path / "demo")).output
     assert "plugins off" in out and "plugins on" in out
