@@ -44,6 +44,11 @@ CONTENTS_LABEL = re.compile(
     r"\W*(?:(?:table of )?contents|on this page|in this (?:article|section|chapter)|topics)?\W*", re.I)
 ARROWS = re.compile(r"<-|->|[«»←→↑‹›]")
 NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "contents", "toc", "index", "nav"})
+# HTML's link types for moving through a set of pages (texinfo writes each node's "Next: X, Previous: Y, Up: Z"
+# bar with them, the links named after the nodes they lead to).
+NAVIGATION_RELS = frozenset({"next", "prev", "previous", "up", "contents", "index", "start", "first", "last"})
+# What is left of such a bar once its links are gone: labels and punctuation ("Next: , Previous: , Up: [][]").
+NAVIGATION_LABELS = re.compile(r"(?:\W|_|\b(?:next|previous|prev|up|top|contents|index)\b)*", re.I)
 # A site's name, tagline or breadcrumb trail is a few words; a notice above a page's title is sentences long.
 BANNER_WORDS = 30
 _WORD = re.compile(r"\w+")
@@ -88,9 +93,10 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
     """What a site wraps around every page, found by what it is rather than by one generator's names: blocks
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
-    links that only move the reader ("<-previous", "Next", "Up", "Top") and controls (buttons,
-    ``javascript:`` links)."""
+    links that only move the reader ("<-previous", "Next", "Up", "Top"; any link whose ``rel`` says next,
+    previous, up or contents, with the labels left around it) and controls (buttons, ``javascript:`` links)."""
     page: list[int] = []   # the page's text length, measured once a block's name says navigation
+    marks_main = soup.select_one(MAIN_PART) is not None
     in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]
     headings = _heading_ids(soup) if len(in_page) >= 3 else set()
     # Only blocks around a link to one of the page's headings can be its table of contents.
@@ -102,7 +108,7 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
             continue
         if CHROME_NAMES.intersection(_words(element, "class", "id")):
             page = page or [len(soup.get_text(" ", strip=True))]
-            if not _holds_the_page(element, page[0]):
+            if not _holds_the_page(element, page[0], marks_main):
                 element.decompose()
                 continue
         if id(element) in around_contents and _in_page_contents(element, headings):
@@ -113,9 +119,16 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
                 element = element.parent
                 gone.add(id(element))
             element.decompose()
+    bars = []
     for element in soup.find_all("a", href=True):
-        if str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element):
+        if NAVIGATION_RELS.intersection(_words(element, "rel")) and element.parent is not None:
+            bars.append(element.parent)
             element.decompose()
+        elif str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element):
+            element.decompose()
+    for bar in bars:
+        if not bar.decomposed and NAVIGATION_LABELS.fullmatch(bar.get_text(" ")):
+            bar.decompose()
     for element in soup.find_all("button"):
         element.decompose()
     # The same page in other languages ("Available languages: en | fr | ja"): links marked with the language
@@ -170,17 +183,15 @@ def _moves_the_reader(link: Tag) -> bool:
     return bool(ARROWS.search(text) or NAVIGATION_WORDS.intersection(_words(link, "rel", "class")))
 
 
-def _holds_the_page(element: Tag, page: int) -> bool:
+def _holds_the_page(element: Tag, page: int, marks_main: bool) -> bool:
     """Whether a block is where the page's own words are, whatever its name says (Read the Docs' theme puts
     the whole page in ``div.wy-nav-content``): it holds the page's main part, half its text, or, on a page
     that marks no main part, its title. mdBook's ``div.menu-bar`` holds an ``h1`` (the book's name, on
     every page) while the page stands in ``<main>`` beside it."""
     if element.select_one(MAIN_PART) is not None:
         return True
-    if element.select_one("h1, h2") is not None:
-        root = next(parent for parent in element.parents if parent.parent is None)
-        if root.select_one(MAIN_PART) is None:
-            return True
+    if not marks_main and element.select_one("h1, h2") is not None:
+        return True
     return len(element.get_text(" ", strip=True)) > 0.5 * page
 
 

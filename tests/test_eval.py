@@ -540,3 +540,23 @@ def test_metric_labels_follow_the_longest_list_a_plugin_left():
     assert [label for _, label in at_k(QUALITY, longest_list(run, 3))] == \
         ["1st R@5", "1st nDCG@5", "R@5", "nDCG@5"]
     assert [label for _, label in at_k(QUALITY, 20)] == ["1st R@10", "1st nDCG@10", "R@5", "R@10", "R@20", "nDCG@10"]
+
+
+def test_an_arm_whose_lists_are_longer_is_said_to_be_so_beside_its_gains():
+    from ragplugins.eval.report import changes
+    from ragplugins.eval.runner import METRICS, EvalRun
+
+    def row(arm, qid, length, ndcg):
+        scores = {m: ndcg for m in METRICS}
+        return {"arm": arm, "k": 3, "k_used": 3, "id": qid, "slices": ["all"], "first": dict(scores, len=3),
+                "final": dict(scores, len=length), "latency_ms": 1.0, "instrument": {}}
+
+    rows = [row("off", "q1", 3, 0.0), row("off", "q2", 3, 1.0), row("hop", "q1", 5, 0.4), row("hop", "q2", 4, 1.0)]
+    run = EvalRun(arms=["off", "hop"], ks=[3], rows=rows, meta={"configs": {"off": {}, "hop": {}}})
+    [line] = changes(run)
+    assert line.startswith("k=3 hop (nDCG@5): improved 1 ['q1']")
+    assert line.endswith("its lists are longer (4.5 against 3.0 chunks): `--budget-control hop` adds plugins off at "
+                         "that length")
+    # Once the run has that control, the line says nothing more.
+    run.meta["configs"]["control"] = {"budget_of": "hop"}
+    assert "longer" not in changes(run)[0]

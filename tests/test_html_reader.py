@@ -148,6 +148,29 @@ def test_a_menu_bar_s_heading_is_the_site_s_when_the_page_stands_in_main_beside_
     assert "*Ownership* is a set of rules" in doc.text
 
 
+TEXINFO_PAGE = """<html><head><title>Cache Files (Autoconf)</title></head><body>
+<div class="subsection" id="Cache-Files"><div class="header"><p>
+Next: <a href="Cache-Checkpointing.html#Cache-Checkpointing" accesskey="n" rel="next">Cache Checkpointing</a>,
+Previous: <a href="Cache-Variable-Names.html#Cache-Variable-Names" accesskey="p" rel="prev">Cache Variable Names</a>,
+Up: <a href="Caching-Results.html#Caching-Results" accesskey="u" rel="up">Caching Results</a> &nbsp;
+[<a href="Top.html#SEC_Contents" title="Table of contents" rel="contents">Contents</a>][<a href="Indices.html#Indices"
+title="Index" rel="index">Index</a>]</p></div>
+<h4 class="subsection">7.4.2 Cache Files</h4>
+<p>A cache file is a shell script; see <a href="Cache-Variable-Names.html">Cache Variable Names</a>.</p>
+</div></body></html>"""
+
+
+def test_a_bar_of_links_whose_rel_says_next_previous_or_up_is_navigation(tmp_path):
+    # texinfo heads every node's page with "Next: X, Previous: Y, Up: Z [Contents][Index]", each link named after
+    # the node it leads to; kept, half of a manual's references were that bar and the hop followed "Previous:".
+    [doc] = _read(tmp_path, "Cache-Files.html", TEXINFO_PAGE)
+    assert doc.text.startswith("#### 7.4.2 Cache Files")
+    for chrome in ("Next:", "Previous:", "Up:", "Cache Checkpointing", "Caching-Results.html", "[]", "Contents"):
+        assert chrome not in doc.text, chrome
+    # The same page linked from the text stays a link.
+    assert "see [Cache Variable Names](Cache-Variable-Names.html)." in doc.text
+
+
 BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
 <h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
 <div class="tagline">Small. Fast. Reliable.</div>

@@ -83,10 +83,23 @@ def changes(run) -> list[str]:
     for k in run.ks:
         for arm in run.arms[1:]:
             c = run.compare(run.arms[0], arm, k)
-            out.append(f"k={k} {arm} ({at_k([('ndcg@10', 'nDCG@10')], longest_list(run, k))[0][1]}): "
-                       f"improved {len(c['improved'])} {c['improved']}, "
-                       f"regressed {len(c['regressed'])} {c['regressed']}, unchanged {len(c['unchanged'])}")
+            line = (f"k={k} {arm} ({at_k([('ndcg@10', 'nDCG@10')], longest_list(run, k))[0][1]}): "
+                    f"improved {len(c['improved'])} {c['improved']}, "
+                    f"regressed {len(c['regressed'])} {c['regressed']}, unchanged {len(c['unchanged'])}")
+            mine, theirs = (run.summary(a, k).get("final_len", 0.0) for a in (arm, run.arms[0]))
+            if mine > theirs + 1e-9 and not _budget_matched(run, arm):
+                # A plugin that appends chunks is scored on a longer list: part of a gain can be the length.
+                line += (f"; its lists are longer ({mine:.1f} against {theirs:.1f} chunks): `--budget-control {arm}` "
+                         "adds plugins off at that length")
+            out.append(line)
     return out
+
+
+def _budget_matched(run, arm: str) -> bool:
+    """Whether ``arm`` is itself a budget-matched control, or has one in this run."""
+    configs = run.meta.get("configs", {})
+    return bool((configs.get(arm) or {}).get("budget_of")) or \
+        any((cfg or {}).get("budget_of") == arm for cfg in configs.values())
 
 
 def slice_table(run, k: int) -> str | None:

@@ -139,6 +139,17 @@ def test_file_names_in_links():
                                                 ("indexing.md", "indexing.md")}
 
 
+def test_names_inside_a_link_to_another_site_or_within_the_page_point_at_no_document_here():
+    # The Autoconf manual links to the Automake manual on gnu.org; its own Automake page is another page.
+    refs, _ = run({
+        "Coding-Style.html": "Use the [Automake manual](https://www.gnu.org/software/automake/manual/automake.html"
+                             "#Extending-aclocal) and [Gnulib](#gnulib-section); the Automake page is here: "
+                             "[Automake](Automake.html).",
+        "Automake.html": "# Automake\nAutomake writes Makefile.in files.",
+        "Gnulib.html": "# Gnulib\nThe GNU portability library."})
+    assert targets(refs["Coding-Style.html"]) == {("Automake.html", "Automake.html")}
+
+
 def test_unresolved_kept_with_null_target_and_cap_keeps_resolved_first():
     records = [{"kind": "label", "ref": f"exhibit {c}", "target": None} for c in "abcdefgh"]
     records.append({"kind": "document", "ref": "x", "target": "x.pdf"})
