@@ -85,6 +85,10 @@ def ragplugins_eval_instrument(config: CrossrefConfig, trace, row, first_stage, 
     fired = bool(added)
     sources = set(getattr(row, "expected_sources", None) or [])
     reached = {api.tags(n)["crossref"]["target"] for n in added}
+    # The section, entry or heading a followed reference names ("#the-stack-and-the-heap", a Sphinx role).
+    named = {chunk for p in decision.get("considered", []) if p.get("outcome") == "followed"
+             for chunk in [p.get("section_chunk"), *(p.get("declared_chunks") or [])] if chunk}
+    listed = {member for n in final for member in api.passage_members(n)}
     return {
         "fired": fired,
         "targets_considered": len(decision.get("considered", [])),
@@ -93,4 +97,6 @@ def ragplugins_eval_instrument(config: CrossrefConfig, trace, row, first_stage, 
         "hit_expected_source": bool(reached & sources) if fired and sources else None,
         "hopped_relevant_share": sum(1 for n in added if is_relevant(n.node.get_content())) / len(added)
         if fired else None,
+        # Of those where a followed reference named a place in its document: is that place in the final list?
+        "named_place_in_list": bool(named & listed) if fired and named else None,
     }

@@ -212,6 +212,16 @@ def test_instrumentation_reports_the_hop(rag):
                                                result.final, lambda text: "84.50 EUR" in text)
     assert values["fired"] is True and values["hit_expected_source"] is True
     assert values["hopped_relevant_share"] > 0 and values["chunks_added"] >= 1
+    # "Exhibit B - Pricing" names a place in the exhibit: its heading's chunk, which the hop brought.
+    pointer = next(p for p in result.trace.get("crossref", "hop")["considered"] if p.get("outcome") == "followed")
+    assert pointer["section_chunk"] in {n.node.node_id for n in result.final}
+    assert values["named_place_in_list"] is True
+    # A hop that followed no reference naming a place says nothing about one.
+    for p in result.trace.get("crossref", "hop")["considered"]:
+        p["section_chunk"], p["declared_chunks"] = None, []
+    values = plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, Row(), result.first_stage,
+                                               result.final, lambda text: "84.50 EUR" in text)
+    assert values["named_place_in_list"] is None and values["fired"] is True
 
 
 def test_bad_config_names_the_key(tmp_path):
