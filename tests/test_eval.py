@@ -3,9 +3,12 @@
 import json
 import re
 import sys
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import PrivateAttr
 
 from ragplugins.cli import get_cli
 from ragplugins.eval import Arm, load_gold, ndcg_at, recall_at, run_eval
@@ -117,37 +120,32 @@ def test_an_arm_whose_index_is_built_says_which_index_time_setting_changed(tiny_
     assert setup_changes(on, setup(["crossref"])) == ["files: 1 changed (master_agreement.md)"]
 
 
-class _CountingEmbedding:
-    """Counts the texts a real embedder is asked to embed (not queries)."""
+class _CountingEmbedding(BaseEmbedding):
+    """Another embedder, counting the texts it is asked to embed (not queries)."""
 
-    def __new__(cls, inner):
-        from llama_index.core.base.embeddings.base import BaseEmbedding
-        from llama_index.core.bridge.pydantic import PrivateAttr
+    _inner: Any = PrivateAttr()
+    texts: int = 0
 
-        class Counting(BaseEmbedding):
-            _inner: object = PrivateAttr()
-            texts: int = 0
+    def __init__(self, inner: Any):
+        super().__init__(model_name="counting", embed_batch_size=32)
+        self._inner = inner
 
-            @property
-            def wrapped_embed_model(self):
-                return self._inner
+    @property
+    def wrapped_embed_model(self) -> Any:
+        return self._inner
 
-            def _get_text_embeddings(self, texts):
-                self.texts += len(texts)
-                return self._inner.get_text_embedding_batch(texts)
+    def _get_text_embeddings(self, texts):
+        self.texts += len(texts)
+        return self._inner.get_text_embedding_batch(texts)
 
-            def _get_text_embedding(self, text):
-                return self._get_text_embeddings([text])[0]
+    def _get_text_embedding(self, text):
+        return self._get_text_embeddings([text])[0]
 
-            def _get_query_embedding(self, query):
-                return self._inner.get_query_embedding(query)
+    def _get_query_embedding(self, query):
+        return self._inner.get_query_embedding(query)
 
-            async def _aget_query_embedding(self, query):
-                return self._get_query_embedding(query)
-
-        counting = Counting(model_name="counting", embed_batch_size=32)
-        counting._inner = inner
-        return counting
+    async def _aget_query_embedding(self, query):
+        return self._get_query_embedding(query)
 
 
 def test_an_arm_whose_plugins_change_no_text_builds_its_index_without_embedding_again(

@@ -351,7 +351,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                file_docs: dict[str, set[str]], exact_names: dict[tuple, set[str]]) -> list[RawRef]:
     """Every reference in ``text``, in text order, with qualifiers attached to labels and sections."""
     refs: list[RawRef] = []
-    elsewhere: list[tuple[int, int]] = []   # links to another site or within the page
+    links: list[tuple[int, int]] = []   # every hyperlink's span, to this corpus or elsewhere
     # A heading that is another document's name heads this document's own section on that subject ("##
     # Reverse Proxy" in Apache's URL mapping page is not a pointer to its reverse proxy guide).
     headings = [(h.start("text"), h.end("text")) for h in _MD_HEADING.finditer(text)]
@@ -373,10 +373,9 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 refs.append(RawRef("identifier", identifier_key(groups["id"], groups.get("volume")), hit.group(),
                                    hit.start(), hit.end(), fam.name))
             elif fam.kind == "link":
+                links.append((hit.start(), hit.end()))
                 href = _link_path(groups["href"])
-                if not href:
-                    elsewhere.append((hit.start(), hit.end()))
-                else:
+                if href:
                     fragment = groups["href"].partition("#")[2]
                     entries = (fragment, (groups.get("text") or "").strip(" `*_"))
                     refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
@@ -396,7 +395,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     refs.sort(key=lambda r: (r.start, -r.end))
-    refs = _drop_inside_links(refs, elsewhere)
+    refs = _drop_inside_links(refs, links)
     _attach_qualifiers(text, refs)
     return refs
 
@@ -410,19 +409,19 @@ def _link_path(href: str) -> str:
     return href
 
 
-def _drop_inside_links(refs: list[RawRef], elsewhere: Sequence[tuple[int, int]] = ()) -> list[RawRef]:
+def _drop_inside_links(refs: list[RawRef], links: Sequence[tuple[int, int]]) -> list[RawRef]:
     """A file or document name inside a hyperlink (its target "backup-dump.html#BACKUP-DUMP", its
-    text) is that link, not a second reference; inside a link to another site or within the page
-    (``elsewhere``: spans) it is no reference to this corpus at all (the Automake manual's
-    ``https://www.gnu.org/.../automake.html`` is not the Autoconf manual's Automake.html). ``refs`` is
-    sorted by start, so one pass with the furthest link end seen so far does it."""
-    out, link_end = [], -1
+    text) is not a reference of its own: the link is, when it leads into the corpus; a link to another
+    site or within the page is none (the Automake manual's ``https://www.gnu.org/.../automake.html`` is
+    not the Autoconf manual's Automake.html). ``refs`` and ``links`` (spans) in text order, so one pass
+    with the furthest link end seen so far does it."""
+    out, link_end, pending = [], -1, iter(sorted(links))
+    upcoming = next(pending, None)
     for ref in refs:
-        if ref.kind == "document" and (ref.end <= link_end or any(start <= ref.start and ref.end <= end
-                                                                  for start, end in elsewhere)):
+        while upcoming is not None and upcoming[0] <= ref.start:
+            link_end, upcoming = max(link_end, upcoming[1]), next(pending, None)
+        if ref.kind == "document" and ref.end <= link_end:
             continue
-        if ref.kind == "link":
-            link_end = max(link_end, ref.end)
         out.append(ref)
     return out
 
