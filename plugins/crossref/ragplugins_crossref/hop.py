@@ -59,7 +59,8 @@ each takes the place of the lowest-ranked chunk below the referrer that repeats
 a third document already represented above it, and nothing else moves, so no
 chunk but that repeat leaves the window (the pointer's two documents are never
 traded: a question asked from the other end of a reference has its answer in
-the referring document). No chunk to spare, no hop; a list shorter than the
+the referring document; nor are the documents the question names or the top
+candidates point at). No chunk to spare, no hop; a list shorter than the
 window takes the chunk at its end. ``after_referrer`` puts hopped
 chunks right after the chunk that pointed, dropping nothing (but shifting every
 chunk below by one, out of the window at its edge). ``replace_tail`` keeps the
@@ -546,15 +547,20 @@ class CrossrefHop(BaseNodePostprocessor):
         ranked = self._rank(pointers, query_embedding, query, named)
         ranked = self._break_ties(ranked, threshold, search, nodes[: self.window])
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
+        # A swap trades no chunk of a document the question names, nor of one the top candidates point at:
+        # retrieved and pointed at, it has two pieces of evidence, and a swap would trade one pointer's
+        # target for another's (git_d16: a pack-format answer traded for a second pointer's chunks).
+        untradable = named | {p["target"] for p in ranked}
         for pointer in ranked[: self.max_hops]:
             if self.placement == "swap":
-                picks = self._follow_swap(pointer, search, present, nodes, query_embedding, cosine_of, named)
+                picks = self._follow_swap(pointer, search, present, nodes, query_embedding, cosine_of,
+                                          untradable)
             else:
                 picks = self._follow(pointer, search, present, threshold, nodes, query_embedding)
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
         if self.placement == "swap":
-            out, added, removed = self._swap(nodes, hops, cosine_of, named)
+            out, added, removed = self._swap(nodes, hops, cosine_of, untradable)
         else:
             out, added, removed = self._place(nodes, hops)
         if not _scored_by_cosine(nodes, cosine_of):
@@ -688,7 +694,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _follow_swap(self, pointer: dict[str, Any], search: Any, present: set[str],
                      nodes: list[NodeWithScore], query_embedding: list[float],
-                     cosine_of: dict[str, float], named: set[str]) -> list[tuple[float, NodeWithScore]]:
+                     cosine_of: dict[str, float], untradable: set[str]) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) of the pointed-at document to bring into the top ``window``, best first: the
         section the reference names, then the document's candidates ranked below the window in the
         first stage's order (its hybrid ranking, which found them, knows more than one cosine), then
@@ -698,7 +704,7 @@ class CrossrefHop(BaseNodePostprocessor):
         if len(nodes) >= self.window:
             referrer = next(i for i, n in enumerate(nodes) if n.node.node_id == pointer["from_chunk"])
             spare = [i for i in range(referrer + 1, self.window)
-                     if self._spare(nodes, i, self._kept(pointer, named))]
+                     if self._spare(nodes, i, self._kept(pointer, untradable))]
             if not spare:
                 pointer["outcome"] = "no chunk to spare in the window"
                 return []
@@ -735,18 +741,18 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _swap(self, nodes: list[NodeWithScore],
               hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]],
-              cosine_of: dict[str, float], named: set[str],
+              cosine_of: dict[str, float], untradable: set[str],
               ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
         """Each hopped chunk takes the place of the weakest chunk the top ``window`` can spare below its
-        referrer: the lowest-ranked one that repeats a document already represented above it (never a
-        hopped chunk, nor a chunk of the referring or the pointed-at document or of a document the
-        question names) and that matches the query less than the pointer does (its cosine times
-        ``gate`` at most the pointer's match): a chunk that looks more like an answer than the pointer
-        looks like the question is not traded. Nothing else moves, and every document keeps its
-        best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that
-        was a candidate below the window, else the first place below the window (the list keeps its
-        length: its last candidate leaves). No chunk to spare, no hop. A list shorter than the window (a small
-        top k) has room: a new chunk goes after the whole list and nothing moves.
+        referrer: the lowest-ranked one that repeats a document already represented above it (never a hopped
+        chunk, nor a chunk of the referring or the pointed-at document, of a document the question names or of
+        another document the top candidates point at) and that matches the query less than the pointer does (its
+        cosine times ``gate`` at most the pointer's match): a chunk that looks more like an answer than the
+        pointer looks like the question is not traded. Nothing else moves, and every document keeps its
+        best-ranked chunk where it was. The spared chunk takes the hopped chunk's old rank when that was a
+        candidate below the window, else the first place below the window (the list keeps its length: its last
+        candidate leaves). No chunk to spare, no hop. A list shorter than the window (a small top k) has room: a
+        new chunk goes after the whole list and nothing moves.
         (final list, hopped chunks in the window, candidates that left the list)."""
         out = list(nodes)
         length = len(out)
@@ -765,7 +771,7 @@ class CrossrefHop(BaseNodePostprocessor):
                     added.append(nws)
                     placed += 1
                     continue
-                kept = self._kept(pointer, named)
+                kept = self._kept(pointer, untradable)
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
                              if self._spare(out, i, kept)
                              and self.gate * cosine_of.get(out[i].node.node_id, float("inf"))
@@ -839,10 +845,10 @@ class CrossrefHop(BaseNodePostprocessor):
 
 
     @staticmethod
-    def _kept(pointer: dict[str, Any], named: set[str]) -> set[str]:
-        """Documents whose chunks a swap never trades: the pointer's two ends and the documents the
-        question names (it is about them)."""
-        return {pointer["target"], pointer["from_doc"], *named}
+    def _kept(pointer: dict[str, Any], untradable: set[str]) -> set[str]:
+        """Documents whose chunks a swap never trades: the pointer's two ends, the documents the
+        question names (it is about them) and the other documents the top candidates point at."""
+        return {pointer["target"], pointer["from_doc"], *untradable}
 
     @staticmethod
     def _spare(out: list[NodeWithScore], i: int, kept: set[str]) -> bool:

@@ -335,6 +335,23 @@ def test_swap_never_trades_a_chunk_of_a_document_the_question_names(deal):
     assert decision["considered"][0]["outcome"] == "no chunk to spare in the window"
 
 
+
+def test_swap_never_trades_a_chunk_of_another_document_the_candidates_point_at(deal):
+    _, chunks = deal
+    node = {d: NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING)}
+    # The board note points at the liability memo (the question's pointer) and at Exhibit B. Exhibit B's repeat
+    # is retrieved and pointed at: trading it would trade one pointer's target for another's (git_d16 lost a
+    # pack-format answer so). The canteen notice's repeat, pointed at by nobody, is traded.
+    candidates = [node[NOTE], node[PRICING], _second_chunk(deal, PRICING), node[CANTEEN]]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, window=3, gate=0.0)
+    assert PRICING in {c["target"] for c in decision["considered"]}
+    assert decision["considered"][0]["target"] == LIABILITY
+    assert out == candidates and decision["fired"] is False
+    assert decision["considered"][0]["outcome"] == "no chunk to spare in the window"
+    candidates = [node[NOTE], node[CANTEEN], _second_chunk(deal, CANTEEN), node[PRICING]]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, window=3, gate=0.0)
+    assert decision["fired"] is True and docs_of(out)[:3] == [NOTE, CANTEEN, LIABILITY]
+
 # A note long enough for two small chunks: its reference to the pricing exhibit is in the second.
 LONG_NOTE = "10_purchase_note.md"
 LONG_NOTE_TEXT = ("# Purchase Note\n\nThe purchasing team met the supplier in Rotterdam in March and walked through "
