@@ -267,6 +267,10 @@ def _link_entry(ref: RawRef, doc_id: str, registry: Registry) -> tuple[tuple[str
     return ((fragment,) if fragment else ()), fragment
 
 
+def _folder(doc_id: str) -> str:
+    return doc_id.replace("\\", "/").rpartition("/")[0]
+
+
 def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None = None) -> dict[str, Any]:
     rec: dict[str, Any] = {"kind": ref.kind, "ref": ref.key, "text": " ".join(ref.text.split()),
                            "target": target, "how": how}
@@ -286,6 +290,10 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                 continue
             if doc_id in declared:
                 return []   # declared here: the document pointing into itself
+            if len(declared) > 1 and key.startswith("term:"):
+                # nginx's `$remote_addr` is defined by its http and its stream core page: a page under http/
+                # means the one beside it, as a relative link would. Still two beside it: no guess.
+                declared = {d for d in declared if _folder(d) == _folder(doc_id)} or declared
             if len(declared) == 1:
                 target = next(iter(declared))
                 return [_record(ref, target, "declaration", _entry_chunk(registry, target, [key.partition(":")[2]]))]

@@ -294,6 +294,23 @@ def test_configuration_names_resolve_to_the_one_document_that_defines_them():
     assert not resolved(refs["routers.html"])
 
 
+def test_a_name_two_pages_define_resolves_to_the_one_beside_the_citing_page():
+    # nginx defines $remote_addr in its http and its stream core pages: a page under http/ means the http one.
+    definition = "## Embedded variables\n\n$remote_addr\n:   client address\n"
+    docs = {"http/core.html": definition, "stream/core.html": definition,
+            "http/geo.html": "## geo\n\nThe address is taken from the $remote_addr variable.",
+            "stream/geo.html": "## geo\n\nThe address is taken from the $remote_addr variable.",
+            "geo.html": "## geo\n\nThe address is taken from the $remote_addr variable.",
+            "misc/a.html": "## a\n\nSee the $remote_addr variable.", "misc/b.html": definition,
+            "misc/c.html": definition}
+    refs, _ = run(docs)
+    assert resolved(refs["http/geo.html"]) == {("term:$remote_addr", "http/core.html")}
+    assert resolved(refs["stream/geo.html"]) == {("term:$remote_addr", "stream/core.html")}
+    # Neither beside it, or two beside it: left unresolved, never a guess.
+    assert ("anchor", "term:$remote_addr", None) in refs["geo.html"]
+    assert ("anchor", "term:$remote_addr", None) in refs["misc/a.html"]
+
+
 def test_a_configuration_name_defined_once_resolves_from_documentation_of():
     docs = {k: v for k, v in CONFIG_REFERENCE.items() if k != "routers.html"}
     refs, _ = run(docs)
