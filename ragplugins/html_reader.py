@@ -70,7 +70,7 @@ def html_to_markdown(html: str) -> str:
         node.extract()
     for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
         element.decompose()
-    _drop_site_chrome(soup)
+    _drop_site_chrome(soup, title)
     _drop_site_heading(soup, title)
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
@@ -89,7 +89,7 @@ def html_to_markdown(html: str) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def _drop_site_chrome(soup: BeautifulSoup) -> None:
+def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     """What a site wraps around every page, found by what it is rather than by one generator's names: blocks
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
@@ -108,7 +108,7 @@ def _drop_site_chrome(soup: BeautifulSoup) -> None:
             continue
         if CHROME_NAMES.intersection(_words(element, "class", "id")):
             page = page or [len(soup.get_text(" ", strip=True))]
-            if not _holds_the_page(element, page[0], marks_main):
+            if not _holds_the_page(element, page[0], marks_main, title):
                 element.decompose()
                 continue
         if id(element) in around_contents and _in_page_contents(element, headings):
@@ -148,12 +148,10 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     page), and a page's first heading is its title to every step after this one. The page's title is the
     first heading (or block named a title: SQLite's ``div.fancy_title``) that the HTML ``<title>`` mostly
     repeats; the headings before it go when all that stands before it is a banner's few words."""
-    wanted = set(_WORD.findall(title.lower()))
-    if not wanted:
+    if not title.strip():
         return
     for element in soup.css.iselect("h1, h2, h3, [class*=title], [id*=title]"):
-        words = _WORD.findall(element.get_text(" ", strip=True).lower())
-        if words and sum(w in wanted for w in words) >= len(words) / 2:
+        if _repeats_title(element, title):
             break
     else:
         return
@@ -164,6 +162,13 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     for heading in element.find_all_previous(HEADINGS):
         if id(heading) not in ancestors:
             heading.decompose()
+
+
+def _repeats_title(element: Tag, title: str) -> bool:
+    """Whether the HTML ``<title>`` mostly repeats an element's words (at least half of them)."""
+    wanted = set(_WORD.findall(title.lower()))
+    words = _WORD.findall(element.get_text(" ", strip=True).lower())
+    return bool(words) and sum(w in wanted for w in words) >= len(words) / 2
 
 
 def _words(element: Tag, *attributes: str) -> set[str]:
@@ -183,14 +188,17 @@ def _moves_the_reader(link: Tag) -> bool:
     return bool(ARROWS.search(text) or NAVIGATION_WORDS.intersection(_words(link, "rel", "class")))
 
 
-def _holds_the_page(element: Tag, page: int, marks_main: bool) -> bool:
+def _holds_the_page(element: Tag, page: int, marks_main: bool, title: str) -> bool:
     """Whether a block is where the page's own words are, whatever its name says (Read the Docs' theme puts
     the whole page in ``div.wy-nav-content``): it holds the page's main part, half its text, or, on a page
-    that marks no main part, its title. mdBook's ``div.menu-bar`` holds an ``h1`` (the book's name, on
-    every page) while the page stands in ``<main>`` beside it."""
+    that marks no main part, its title: a heading the ``<title>`` repeats (any heading when there is no
+    ``<title>``). mdBook's ``div.menu-bar`` holds an ``h1`` (the book's name, on every page) while the page
+    stands in ``<main>`` beside it; nginx.org's ``div#menu`` holds ``<h1>nginx</h1>`` above the site's links
+    on pages titled "Module ngx_http_gzip_module"."""
     if element.select_one(MAIN_PART) is not None:
         return True
-    if not marks_main and element.select_one("h1, h2") is not None:
+    if not marks_main and any(not title.strip() or _repeats_title(heading, title)
+                              for heading in element.select("h1, h2")):
         return True
     return len(element.get_text(" ", strip=True)) > 0.5 * page
 

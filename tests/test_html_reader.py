@@ -148,6 +148,29 @@ def test_a_menu_bar_s_heading_is_the_site_s_when_the_page_stands_in_main_beside_
     assert "*Ownership* is a set of rules" in doc.text
 
 
+NGINX_PAGE = """<html><head><title>Module ngx_http_gzip_module</title></head><body>
+<div id="menu"><h1><a href="../../../index.html">nginx</a></h1><div>english <a href="../../../ru/index.html">русский</a>
+</div><div><a href="../../../news.html">news</a> <a href="../../../en/download.html">download</a>
+<a href="../../../en/security_advisories.html">security</a></div></div>
+<div id="content"><h2>Module ngx_http_gzip_module</h2>
+<p>The <code>ngx_http_gzip_module</code> module is a filter that compresses responses using the gzip method.</p>
+</div></body></html>"""
+
+
+def test_a_menu_s_heading_that_is_not_the_page_s_title_is_the_site_s(tmp_path):
+    # nginx.org's menu holds <h1>nginx</h1> on every page, which marks no main part: taken for the page's title,
+    # the menu stayed and every page began with "english русский news download security" (a new user's nginx
+    # pages; answers in those first chunks ranked lower).
+    [doc] = _read(tmp_path, "ngx_http_gzip_module.html", NGINX_PAGE)
+    assert "news" not in doc.text and "download" not in doc.text and "nginx](" not in doc.text
+    assert doc.text.startswith("## Module ngx_http_gzip_module")
+    # A block whose name says menu but that holds the heading the page's <title> repeats is the page.
+    page = NGINX_PAGE.replace('<div id="menu"><h1><a href="../../../index.html">nginx</a></h1>',
+                              '<div id="menu"><h1>Module ngx_http_gzip_module</h1>')
+    [doc] = _read(tmp_path, "kept.html", page)
+    assert doc.text.startswith("# Module ngx_http_gzip_module") and "download" in doc.text
+
+
 TEXINFO_PAGE = """<html><head><title>Cache Files (Autoconf)</title></head><body>
 <div class="subsection" id="Cache-Files"><div class="header"><p>
 Next: <a href="Cache-Checkpointing.html#Cache-Checkpointing" accesskey="n" rel="next">Cache Checkpointing</a>,
