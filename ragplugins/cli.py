@@ -614,6 +614,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         instrument_keys,
         slice_table,
         table,
+        unknown_lines,
     )
 
     instrument = instrument_keys(run)
@@ -634,6 +635,10 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    + " (they count as misses; expected strings are matched in the chunks' text as indexed, where an "
                      "HTML or PDF page is Markdown: `code` and **bold** marks can sit inside a sentence; "
                      "`ragplugins query QUESTION --full` prints that text)")
+    if run.unknown_documents:
+        click.echo(f"unknown documents: {len(run.unknown_documents)} names in expected_sources or anchor_doc are no "
+                   "indexed document (a name matches an id equal to it or ending with '/' + it; fix the gold file: "
+                   "rows naming them measure nothing about their source): " + unknown_lines(run))
     if run.expected_elsewhere:
         click.echo(f"expected strings found elsewhere: {len(run.expected_elsewhere)} rows have expected strings that "
                    "also stand in documents outside their expected_sources, where a chunk counts as a hit without "

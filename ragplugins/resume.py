@@ -37,6 +37,7 @@ class ResumableEmbedding(BaseEmbedding):
     _db: Any = PrivateAttr()
     _identity: str = PrivateAttr()
     _reused: int = PrivateAttr(default=0)
+    _asked: int = PrivateAttr(default=0)
     _written: set = PrivateAttr(default_factory=set)  # this run's: a text met twice in one run is not "reused"
 
     def __init__(self, inner: Any, path: Path, **kwargs: Any):
@@ -62,6 +63,11 @@ class ResumableEmbedding(BaseEmbedding):
         """How many texts were found kept (embedded by a run that stopped) and not embedded again."""
         return self._reused
 
+    @property
+    def asked(self) -> int:
+        """How many texts were asked for (chunks, windows and any text a plugin embeds at index time)."""
+        return self._asked
+
     def close(self) -> None:
         self._db.close()
 
@@ -70,6 +76,7 @@ class ResumableEmbedding(BaseEmbedding):
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
         keys = [self._key(t) for t in texts]
+        self._asked += len(keys)
         kept: dict[str, list[float]] = {}
         for i in range(0, len(keys), 500):
             part = keys[i:i + 500]

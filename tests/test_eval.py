@@ -148,6 +148,20 @@ class _CountingEmbedding(BaseEmbedding):
         return self._get_query_embedding(query)
 
 
+def test_kept_vectors_count_every_text_asked_for_not_only_chunks(tmp_path, bundled_embed_model):
+    from ragplugins.resume import ResumableEmbedding
+
+    first = ResumableEmbedding(_CountingEmbedding(bundled_embed_model), tmp_path / "v.sqlite")
+    first.get_text_embedding_batch(["a chunk", "a window"])
+    first.close()
+    # An overview arm also embeds its overviews: the "N of M texts read back" line counted chunks and windows
+    # alone for M and said "569 of 539" (a new user's nginx pages).
+    again = ResumableEmbedding(_CountingEmbedding(bundled_embed_model), tmp_path / "v.sqlite")
+    again.get_text_embedding_batch(["a chunk", "a window", "an overview"])
+    assert (again.reused, again.asked) == (2, 3)
+    again.close()
+
+
 def test_an_arm_whose_plugins_change_no_text_builds_its_index_without_embedding_again(
         tiny_corpus, gold_file, tmp_path, bundled_embed_model, capsys):
     gold = load_gold([gold_file])
@@ -511,6 +525,10 @@ def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corp
         {"id": "all_loose", "query": "Who made the agreement?", "expected": ["Master Services", "Agreement"],
          "match": "all", "expected_sources": ["master_agreement.md"]},
         {"id": "no_sources", "query": "What is the annual fee?", "expected": ["Agreement"]},
+        # Names that are no indexed document: a typo in expected_sources, a wrong anchor_doc. A name an id ends with
+        # ("exhibit_a.md" above, for a corpus in folders) is the document's.
+        {"id": "typo", "query": "What interest do late payments accrue?", "expected": ["4 percent per year"],
+         "expected_sources": ["exhibit_b.md", "exhibit_a.md"], "anchor_doc": "master-agreement.md"},
     ]
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
@@ -523,6 +541,10 @@ def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corp
     assert loose["documents"] == 2 and loose["e.g."] == ["master_agreement.md", "termination_policy.md"]
     assert "3 rows whose expected strings also stand in documents outside their expected_sources" in markdown(run)
     assert "loose 'Master Services Agreement' in 2 (master_agreement.md, termination_policy.md)" in markdown(run)
+    assert [(f["id"], f["key"], f["name"]) for f in run.unknown_documents] == [
+        ("typo", "anchor_doc", "master-agreement.md"), ("typo", "expected_sources", "exhibit_b.md")]
+    assert run.unknown_documents[0]["like"][0] == "master_agreement.md"
+    assert ("typo anchor_doc 'master-agreement.md' (indexed: master_agreement.md" in markdown(run))
 
 
 def test_metric_labels_follow_the_longest_list_a_plugin_left():

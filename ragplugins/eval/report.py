@@ -144,9 +144,18 @@ def markdown(run) -> str:
             f"- {len(run.expected_elsewhere)} rows whose expected strings also stand in documents outside their "
             "expected_sources (a chunk of those counts as a hit)"
             + (f": {elsewhere_lines(run)}" if run.expected_elsewhere else ""),
+            f"- {len(run.unknown_documents)} document names in expected_sources or anchor_doc that are no indexed "
+            "document" + (f": {unknown_lines(run)}" if run.unknown_documents else ""),
             f"- invariant ({run.invariant.get('rule')}): {run.invariant.get('checked')} lists checked, "
             f"offenders: {run.invariant.get('offenders') or 'none'}", ""]
     return "\n".join(out)
+
+
+def unknown_lines(run) -> str:
+    """``run.unknown_documents`` in one line: each row's key and name, with the indexed ids most like it."""
+    return "; ".join(f"{f['id']} {f['key']} '{f['name']}'"
+                     + (f" (indexed: {', '.join(f['like'])}?)" if f["like"] else "")
+                     for f in run.unknown_documents)
 
 
 def elsewhere_lines(run) -> str:

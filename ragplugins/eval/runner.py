@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import fcntl
 import hashlib
 import inspect
@@ -221,6 +222,7 @@ class EvalRun:
     rows: list[dict] = field(default_factory=list)
     coverage_failures: list[dict] = field(default_factory=list)
     expected_elsewhere: list[dict] = field(default_factory=list)
+    unknown_documents: list[dict] = field(default_factory=list)
     invariant: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
 
@@ -271,7 +273,8 @@ class EvalRun:
             summaries = {key: {s: {m: v for m, v in d.items() if not m.startswith("latency")}
                                for s, d in sl.items()} for key, sl in summaries.items()}
         return {"arms": self.arms, "ks": self.ks, "meta": self.meta, "coverage_failures": self.coverage_failures,
-                "expected_elsewhere": self.expected_elsewhere, "invariant": self.invariant, "summary": summaries,
+                "expected_elsewhere": self.expected_elsewhere, "unknown_documents": self.unknown_documents,
+                "invariant": self.invariant, "summary": summaries,
                 "rows": rows}
 
     def write(self, out_dir: str | Path) -> Path:
@@ -286,13 +289,20 @@ class EvalRun:
         return out
 
 
-def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list[dict]]:
-    """Rows with an expected string in no chunk; and rows naming ``expected_sources`` whose expected strings
+def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list[dict], list[dict]]:
+    """Rows with an expected string in no chunk; rows naming ``expected_sources`` whose expected strings
     make a chunk of another document relevant (``match = "any"``: any one string there; ``"all"``: every string
-    in one chunk), so that a hit need not hold the answer."""
+    in one chunk), so that a hit need not hold the answer; and ``expected_sources`` or ``anchor_doc`` names that
+    are no indexed document (a typo, or a path the index's ids do not end with), with the ids most like them."""
     chunks = [(n.ref_doc_id or "", metrics.norm(n.get_content())) for n in rp.context(rp.index()).all_nodes()]
-    failures, elsewhere = [], []
+    documents = sorted({doc for doc, _ in chunks})
+    failures, elsewhere, unknown = [], [], []
     for row in gold:
+        for key, names in (("expected_sources", row.expected_sources), ("anchor_doc", [row.anchor_doc])):
+            for name in filter(None, names):
+                if not any(_is_source(doc, [name]) for doc in documents):
+                    unknown.append({"id": row.id, "key": key, "name": name,
+                                    "like": difflib.get_close_matches(name, documents, n=2, cutoff=0.5)})
         wanted = {e: metrics.norm(e) for e in row.expected}
         missing = [e for e, n in wanted.items() if not any(n in text for _, text in chunks)]
         if missing:
@@ -309,7 +319,7 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
         if loose:
             elsewhere.append({"id": row.id, "expected": {e: {"documents": len(d), "e.g.": d[:3]}
                                                          for e, d in loose.items()}})
-    return failures, elsewhere
+    return failures, elsewhere, unknown
 
 
 def _is_source(doc_id: str, sources: Sequence[str]) -> bool:
@@ -375,6 +385,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                 "embedder": embedder_identity(embed_model), "indexes": {}}
     covered: dict[str, list[dict]] = {}
     found_elsewhere: dict[str, list[dict]] = {}
+    unknown_documents: dict[str, list[dict]] = {}
     setups: dict[str, str] = {}
     first_lists: dict[tuple, dict[str, list[str]]] = {}
     # A terminal gets a live bar; a log file (no terminal to redraw) a line at each step.
@@ -425,10 +436,10 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         why = "rebuilding the index (its last build did not finish)"
                     step(f'arm "{arm.name}": {why or _rebuild_reason(cache, built_for.get(arm.name), setup)}',
                          keep=True)
-                    with IndexProgress(on_change=building(arm.name)) as built:
+                    with IndexProgress(on_change=building(arm.name)):
                         rp.index_paths(roots)
                     if arm_embed.reused:
-                        step(f'arm "{arm.name}": {arm_embed.reused} of {built.total + built.windows} texts read '
+                        step(f'arm "{arm.name}": {arm_embed.reused} of {arm_embed.asked} texts read '
                              f"back from {KEPT_VECTORS} (embedded by an earlier arm or run), not embedded again",
                              keep=True)
                     (cache / fp / SETUP_FILE).write_text(json.dumps(setup, sort_keys=True))
@@ -447,7 +458,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             # What each arm ran with: the config file's [ragplugins] table (or base_config), its --set on top.
             run.meta.setdefault("configs", {})[arm.name] = json.loads(setups[arm.name])
             if fp not in covered:
-                covered[fp], found_elsewhere[fp] = _coverage(rp, gold)
+                covered[fp], found_elsewhere[fp], unknown_documents[fp] = _coverage(rp, gold)
             wraps_first = bool(rp._contributions("ragplugins_retriever_wrappers", rp.context(rp.index())))
             # Arms that share these core settings and wrap no retriever must share first-stage lists.
             first_stage_setup = json.dumps(rp.config.core.model_dump(exclude={"enable", "persist_dir",
@@ -504,6 +515,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     run.coverage_failures = sorted(failures.values(), key=lambda f: f["id"])
     loose = {f["id"]: f for fs in found_elsewhere.values() for f in fs}
     run.expected_elsewhere = sorted(loose.values(), key=lambda f: f["id"])
+    run.unknown_documents = sorted({(f["id"], f["key"], f["name"]): f for fs in unknown_documents.values()
+                                    for f in fs}.values(), key=lambda f: (f["id"], f["key"]))
     offenders = sorted({f"{arm}:{qid}@{k}" for (_, k, qid), lists in first_lists.items()
                         for arm, ids in lists.items() if ids != next(iter(lists.values()))})
     run.invariant = {"checked": sum(len(v) for v in first_lists.values()), "offenders": offenders,
