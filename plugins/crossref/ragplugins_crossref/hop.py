@@ -164,8 +164,37 @@ def _items(text: str, end: int) -> str:
 
 
 # References joined only by a conjunction or a comma share their clause ("see also :mod:`datetime`
-# and :mod:`calendar`"): the sentence says the same of each.
-_COORDINATED = re.compile(r"[\s,]*(?:(?:and|or|nor)\s+)?(?:the\s+)?", re.IGNORECASE)
+# and :mod:`calendar`"): the sentence says the same of each. So do references each after the same
+# preposition ("limited by [password](...), by the [result of subrequest](...), or by [JWT](...)").
+_COORDINATED = re.compile(r"[\s,]*(?:(?:and|or|nor)\s+)?(?:(?P<prep>by|in|of|to|for|with|from|on|at|via|per)\s+)?"
+                          r"(?:the\s+)?", re.IGNORECASE)
+
+
+def _coordinated(text: str, first: tuple[int, int], second: tuple[int, int]) -> bool:
+    """Whether two references, ``first`` before ``second``, are joined only by a conjunction or a comma,
+    or each follows the same preposition."""
+    joined = _COORDINATED.fullmatch(text[first[1]:second[0]])
+    if joined is None:
+        return False
+    prep = joined.group("prep")
+    return prep is None or re.search(rf"\b{prep}\s+(?:the\s+)?\Z", text[:first[0]], re.IGNORECASE) is not None
+
+
+def _enumeration(text: str, span: tuple[int, int], spans: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The references listed together with ``span``: the chain of neighbours each coordinated with the next
+    ("see also :mod:`a`, :mod:`b` and :mod:`c`": a and c share the sentence through b)."""
+    ordered = sorted(set(spans) | {span})
+    at = ordered.index(span)
+    chain = {span}
+    for step in (-1, 1):
+        i = at
+        while 0 <= i + step < len(ordered):
+            first, second = sorted((ordered[i], ordered[i + step]))
+            if not _coordinated(text, first, second):
+                break
+            i += step
+            chain.add(ordered[i])
+    return chain
 
 
 def _clause_bound(gap: str) -> int:
@@ -193,8 +222,9 @@ def reference_contexts(text: str, surface: str, breaks: list[int] | None = None,
         rights = [i for i in (text.find(". ", end),) if i >= 0] + [b for b in breaks if b >= end]
         right = min(rights + [end + _CONTEXT_CHARS, len(text)])
         left = max(left, 0)
+        listed = _enumeration(text, (start, end), list(others or ()))
         for o_start, o_end in others or ():
-            if _COORDINATED.fullmatch(text[o_end:start] if o_end <= start else text[end:o_start]):
+            if (o_start, o_end) in listed:
                 continue   # "see the datetime and calendar modules": one clause for both
             if left <= o_start and o_end <= start:
                 left = max(left, o_end + _clause_bound(text[o_end:start]))

@@ -70,6 +70,30 @@ def test_references_joined_by_and_or_a_comma_share_their_clause():
     assert reference_contexts(text, ":mod:`os`", others=others("os")) == ["Use :mod:`os` for the rest"]
 
 
+def test_every_reference_of_a_list_shares_its_sentence():
+    def contexts(text, surfaces):
+        spans = {s: mention_spans(text, s) for s in surfaces}
+        return [reference_contexts(text, s, others=[x for o in surfaces if o != s for x in spans[o]])
+                for s in surfaces]
+
+    # Three or more: the first and the last are listed together through the middle one (the first lost "for
+    # dates" and the last "See also" when only neighbours counted).
+    text = "See also :mod:`datetime`, :mod:`time` and :mod:`calendar` for dates.\n"
+    assert contexts(text, [":mod:`datetime`", ":mod:`time`", ":mod:`calendar`"]) == [[text.strip()]] * 3
+    # Each after the same preposition: nginx's "limited by [password](...), by the [result of subrequest](...),
+    # or by [JWT](...)" said "limited by" only of the first, and the hop chose it for a question about the second.
+    text = ("Delays processing of unauthorized requests with 401 response code\nto prevent timing attacks when "
+            "access is limited by\n[password](ngx_http_auth_basic_module.html), by the\n"
+            "[result of subrequest](ngx_http_auth_request_module.html),\nor by [JWT](ngx_http_auth_jwt_module.html).\n")
+    links = ["[password](ngx_http_auth_basic_module.html)", "[result of subrequest](ngx_http_auth_request_module.html)",
+             "[JWT](ngx_http_auth_jwt_module.html)"]
+    assert contexts(text, links) == [[" ".join(text.split())]] * 3
+    # Another preposition starts another clause: "read from X in Y" names Y for something else.
+    text = "The options are read from [Section 4](a.html) in [Chapter 9](b.html), which explains them.\n"
+    assert contexts(text, ["[Section 4](a.html)", "[Chapter 9](b.html)"]) == [
+        ["The options are read from [Section 4](a.html)"], ["in [Chapter 9](b.html), which explains them."]]
+
+
 def test_a_passage_that_makes_another_reference_can_be_left_out():
     text = ("Random numbers here are not for security. For cryptographic uses, see :mod:`secrets`.\n\n"
             "Seeds come from :func:`os.urandom`, and :mod:`hashlib` hashes them.\n")
