@@ -330,10 +330,15 @@ def _closest(word: str, options: list[str]) -> str:
 
 
 def _table_model(model: type[BaseModel], path: tuple) -> type[BaseModel]:
-    """The model of the nested table at ``path`` (a key typo inside it lists that table's keys)."""
+    """The model of the nested table at ``path`` (a key typo inside it lists that table's keys), through
+    lists of tables too (``families.0``: crossref's family keys, not crossref's)."""
     for part in path:
+        if isinstance(part, int):
+            continue   # an item of a list of tables: the item's model was taken with the list
         field = model.model_fields.get(str(part))
         ann = field.annotation if field is not None else None
+        if typing.get_origin(ann) is list and typing.get_args(ann):
+            ann = typing.get_args(ann)[0]
         if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
             break
         model = ann

@@ -128,6 +128,26 @@ def test_a_typo_in_a_nested_table_lists_that_tables_keys(plugin_module):
         load({"enable": ["chekcer"]}, registry=reg)
 
 
+def test_a_typo_in_a_list_of_tables_lists_the_item_s_keys(plugin_module):
+    class Family(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        name: str
+        pattern: str
+
+    class Finder(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        hop: bool = True
+        families: list[Family] = Field(default_factory=list)
+
+    reg = PluginRegistry()
+    reg.register(plugin_module("finder", _info=PluginInfo(name="finder", version="1", config_model=Finder)))
+    # A new user's crossref family with a "space" key was told crossref's own keys (extract, hop, ...).
+    with pytest.raises(ConfigError, match=r"\[ragplugins.finder\] families.0.space: unknown key; "
+                                          r"allowed keys: name, pattern$"):
+        load({"enable": ["finder"], "finder": {"families": [{"name": "t", "pattern": "x", "space": "s"}]}},
+             registry=reg)
+
+
 def test_problems_in_pyproject_quote_the_tool_table(tmp_path, registry):
     (tmp_path / "pyproject.toml").write_text('[tool.ragplugins]\ntopk = 3\n[tool.ragplugins.hopper]\nmax_hop = 2\n')
     with pytest.raises(ConfigError) as caught:
