@@ -21,10 +21,16 @@ class FamilySpec(BaseModel):
                     "anchor: key (optional space)).")
     pattern: str = Field(description="Regex with the kind's named groups, run on RE2 (linear time; no look-around "
                                      "or back-references).")
+    defines: str | None = Field(
+        default=None, description="Kind anchor only: regex with group key for where a document declares a name the "
+                                  "references look up (Vim's help: '\\*(?P<key>[^*\\s|]+)\\*' for "
+                                  "'\\|(?P<key>[^|\\s]+)\\|'), run on RE2 too.")
 
-    @field_validator("pattern")
+    @field_validator("pattern", "defines")
     @classmethod
-    def _compiles(cls, value: str) -> str:
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         try:
             re.compile(value)
         except re.error as exc:
@@ -38,7 +44,7 @@ class FamilySpec(BaseModel):
         return self
 
     def build(self) -> ReferenceFamily:
-        return linear_family(self.name, self.kind, self.pattern, "declared in the config")
+        return linear_family(self.name, self.kind, self.pattern, "declared in the config", defines=self.defines)
 
 
 class CrossrefConfig(BaseModel):

@@ -17,7 +17,9 @@ A family is a compiled pattern plus a ``kind``:
 - ``anchor``: group ``key`` (and optionally ``space``): a name some document declares, e.g. a Sphinx
   ``:mod:`os.path``` resolved through the target's ``.. module:: os.path``, or a configuration name
   ("see the tls_dhparam option") resolved through the one document that defines it in a table or a
-  definition list (the family's ``space`` is then ``term``).
+  definition list (the family's ``space`` is then ``term``). An anchor family may bring its own
+  ``defines`` pattern (group ``key``): where a document declares a name the family's references look up
+  (Vim's help: ``|textwidth|`` -> the file holding ``*textwidth*``); its space is then the family's name.
 
 An identifier family may also have a ``volume`` group: the key is then ``id(volume)``, so
 ``linkgit:git-config[1]`` and ``git-config(1)`` name the same manual page.
@@ -105,6 +107,7 @@ class ReferenceFamily:
     pattern: re.Pattern   # or an RE2 pattern (same interface), see linear_family
     description: str = ""
     space: str = ""       # an anchor family without a ``space`` group: the declarations it looks names up in
+    defines: re.Pattern | None = None   # an anchor family's own declarations (group ``key``), in its ``space``
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -113,6 +116,13 @@ class ReferenceFamily:
         if missing:
             raise ValueError(f"reference family '{self.name}' (kind '{self.kind}'): its pattern needs the named "
                              f"group(s) {', '.join(sorted(missing))}, e.g. (?P<{sorted(missing)[0]}>...)")
+        if self.defines is not None:
+            if self.kind != "anchor":
+                raise ValueError(f"reference family '{self.name}': 'defines' is for kind 'anchor' (a name some "
+                                 f"document declares), not '{self.kind}'")
+            if "key" not in self.defines.groupindex:
+                raise ValueError(f"reference family '{self.name}': its 'defines' pattern needs the named group "
+                                 "key, e.g. \\*(?P<key>[^*\\s]+)\\*")
 
 
 def family(name: str, kind: str, pattern: str, description: str = "", space: str = "") -> ReferenceFamily:
@@ -130,21 +140,34 @@ def _message(exc: Exception) -> str:
     return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
 
 
-def linear_family(name: str, kind: str, pattern: str, description: str = "") -> ReferenceFamily:
+def linear_family(name: str, kind: str, pattern: str, description: str = "",
+                  defines: str | None = None) -> ReferenceFamily:
     """A family whose pattern runs on RE2, which matches in time linear in the text for any pattern:
     for patterns written by users (the config), where ``(a+)+b`` would otherwise take exponential time
-    on a long run of ``a``. RE2 has no look-around or back-references; such a pattern is refused."""
+    on a long run of ``a``. RE2 has no look-around or back-references; such a pattern is refused.
+    ``defines``: an anchor family's declarations (see the module's docstring), also on RE2."""
     import re2
 
     family(name, kind, pattern, description)   # Python's syntax check and the named-group check first
     options = re2.Options()
     options.log_errors = False
-    try:
-        compiled = re2.compile(pattern, options)
-    except re2.error as exc:
-        raise ValueError(f"reference family '{name}': pattern {pattern!r} uses a construct that cannot run in "
-                         f"linear time (RE2 says: {_message(exc)}); drop look-arounds and back-references") from exc
-    return ReferenceFamily(name, kind, compiled, description)
+
+    def linear(which: str, source: str) -> re.Pattern:
+        try:
+            re.compile(source)
+        except re.error as exc:
+            raise ValueError(f"reference family '{name}': {which} {source!r} is not a valid regular expression: "
+                             f"{exc}") from exc
+        try:
+            return re2.compile(source, options)
+        except re2.error as exc:
+            raise ValueError(f"reference family '{name}': {which} {source!r} uses a construct that cannot run in "
+                             f"linear time (RE2 says: {_message(exc)}); drop look-arounds and back-references") from exc
+
+    compiled = linear("pattern", pattern)
+    if defines is None:
+        return ReferenceFamily(name, kind, compiled, description)
+    return ReferenceFamily(name, kind, compiled, description, space=name, defines=linear("defines", defines))
 
 
 BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (

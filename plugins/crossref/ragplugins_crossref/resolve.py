@@ -133,6 +133,8 @@ class Registry:
                 self.anchors[key].add(doc_id)
             for name in prof.terms:
                 self.anchors[anchor_key("term", name)].add(doc_id)
+            for key in prof.defined:
+                self.anchors[key].add(doc_id)
             for key in prof.headings:
                 self.headings[key].add(doc_id)
             self.paths[posixpath.normpath(doc_id.replace("\\", "/"))] = doc_id
@@ -290,13 +292,16 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                 continue
             if doc_id in declared:
                 return []   # declared here: the document pointing into itself
-            if len(declared) > 1 and key.startswith("term:"):
+            if len(declared) > 1 and (key.startswith("term:") or any(
+                    key in registry.profiles[d].defined for d in declared if d in registry.profiles)):
                 # nginx's `$remote_addr` is defined by its http and its stream core page: a page under http/
                 # means the one beside it, as a relative link would. Still two beside it: no guess.
                 declared = {d for d in declared if _folder(d) == _folder(doc_id)} or declared
             if len(declared) == 1:
                 target = next(iter(declared))
-                return [_record(ref, target, "declaration", _entry_chunk(registry, target, [key.partition(":")[2]]))]
+                chunk = registry.profiles[target].defined.get(key) if target in registry.profiles else None
+                return [_record(ref, target, "declaration",
+                                chunk or _entry_chunk(registry, target, [key.partition(":")[2]]))]
             return [_record(ref, None, "ambiguous")]
         return [_record(ref, None, None)]
     if ref.kind in ("document", "identifier", "citation", "link"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -146,6 +146,7 @@ class Profile:
     scope: str = ""                                                   # the module it documents (Sphinx)
     terms: dict[str, str] = field(default_factory=dict)               # "tls_dhparam" -> chunk of its entry
     slugs: dict[str, str] = field(default_factory=dict)               # "classeventemitter" -> chunk of heading
+    defined: dict[str, str] = field(default_factory=dict)             # a family's declarations: "vim:'tw'" -> chunk
 
     @functools.cached_property
     def respelt_terms(self) -> dict[str, str]:
@@ -174,7 +175,7 @@ class Profile:
         if not isinstance(data, dict):
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
-                                      "anchors", "scope", "headings", "terms", "slugs") if k in data}
+                                      "anchors", "scope", "headings", "terms", "slugs", "defined") if k in data}
         return cls(doc_id=doc_id, **known)
 
 
@@ -252,7 +253,18 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     prof.terms = _defined_terms(chunks)
     prof.slugs = _heading_slugs(chunks)
+    for fam in families:
+        if fam.defines is not None:
+            prof.defined.update(_earliest_chunk(chunks, functools.partial(_declared_by, fam)))
     return prof
+
+
+def _declared_by(fam: ReferenceFamily, text: str) -> Iterator[tuple[str, int]]:
+    """(anchor key, position) of each name ``text`` declares by the family's own ``defines`` pattern."""
+    assert fam.defines is not None
+    for m in fam.defines.finditer(text):
+        if m.group("key"):
+            yield anchor_key(fam.space, m.group("key")), m.start()
 
 
 def entry_name_key(name: str) -> str:

@@ -128,7 +128,9 @@ class CrossrefExtractor(TransformComponent):
     def __init__(self, families: Sequence[ReferenceFamily] | None = None, ctx: api.RagContext | None = None,
                  **data: Any):
         fams = tuple(families) if families is not None else BUILTIN_FAMILIES
-        data.setdefault("family_names", [f"{f.name}:{f.kind}:{f.pattern.pattern}" for f in fams])
+        data.setdefault("family_names", [f"{f.name}:{f.kind}:{f.pattern.pattern}"
+                                         + (f":defines:{f.defines.pattern}" if f.defines is not None else "")
+                                         for f in fams])
         super().__init__(**data)
         self._families = fams
         self._ctx = ctx

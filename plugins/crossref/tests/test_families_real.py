@@ -311,6 +311,37 @@ def test_a_name_two_pages_define_resolves_to_the_one_beside_the_citing_page():
     assert ("anchor", "term:$remote_addr", None) in refs["misc/a.html"]
 
 
+VIM_HELP = {
+    "options.txt": "*'textwidth'* *'tw'*\n'textwidth' 'tw'\tnumber\t(default 0)\n\tMaximum width of text.\n",
+    "change.txt": "6. Formatting text\t\t\t\t\t*formatting*\n\nText is formatted with gq.\n",
+    "usr_25.txt": "Set the width with |'textwidth'| (short: |'tw'|); see |formatting| and |no-such-tag|.\n",
+}
+
+
+def test_a_config_family_declares_where_its_names_are_defined():
+    from ragplugins_crossref.config import FamilySpec
+
+    # Vim's help: "|'textwidth'|" points at the file holding "*'textwidth'*". Without "defines" a config family
+    # had nothing to look its names up in (a new user's vim-doc walkthrough: 1,387 tags extracted, none resolved).
+    bar = r"\|(?P<key>[^\s|*]{1,60})\|"
+    tag = FamilySpec(name="vimtag", kind="anchor", pattern=bar, defines=r"\*(?P<key>[^\s*|]{1,60})\*").build()
+    refs, ann = run(VIM_HELP, families=(*BUILTIN_FAMILIES, tag))
+    assert resolved(refs["usr_25.txt"]) == {("vimtag:'textwidth'", "options.txt"), ("vimtag:'tw'", "options.txt"),
+                                            ("vimtag:formatting", "change.txt")}
+    assert ("anchor", "vimtag:no-such-tag", None) in refs["usr_25.txt"]
+    assert ann.refs["usr_25.txt#0"][0]["chunk"] == "options.txt#0"    # the chunk holding the declaration
+    assert not resolved(refs["options.txt"])                          # its own tags are no reference
+    plain = FamilySpec(name="vimtag", kind="anchor", pattern=bar).build()
+    refs, _ = run(VIM_HELP, families=(*BUILTIN_FAMILIES, plain))
+    assert not resolved(refs["usr_25.txt"])
+    with pytest.raises(ValueError, match="'vimtag'.*'defines' is for kind 'anchor'"):
+        FamilySpec(name="vimtag", kind="identifier", pattern=r"\|(?P<id>\w+)\|", defines=r"\*(?P<key>\w+)\*")
+    with pytest.raises(ValueError, match="'vimtag'.*'defines' pattern needs the named group key"):
+        FamilySpec(name="vimtag", kind="anchor", pattern=bar, defines=r"\*(?P<name>\w+)\*")
+    with pytest.raises(ValueError, match="'vimtag'.*defines.*cannot run in linear time"):
+        FamilySpec(name="vimtag", kind="anchor", pattern=bar, defines=r"\*(?P<key>\w+)(?=\*)")
+
+
 def test_a_configuration_name_defined_once_resolves_from_documentation_of():
     docs = {k: v for k, v in CONFIG_REFERENCE.items() if k != "routers.html"}
     refs, _ = run(docs)
