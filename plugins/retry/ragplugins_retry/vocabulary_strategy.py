@@ -60,7 +60,11 @@ class VocabularyStrategy(RetryStrategy):
                 why = vocabulary.FILTERS_UNKNOWN
             except Exception as exc:  # noqa: BLE001 - a store that cannot list its text: reduction only
                 vocab, why = None, f"the vocabulary could not be read ({type(exc).__name__}: {exc})"
-            added, why = self.expansions(query, vocab, nodes) if vocab is not None else ([], why)
+            # A file name the question types names a document, not the corpus's vocabulary: "usr_21.txt
+            # says ..." was respelt "usr_toc.txt" (a new user's Vim help files).
+            files = ctx.cached("retry.file_names", lambda c: frozenset(
+                doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower() for doc_id in c.list_documents()))
+            added, why = (self.expansions(query, vocab, nodes, files=files) if vocab is not None else ([], why))
         if added:
             # One change per retry: the question stays exactly as asked (every entity, number and
             # constraint), only the corpus's spellings are appended. The mismatch is lexical, so the
@@ -77,9 +81,10 @@ class VocabularyStrategy(RetryStrategy):
             reduced.reason += f"; no expansion: {why}"
         return reduced
 
-    def expansions(self, query: str, vocab: vocabulary.Vocabulary,
-                   nodes: Sequence[NodeWithScore] = ()) -> tuple[list[dict], str]:
-        """The added terms (best first) with why each was chosen, or [] and the reason none was."""
+    def expansions(self, query: str, vocab: vocabulary.Vocabulary, nodes: Sequence[NodeWithScore] = (),
+                   files: frozenset[str] = frozenset()) -> tuple[list[dict], str]:
+        """The added terms (best first) with why each was chosen, or [] and the reason none was. ``files``:
+        the indexed documents' file names (lower case), which a question names rather than spells."""
         if vocab.n_chunks == 0:
             return [], "the index is empty"
         asked = set(text.content_stems(query))
@@ -89,7 +94,7 @@ class VocabularyStrategy(RetryStrategy):
         top = [text.stem_set(n.node.get_content()) for n in nodes[:TOP]]
         seen = frozenset().union(*top)
         candidates: dict[str, dict] = {}
-        for term, via, link in _linked(query, vocab):
+        for term, via, link in _linked(query, vocab, files):
             if not link - seen or term in asked_words or _says_nothing_new(term, asked):
                 continue
             if " " not in term and not vocab.informative(term):
@@ -133,9 +138,10 @@ def _stems(words: list[str]) -> list[str]:
     return text._stemmer().stemWords([w.lower() for w in words])
 
 
-def _linked(query: str, vocab: vocabulary.Vocabulary):
-    """(lower-case term, how it is linked, stems of the question words it stands for)."""
-    words = text.words(query)
+def _linked(query: str, vocab: vocabulary.Vocabulary, files: frozenset[str] = frozenset()):
+    """(lower-case term, how it is linked, stems of the question words it stands for); none for a word that
+    is an indexed document's file name."""
+    words = [w for w in text.words(query) if w.lower() not in files]
     for word in words:
         if not text.is_content(word):
             continue

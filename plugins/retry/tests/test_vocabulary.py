@@ -200,3 +200,16 @@ def test_an_acronym_is_defined_only_where_a_chunk_writes_it_as_one():
               "Also reciprocal rank fusion (rrf) in lower case.", "RRF again."]
     vocab = vocabulary.build(corpus)
     assert vocab.expansions["rrf"] == {"reciprocal rank fusion": 1}
+
+
+def test_a_file_name_the_question_types_names_a_document_and_is_not_respelt():
+    from ragplugins_retry.vocabulary_strategy import _linked
+
+    # Vim's help: "usr_21.txt says the :marks command ..." was respelt "usr_toc.txt" (the part "usr"), and the
+    # retry set lost the answer's rank.
+    vocab = vocabulary.build(["See usr_toc.txt for the list of marks and jumps.", "Marks are kept in viminfo."])
+    query = "usr_21.txt says :marks lists marks. Which marks does it leave out?"
+    assert "usr_toc.txt" in {term for term, _, _ in _linked(query, vocab)}
+    assert "usr_toc.txt" not in {term for term, _, _ in _linked(query, vocab, frozenset({"usr_21.txt"}))}
+    added, _ = VocabularyStrategy().expansions(query, vocab, files=frozenset({"usr_21.txt"}))
+    assert added == []
