@@ -170,6 +170,9 @@ _COORDINATED = re.compile(r"[\s,]*(?:(?:and|or|nor)\s+)?(?:(?P<prep>by|in|of|to|
                           r"(?:the\s+)?", re.IGNORECASE)
 
 
+_WORD_BEFORE = re.compile(r"\b(?P<word>\w+)\s+(?:the\s+)?\Z", re.IGNORECASE)
+
+
 def _coordinated(text: str, first: tuple[int, int], second: tuple[int, int]) -> bool:
     """Whether two references, ``first`` before ``second``, are joined only by a conjunction or a comma,
     or each follows the same preposition."""
@@ -177,7 +180,11 @@ def _coordinated(text: str, first: tuple[int, int], second: tuple[int, int]) -> 
     if joined is None:
         return False
     prep = joined.group("prep")
-    return prep is None or re.search(rf"\b{prep}\s+(?:the\s+)?\Z", text[:first[0]], re.IGNORECASE) is not None
+    if prep is None:
+        return True
+    # The word before the first reference (and its "the"), read in place: the whole text is not copied per pair.
+    before = _WORD_BEFORE.search(text, max(0, first[0] - 40), first[0])
+    return before is not None and before.group("word").lower() == prep.lower()
 
 
 def _enumeration(text: str, span: tuple[int, int], spans: list[tuple[int, int]]) -> set[tuple[int, int]]:
