@@ -113,6 +113,11 @@ def test_a_question_that_names_a_document_follows_only_references_that_document_
     assert hop.named_documents("What does the Liability Memo say?") == {LIABILITY}
     assert hop.named_documents("the board approved a note") == set()          # the words, not the name
     assert CrossrefHop(ctx=ctx, aliases={NOTE: ["BN"]}).named_documents("What does BN say?") == {NOTE}
+    # A file name typed whole, too short a name to be read as a title (Vim's "usr_12.txt says ..."), at a
+    # sentence's end too; a name that is no indexed file's names nothing.
+    assert hop.named_documents("What cap does 07_board_note.md set?") == {NOTE}
+    assert hop.named_documents("The cap is set in 07_BOARD_NOTE.md.") == {NOTE}
+    assert hop.named_documents("The cap is set in 08_board_note.md.") == set()
     # The memo's own reference (to the Master Agreement, about the same liability cap) is not the
     # pointer a question about the board note means.
     _, _, decision = run(deal, LIABILITY_Q, [LIABILITY, NOTE], gate=0.0)
