@@ -23,6 +23,7 @@ Nodes at query time
     core's ``merge_adjacent``; a chunk a plugin adds that is already one of them is already in the list).
     ``CHUNK_INDEX_KEY`` (a chunk's position in its document, from 0) and ``DOC_HASH_KEY`` (its
     document's content hash) are the metadata keys the core writes on every chunk it indexes;
+    ``anchor_names`` reads the anchors of an HTML page (its ids) that begin in a chunk;
     ``ANNOTATION_KEY`` is where ragplugins keeps its notes (``node.metadata`` and
     ``response.metadata``).
 
@@ -78,6 +79,7 @@ _EXPORTS = {
     # what hooks receive
     "RagContext": "ragplugins.context", "DocumentInfo": "ragplugins.context", "not_prepared": "ragplugins.context",
     "CHUNK_INDEX_KEY": "ragplugins.context", "DOC_HASH_KEY": "ragplugins.context", "Trace": "ragplugins.trace",
+    "anchor_names": "ragplugins.anchors",
     # nodes
     "annotate": "ragplugins.nodes", "annotation": "ragplugins.nodes", "tag": "ragplugins.nodes",
     "tags": "ragplugins.nodes", "hide_metadata": "ragplugins.nodes", "cosine": "ragplugins.nodes",
@@ -108,6 +110,7 @@ if TYPE_CHECKING:
     from ragplugins.app import RagPlugins, load
     from ragplugins.cli import load_app
     from ragplugins.config import check_prompt_template
+    from ragplugins.anchors import anchor_names
     from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo, RagContext, not_prepared
     from ragplugins.contributions import (
         QUERY_TIME,

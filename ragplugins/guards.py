@@ -17,8 +17,10 @@ from llama_index.core.schema import BaseNode, NodeRelationship, NodeWithScore, Q
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from ragplugins import query_inputs, trace
+from ragplugins.anchors import place_anchors
 from ragplugins.errors import InputError, PluginError, StoreError
 from ragplugins.nodes import hide_metadata
+from ragplugins.stores.base import ANCHORS_KEY
 
 _CHUNK_NS = uuid.UUID("6f1e3c8e-9b7a-4f0e-8a53-2d7c1b9e4a10")
 
@@ -30,8 +32,8 @@ def chunk_id(doc_id: str, doc_hash: str, position: int) -> str:
 
 
 class ChunkBookkeeping(TransformComponent):
-    """Right after splitting: give each chunk a deterministic id and its position in its document,
-    and keep the plugins' metadata keys out of the embedding and LLM text (LlamaIndex embeds every
+    """Right after splitting: give each chunk a deterministic id, its position in its document and the
+    names of the page's anchors that begin in it (``ragplugins.anchors``), and keep the plugins' metadata keys out of the embedding and LLM text (LlamaIndex embeds every
     metadata key by default, which moves vectors). Plugin ``post_split`` transformations run after
     it. Ids are set here rather than through a parser's ``id_func`` because stacked parsers call
     it with a per-node counter (MarkdownNodeParser gives every section the same index)."""
@@ -45,6 +47,7 @@ class ChunkBookkeeping(TransformComponent):
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY
 
+        place_anchors(nodes)
         position: dict[str | None, int] = {}
         renamed: dict[str, str] = {}
         for node in nodes:
@@ -54,7 +57,7 @@ class ChunkBookkeeping(TransformComponent):
             new_id = chunk_id(str(doc), str(node.metadata.get(DOC_HASH_KEY, "")), node.metadata[CHUNK_INDEX_KEY])
             renamed[node.node_id] = new_id
             node.id_ = new_id
-            hide_metadata(node, self.hidden_keys)
+            hide_metadata(node, [*self.hidden_keys, ANCHORS_KEY])
         # Announced for progress displays (ragplugins.progress): what the embedder will now embed, in order.
         trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="split", data={
             "chunks": len(nodes), "per_document": list(position.values())}))

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction, Tag, XMLParsedAsHTMLWarning
+from bs4 import (BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag,
+                 XMLParsedAsHTMLWarning)
 from markdownify import MarkdownConverter
 
 HTML_SUFFIXES = {".html", ".htm"}
@@ -61,6 +63,23 @@ def html_to_markdown(html: str) -> str:
     """Markdown text of an HTML page: headings as ``#``, links as ``[text](href)``, code fenced,
     navigation chrome removed. Text is kept literal (no ``\\_`` escapes), so identifiers such as
     ``pg_dump`` stay searchable."""
+    return read_html(html).text
+
+
+@dataclass(frozen=True)
+class HtmlPage:
+    """A page's Markdown text (:func:`html_to_markdown`) and where in it each of the page's anchors begins:
+    ``{anchor: offset}`` for every ``id`` and ``<a name>`` whose words survive into the text. A link's
+    ``#fragment`` names one of them; the words that follow an anchor are often not its name (nginx's
+    ``<a name="gzip_proxied">`` stands before a "Syntax:" table, PostgreSQL's ``id="GUC-WORK-MEM"`` on a
+    ``<dt>`` reading "work_mem (integer)")."""
+
+    text: str
+    anchors: dict[str, int] = field(default_factory=dict)
+
+
+def read_html(html: str) -> HtmlPage:
+    """The page as :class:`HtmlPage`: its text, and its anchors' offsets in that text."""
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
@@ -75,6 +94,7 @@ def html_to_markdown(html: str) -> str:
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
+    names = _mark_anchors(soup)
     # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does
     # re-cut every chunk and was lower on some dev corpora (bench/results/firststage/NOTES.md).
     converter = MarkdownConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
@@ -86,7 +106,56 @@ def html_to_markdown(html: str) -> str:
         blank = blank + 1 if not line.strip() else 0
         if blank <= 1:
             lines.append(line.rstrip())
-    return "\n".join(lines).strip() + "\n"
+    return _unmark("\n".join(lines).strip() + "\n", names)
+
+
+# Where an anchor's words begin, written into the text before conversion and taken out after it: what
+# markdownify makes of the page (cells, lists, fenced code) is then measured, not predicted. Characters of
+# Unicode's private use area, which no page's own text is expected to hold and markdownify leaves alone.
+_MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
+_MARK = re.compile(f"{_MARK_OPEN}(\\d+){_MARK_CLOSE}")
+
+
+def _mark_anchors(soup: BeautifulSoup) -> list[str]:
+    """Put a numbered mark where each anchor's words begin (the first text inside it, else the first after
+    it: ``<a name="x"></a>`` stands before what it names) and return the anchors' names by number. A page
+    already holding a mark character keeps its text as it is and names no anchor."""
+    if any(_MARK_OPEN in s or _MARK_CLOSE in s for s in soup.find_all(string=True)):
+        return []
+    names: list[str] = []
+    for element in soup.find_all(lambda tag: tag.has_attr("id") or (tag.name == "a" and tag.has_attr("name"))):
+        start = next((s for s in element.next_elements if isinstance(s, NavigableString) and s.strip()
+                      and s.parent is not None and s.parent.name not in ("script", "style")), None)
+        if start is None:
+            continue
+        for name in dict.fromkeys(str(v).strip() for v in (element.get("id"), element.get("name")) if v):
+            if name and not any(c.isspace() for c in name):
+                mark = f"{_MARK_OPEN}{len(names)}{_MARK_CLOSE}"
+                names.append(name)
+                link = start.find_parent("a", href=True)
+                if link is not None and link.get_text() == link["href"]:
+                    link.insert_before(mark)   # a link shown as its address is written <address>: as it was
+                    continue
+                lead = len(start) - len(start.lstrip())
+                marked = NavigableString(f"{start[:lead]}{mark}{start[lead:]}")
+                start.replace_with(marked)
+                start = marked
+    return names
+
+
+def _unmark(text: str, names: list[str]) -> HtmlPage:
+    """The text without its marks, and each marked anchor's offset in it (the first, if marked twice)."""
+    if not names:
+        return HtmlPage(text)
+    anchors: dict[str, int] = {}
+    parts, cut, removed = [], 0, 0
+    for m in _MARK.finditer(text):
+        parts.append(text[cut:m.start()])
+        removed += m.end() - m.start()
+        anchors.setdefault(names[int(m.group(1))], m.end() - removed)
+        cut = m.end()
+    parts.append(text[cut:])
+    return HtmlPage("".join(parts), anchors)
 
 
 def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:

@@ -25,7 +25,8 @@ from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func
 
 from ragplugins.errors import InputError
-from ragplugins.html_reader import HTML_SUFFIXES, html_to_markdown
+from ragplugins.anchors import PAGE_ANCHORS_KEY, page_anchors
+from ragplugins.html_reader import HTML_SUFFIXES, read_html
 from ragplugins.nodes import hide_metadata
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
@@ -268,8 +269,10 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                 continue
             text = _read_pdf(path) if data is None else _decode(data, path)
+            anchors: dict[str, int] = {}
             if suffix in HTML_SUFFIXES and text:
-                text = html_to_markdown(text)
+                page = read_html(text)
+                text, anchors = page.text, page.anchors
         except FileNotFoundError:
             report.skip(path, "it was removed while being read")
             continue
@@ -290,8 +293,10 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
             continue
         meta = default_file_metadata_func(str(path))
         meta["file_path"] = doc_id
+        if anchors:
+            meta[PAGE_ANCHORS_KEY] = page_anchors(text, anchors)
         document = Document(text=text, id_=doc_id, metadata=meta)
-        hide_metadata(document, _EXCLUDED)
+        hide_metadata(document, [*_EXCLUDED, PAGE_ANCHORS_KEY] if anchors else _EXCLUDED)
         report.documents.append(document)
     report.warn_skipped()
     return report

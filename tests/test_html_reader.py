@@ -2,6 +2,7 @@
 
 import pytest
 
+from ragplugins.html_reader import html_to_markdown, read_html
 from ragplugins.readers import read_documents
 
 DOCBOOK_PAGE = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
@@ -231,3 +232,32 @@ def test_a_site_s_name_above_the_page_s_title_and_its_other_languages_go_and_a_n
     # Without a <title> nothing tells which heading is the page's.
     [doc] = _read(tmp_path, "untitled.html", BANNER_PAGE.replace("<title>31. Address rewriting</title>", ""))
     assert doc.text.startswith("# [Exim Internet Mailer](http://www.exim.org)")
+
+
+DIRECTIVES_PAGE = """<html><head><title>Module ngx_http_gzip_module</title></head><body>
+<h1>Module ngx_http_gzip_module</h1>
+<p>See <a href="https://nginx.org/">https://nginx.org/</a> and <a href="#gzip_proxied">gzip_proxied</a>.</p>
+<a name="gzip"></a><div class="directive"><table><tr><th>Syntax:</th><td><code><strong>gzip</strong> on | off</code>;
+</td></tr></table></div><p>Enables or disables gzipping of responses.</p>
+<a name="gzip_proxied"></a><div class="directive"><table><tr><th>Syntax:</th><td><code><strong>gzip_proxied</strong>
+off | any</code>;</td></tr></table></div><p>Enables gzipping for proxied requests.</p>
+<dl><dt id="GUC-WORK-MEM"><code>work_mem</code> (integer)</dt><dd>Sets the memory.</dd></dl>
+<h2 id="variables">Embedded Variables</h2><p id="empty">   </p><a id="last"></a></body></html>"""
+
+
+def test_a_page_s_anchors_are_where_their_words_begin_and_the_text_is_as_without_them(tmp_path):
+    page = read_html(DIRECTIVES_PAGE)
+    assert page.text == html_to_markdown(DIRECTIVES_PAGE)
+    # An empty <a name> names what follows it; an id names its element's own words.
+    assert page.text[page.anchors["gzip_proxied"]:].startswith("Syntax: | `gzip_proxied off")
+    assert page.text[page.anchors["gzip"]:].startswith("Syntax: | `gzip on")
+    assert page.text[page.anchors["GUC-WORK-MEM"]:].startswith("work_mem` (integer)")   # its first word
+    assert page.text[page.anchors["variables"]:].startswith("Embedded Variables")
+    # No words after it: no place in the text. The text is not marked anywhere.
+    assert "last" not in page.anchors and "\ue000" not in page.text
+    # The link shown as its own address is still written <address> (a mark inside it would have broken that).
+    assert "<https://nginx.org/>" in page.text
+    # Documents carry them to the chunk step (ragplugins.anchors), out of the embedded and LLM text.
+    [doc] = _read(tmp_path, "gzip.html", DIRECTIVES_PAGE)
+    assert doc.text == page.text and "gzip_proxied" not in doc.get_content(metadata_mode="embed").split("\n\n")[0]
+

@@ -20,6 +20,8 @@ from ragplugins.nodes import hide_metadata
 
 DOC_HASH_KEY = "ragplugins_doc_hash"
 CHUNK_INDEX_KEY = "ragplugins_chunk_index"
+# The anchors (HTML ids) that begin in a chunk, space-separated in reading order (ragplugins.anchors).
+ANCHORS_KEY = "ragplugins_anchors"
 # Stored with each chunk for the core's own search (ragplugins.windows: every window's vector), not a
 # description of the chunk: left out where a plugin or a listing reads "all of a chunk's metadata".
 WINDOWS_KEY = "ragplugins_windows"

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragplugins.api import ChunkRow
+from ragplugins.api import ChunkRow, anchor_names
 from ragplugins_crossref.corpus_state import DocRecord, capitalised_words
 from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, Resolution
 from ragplugins_crossref.scan import Profile, RawRef, build_profile
@@ -132,7 +132,8 @@ def resolve_stored(store: Any, listed: Mapping[str, Sequence[str]], extractor: C
         # The listed id strings, not the rows' copies: a chunk id is held once however many hold it.
         same = {i: i for i in listed.get(doc_id, ())}
         texts = [(r.id, r.text) for r in rows]
-        profiles[doc_id] = build_profile(doc_id, texts, dict(rows[0].metadata), families)
+        profiles[doc_id] = build_profile(doc_id, texts, dict(rows[0].metadata), families,
+                                         {r.id: anchor_names(r.metadata) for r in rows})
         held = b"".join(held_digest(r.metadata.get(REFS_KEY)) for r in rows)
         held += held_digest(rows[0].metadata.get(DOC_KEY))
         docs[doc_id] = _Document(tuple(same.get(r.id, r.id) for r in rows), doc_hash(rows[0].metadata),

@@ -23,7 +23,7 @@ import json
 import posixpath
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,14 +244,16 @@ def _anchor_candidates(key: str, scope: str) -> list[str]:
 
 
 def _entry_chunk(registry: Registry, target: str, names: Sequence[str], fragment: str = "") -> str | None:
-    """The chunk of ``target`` holding the entry a reference names: a name it defines, as written or respelt
-    (a configuration name; a link's fragment, then its shown words), else the heading a link's ``fragment``
-    makes an anchor of. A reference into a 400-chunk reference page points at that entry, as "Section 4.3"
+    """The chunk of ``target`` holding the entry a reference names: where the page's anchor a link's ``fragment``
+    names begins (an HTML id), else a name it defines, as written or respelt (a configuration name; a link's
+    fragment, then its shown words), else the heading a link's ``fragment`` makes an anchor of. A reference into a 400-chunk reference page points at that entry, as "Section 4.3"
     points at its section. None when the target has none of them: a link to the whole page ("[Stream]
     (stream.md)") names no heading, even the title its words repeat."""
     prof = registry.profiles.get(target) if names or fragment else None
-    if prof is None or not (prof.terms or prof.slugs):
+    if prof is None:
         return None
+    if fragment and entry_name_key(fragment) in prof.fragments:
+        return prof.fragments[entry_name_key(fragment)]   # where the page's own anchor of that name begins
     for name in names:
         chunk = prof.terms.get(name) or prof.respelt_terms.get(entry_name_key(name))
         if chunk:
@@ -486,11 +488,14 @@ class Resolution:
 
 def annotate(documents: dict[str, list[tuple[str, str]]], metadata: dict[str, dict],
              families: Sequence[ReferenceFamily], *, stored: dict[str, Profile] | None = None,
-             aliases: dict[str, list[str]] | None = None, max_refs: int = 16, watch: bool = False) -> Annotation:
+             aliases: dict[str, list[str]] | None = None, max_refs: int = 16, watch: bool = False,
+             anchors: Mapping[str, Sequence[str]] | None = None) -> Annotation:
     """Extract and resolve the references of ``documents`` ({doc id: [(chunk id, text)] in reading
     order}) against themselves plus the ``stored`` profiles of documents indexed earlier.
-    ``watch``: also note, per document, the registry entries its references depend on."""
-    profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families) for d, chunks in documents.items()}
+    ``watch``: also note, per document, the registry entries its references depend on. ``anchors``: the
+    page anchors that begin in each chunk (by chunk id)."""
+    profiles = {d: build_profile(d, chunks, metadata.get(d, {}), families, anchors)
+                for d, chunks in documents.items()}
     steps = Resolution({**(stored or {}), **profiles}, families, aliases=aliases, max_refs=max_refs, watch=watch)
     scanned = {d: steps.scan(d, texts) for d, texts in documents.items()}
     for d, raw_chunks in scanned.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -147,6 +147,7 @@ class Profile:
     terms: dict[str, str] = field(default_factory=dict)               # "tls_dhparam" -> chunk of its entry
     slugs: dict[str, str] = field(default_factory=dict)               # "classeventemitter" -> chunk of heading
     defined: dict[str, str] = field(default_factory=dict)             # a family's declarations: "vim:'tw'" -> chunk
+    fragments: dict[str, str] = field(default_factory=dict)           # its page's anchors: "gzipproxied" -> chunk
 
     @functools.cached_property
     def respelt_terms(self) -> dict[str, str]:
@@ -175,7 +176,8 @@ class Profile:
         if not isinstance(data, dict):
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
-                                      "anchors", "scope", "headings", "terms", "slugs", "defined") if k in data}
+                                      "anchors", "scope", "headings", "terms", "slugs", "defined", "fragments")
+                 if k in data}
         return cls(doc_id=doc_id, **known)
 
 
@@ -195,8 +197,9 @@ def _first_title(text: str, metadata: dict) -> list[str]:
 
 
 def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict,
-                  families: Sequence[ReferenceFamily]) -> Profile:
-    """A document's profile from its chunks [(chunk id, original text)] in reading order."""
+                  families: Sequence[ReferenceFamily], anchors: Mapping[str, Sequence[str]] | None = None) -> Profile:
+    """A document's profile from its chunks [(chunk id, original text)] in reading order; ``anchors``: the
+    names of its page's anchors that begin in each chunk (by chunk id), as the core's reader gives them."""
     file_name = str(metadata.get("file_name") or metadata.get("file_path") or doc_id)
     prof = Profile(doc_id=doc_id, file_name=file_name.replace("\\", "/").rsplit("/", 1)[-1])
     if not chunks:
@@ -253,6 +256,10 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     prof.terms = _defined_terms(chunks)
     prof.slugs = _heading_slugs(chunks)
+    for chunk_id, _ in chunks:
+        for name in (anchors or {}).get(chunk_id, ()):
+            if entry_name_key(name):
+                prof.fragments.setdefault(entry_name_key(name), chunk_id)
     for fam in families:
         if fam.defines is not None:
             prof.defined.update(_earliest_chunk(chunks, functools.partial(_declared_by, fam)))

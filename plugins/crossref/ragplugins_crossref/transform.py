@@ -56,8 +56,9 @@ def chunk_texts(docs: dict[str, list[BaseNode]]) -> dict[str, list[tuple[str, st
 def run_annotation(docs: dict[str, list[BaseNode]], metadata: dict[str, dict], families: Sequence[ReferenceFamily],
                    stored: dict[str, Profile], aliases: dict[str, list[str]], max_refs: int,
                    watch: bool = False) -> Annotation:
+    anchors = {n.node_id: api.anchor_names(n.metadata) for chunks in docs.values() for n in chunks}
     return annotate(chunk_texts(docs), metadata, families, stored=stored, aliases=aliases, max_refs=max_refs,
-                    watch=watch)
+                    watch=watch, anchors=anchors)
 
 
 def doc_hash(first_metadata: Mapping[str, Any]) -> str:

@@ -251,3 +251,34 @@ def test_families_from_another_plugin(tmp_path, bundled_embed_model, corpus_writ
                   embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
     rp.index_paths([corpus])
     assert ("ops4711", "ops-4711.md") in {(r["ref"], r["target"]) for r in refs_of(rp, "review.md")}
+
+
+def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_html_page_begins(tmp_path, bundled_embed_model):
+    # nginx marks each directive with <a name="..."> before its "Syntax:" table: no heading, no defined term
+    # says where "#gzip_proxied" is; the page's anchor does (the core's reader carries it to its chunk).
+    names = [f"gzip_{word}" for word in ("buffers", "comp_level", "disable", "http_version", "min_length",
+                                         "proxied", "types", "vary")]
+    entries = "".join(
+        f'<a name="{name}"></a><div class="directive"><table><tr><th>Syntax:</th><td><code><strong>{name}'
+        f"</strong> value</code>;</td></tr></table></div><p>{' '.join(['The response buffers are tuned here.'] * 12)}"
+        f"</p>\n" for name in names)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gzip.html").write_text(f"<html><head><title>Module gzip</title></head><body><h1>Module gzip</h1>"
+                                    f"{entries}</body></html>", encoding="utf-8")
+    (docs / "proxy.html").write_text('<html><body><h1>Proxy</h1><p>Responses to proxied requests are compressed '
+                                     'as <a href="gzip.html#gzip_proxied">gzip_proxied</a> says.</p></body></html>',
+                                     encoding="utf-8")
+    rp = make_rag([plugin], {"chunk_size": 128, "chunk_overlap": 16}, embed_model=bundled_embed_model,
+                  persist_dir=tmp_path / "idx")
+    rp.index_paths([docs])
+    nodes = stored(rp)
+    gzip_chunks = [n for n in nodes.values() if n.ref_doc_id == "gzip.html"]
+    assert len(gzip_chunks) >= 5
+    # Each chunk names the anchors that begin in it, kept out of the embedded and LLM text.
+    holder = [n for n in gzip_chunks if "gzip_proxied" in api.anchor_names(n.metadata)]
+    assert len(holder) == 1 and "Syntax: | `gzip_proxied value`" in holder[0].text
+    assert sum(len(api.anchor_names(n.metadata)) for n in gzip_chunks) == len(names)
+    assert "gzip_proxied" not in holder[0].get_content(metadata_mode=MetadataMode.EMBED).split("Syntax:")[0]
+    [link] = [r for r in refs_of(rp, "proxy.html") if r["target"] == "gzip.html"]
+    assert link["chunk"] == holder[0].node_id
