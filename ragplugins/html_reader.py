@@ -35,7 +35,9 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
           "a.headerlink, a.permalink")
 # Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
-                          "sidebar", "breadcrumb", "breadcrumbs", "footer"})
+                          "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})
+# ... and a word that starts or ends with "nav" (Publican's DocBook bars: ``ul.docnav``; ``topnav``, ``subnav``).
+NAV_AFFIX = "nav"
 BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 MAIN_PART = "main, article, [role=main]"
@@ -53,6 +55,8 @@ NAVIGATION_RELS = frozenset({"next", "prev", "previous", "up", "contents", "inde
 NAVIGATION_LABELS = re.compile(r"(?:\W|_|\b(?:next|previous|prev|up|top|contents|index)\b)*", re.I)
 # A site's name, tagline or breadcrumb trail is a few words; a notice above a page's title is sentences long.
 BANNER_WORDS = 30
+# A sentence's worth of words outside links: a box of the page's prose, not a list of links.
+PROSE_WORDS = 8
 _WORD = re.compile(r"\w+")
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
 # whole chunks of them) and a form's controls (a search box's options).
@@ -175,9 +179,9 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     for element in reversed(soup.find_all(BLOCKS)):
         if id(element) in gone:
             continue
-        if CHROME_NAMES.intersection(_words(element, "class", "id")):
+        if _names_navigation(element):
             page = page or [len(soup.get_text(" ", strip=True))]
-            if not _holds_the_page(element, page[0], marks_main, title):
+            if not _holds_the_page(element, page[0], marks_main, title) and not _a_box_of_prose(element):
                 element.decompose()
                 continue
         if id(element) in around_contents and _in_page_contents(element, headings):
@@ -200,13 +204,14 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
             bar.decompose()
     for element in soup.find_all("button"):
         element.decompose()
-    # The same page in other languages ("Available languages: en | fr | ja"): links marked with the language
-    # they lead to, and a label.
+    # The same page in other languages ("Available languages: en | fr | ja"): links, some marked with the
+    # language they lead to, and a label. A page in two languages marks one (Apache's: the page's own "en" is a
+    # link without hreflang).
     blocks = {id(link.parent): link.parent for link in soup.find_all("a", hreflang=True) if link.parent is not None}
     for block in blocks.values():
         if block.decomposed:   # inside a block that went before it
             continue
-        links = block.find_all("a", hreflang=True)
+        links = block.find_all("a")
         label = len(_WORD.findall(block.get_text(" "))) - sum(len(_WORD.findall(a.get_text(" "))) for a in links)
         if len(links) >= 2 and label <= 5:
             block.decompose()
@@ -238,6 +243,24 @@ def _repeats_title(element: Tag, title: str) -> bool:
     wanted = set(_WORD.findall(title.lower()))
     words = _WORD.findall(element.get_text(" ", strip=True).lower())
     return bool(words) and sum(w in wanted for w in words) >= len(words) / 2
+
+
+def _names_navigation(element: Tag) -> bool:
+    """Whether a block's class or id says it is a site's navigation, banner or footer."""
+    words = _words(element, "class", "id")
+    return bool(CHROME_NAMES.intersection(words)) or any(
+        w != NAV_AFFIX and (w.startswith(NAV_AFFIX) or w.endswith(NAV_AFFIX)) for w in words)
+
+
+def _a_box_of_prose(element: Tag) -> bool:
+    """A sidebar that is the page's own box of prose, not a site's links: DocBook and Sphinx (``.. sidebar::``)
+    write their "TIP" and "GOING FURTHER" boxes as ``div.sidebar`` (a quarter of the Debian Administrator's
+    Handbook). Its words are mostly not link words: a site's sidebar is links."""
+    if "sidebar" not in _words(element, "class", "id"):
+        return False
+    words = len(_WORD.findall(element.get_text(" ")))
+    linked = sum(len(_WORD.findall(a.get_text(" "))) for a in element.find_all("a"))
+    return words - linked >= PROSE_WORDS and linked <= words / 3
 
 
 def _words(element: Tag, *attributes: str) -> set[str]:

@@ -229,6 +229,11 @@ def test_a_site_s_name_above_the_page_s_title_and_its_other_languages_go_and_a_n
     # Above a title, a paragraph-long notice is the page's: nothing above the title goes.
     [doc] = _read(tmp_path, "migration.html", NOTICE_PAGE)
     assert doc.text.startswith("# SQLite\n\nEditorial note:"), doc.text
+    # A page in two languages: the other one is the only link marked with its language.
+    two = BANNER_PAGE.replace('|\n<a href="../ja/ch31.html" hreflang="ja" rel="alternate">ja</a>', "")
+    assert two != BANNER_PAGE
+    [doc] = _read(tmp_path, "ch31b.html", two)
+    assert "Available Languages" not in doc.text and "[the French FAQ](../fr/faq.html)" in doc.text
     # Without a <title> nothing tells which heading is the page's.
     [doc] = _read(tmp_path, "untitled.html", BANNER_PAGE.replace("<title>31. Address rewriting</title>", ""))
     assert doc.text.startswith("# [Exim Internet Mailer](http://www.exim.org)")
@@ -261,3 +266,29 @@ def test_a_page_s_anchors_are_where_their_words_begin_and_the_text_is_as_without
     [doc] = _read(tmp_path, "gzip.html", DIRECTIVES_PAGE)
     assert doc.text == page.text and "gzip_proxied" not in doc.get_content(metadata_mode="embed").split("\n\n")[0]
 
+
+PUBLICAN_PAGE = """<html><head><title>6.2. apt-get</title></head><body>
+<div id="banner"><a href="http://debian-handbook.info/get/"><span class="text">Download the ebook</span></a></div>
+<ul class="docnav top"><li class="previous"><a accesskey="p" href="apt.html"><strong>Prev</strong></a></li>
+<li class="home">The Debian Administrator's Handbook</li>
+<li class="next"><a accesskey="n" href="sect.apt-cache.html"><strong>Next</strong></a></li></ul>
+<div class="section"><h2 class="title">6.2. apt-get</h2><div class="para">APT is a vast project.</div>
+<div class="sidebar"><div class="titlepage"><p class="title"><strong>TIP Incremental updates</strong></p></div>
+<div class="para">APT can download diff files instead of whole Packages files, see
+<a class="xref" href="sect.apt-cache.html#sect.apt-cache">Section 6.3</a>.</div></div>
+<div class="sidebar" id="links"><a href="a.html">Installing</a> <a href="b.html">Upgrading the whole system
+</a> <a href="c.html">Removing packages</a></div></div>
+<ul class="docnav"><li class="previous"><a accesskey="p" href="apt.html"><strong>Prev</strong>Chapter 6. APT</a></li>
+<li class="next"><a accesskey="n" href="sect.apt-cache.html"><strong>Next</strong>6.3. apt-cache</a></li></ul>
+</body></html>"""
+
+
+def test_a_sidebar_of_prose_is_the_page_s_and_bars_named_nav_or_banner_are_the_site_s(tmp_path):
+    [doc] = _read(tmp_path, "sect.apt-get.html", PUBLICAN_PAGE)
+    # DocBook's "TIP" box is div.sidebar: the page's own words and links (a quarter of the Debian
+    # Administrator's Handbook was lost with them).
+    assert "APT can download diff files" in doc.text and "[Section 6.3](sect.apt-cache.html#sect.apt-cache)" in doc.text
+    # A sidebar that is a list of links is a site's; so are Publican's ul.docnav bars and the banner.
+    assert "Removing packages" not in doc.text
+    assert "Prev" not in doc.text and "Chapter 6. APT" not in doc.text and "Download the ebook" not in doc.text
+    assert doc.text.startswith("## 6.2. apt-get\n\nAPT is a vast project."), doc.text
