@@ -575,8 +575,13 @@ def test_an_arm_whose_lists_are_longer_is_said_to_be_so_beside_its_gains():
     run = EvalRun(arms=["off", "hop"], ks=[3], rows=rows, meta={"configs": {"off": {}, "hop": {}}})
     [line] = changes(run)
     assert line.startswith("k=3 hop (nDCG@5): improved 1 ['q1']")
-    assert line.endswith("its lists are longer (4.5 against 3.0 chunks): `--budget-control hop` adds plugins off at "
-                         "that length")
+    assert line.endswith("its lists are longer (4.5 against 3.0 chunks on average): `--budget-control hop` adds "
+                         "plugins off at that length")
+    # One list in 25 a chunk longer: as many decimals as tell the two means apart.
+    rows = [row("off", f"q{i}", 3, 1.0) for i in range(25)] + [row("hop", f"q{i}", 4 if i == 0 else 3, 1.0)
+                                                                for i in range(25)]
+    [line] = changes(EvalRun(arms=["off", "hop"], ks=[3], rows=rows, meta={"configs": {"off": {}, "hop": {}}}))
+    assert "(3.04 against 3.00 chunks on average)" in line, line
     # Once the run has that control, the line says nothing more.
     run.meta["configs"]["control"] = {"budget_of": "hop"}
     assert "longer" not in changes(run)[0]

@@ -89,10 +89,18 @@ def changes(run) -> list[str]:
             mine, theirs = (run.summary(a, k).get("final_len", 0.0) for a in (arm, run.arms[0]))
             if mine > theirs + 1e-9 and not _budget_matched(run, arm):
                 # A plugin that appends chunks is scored on a longer list: part of a gain can be the length.
-                line += (f"; its lists are longer ({mine:.1f} against {theirs:.1f} chunks): `--budget-control {arm}` "
-                         "adds plugins off at that length")
+                line += (f"; its lists are longer ({_mean_length(mine, theirs)} against {_mean_length(theirs, mine)} "
+                         f"chunks on average): `--budget-control {arm}` adds plugins off at that length")
             out.append(line)
     return out
+
+
+def _mean_length(value: float, other: float) -> str:
+    """A mean list length with as many decimals as tell it from ``other`` (3.04 against 3.0, not 3.0 against 3.0)."""
+    for places in (1, 2, 3):
+        if round(value, places) != round(other, places):
+            break
+    return f"{value:.{places}f}"
 
 
 def _budget_matched(run, arm: str) -> bool:
