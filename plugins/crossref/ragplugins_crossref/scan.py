@@ -371,12 +371,12 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
     """Every reference in ``text``, in text order, with qualifiers attached to labels and sections."""
     refs: list[RawRef] = []
     links: list[tuple[int, int]] = []   # every hyperlink's span, to this corpus or elsewhere
-    # A heading that is another document's name heads this document's own section on that subject ("##
-    # Reverse Proxy" in Apache's URL mapping page is not a pointer to its reverse proxy guide).
+    # A heading holding another document's name heads this document's own section on that subject: "##
+    # Reverse Proxy" in Apache's URL mapping page is no pointer to its reverse proxy guide, nor "###
+    # Authorization and Access Control" in its caching guide to the access control one.
     headings = [(h.start("text"), h.end("text")) for h in _MD_HEADING.finditer(text)]
     for m in names.find(text):
-        if any(start <= m.start and m.end <= end and not text[start:m.start].strip(" *_")
-               and not text[m.end:end].strip(" #*_:.") for start, end in headings):
+        if any(start <= m.start and m.end <= end for start, end in headings):
             continue
         refs.append(RawRef("document", " ".join(tokens(m.text)), m.text, m.start, m.end, "name", docs=m.doc_ids))
     for fam in families:

@@ -37,16 +37,20 @@ def test_document_mentions_by_title_filename_and_alias():
     assert ("nda", "02_nda.pdf") in got                                      # declared alias
 
 
-def test_a_heading_that_is_another_document_s_name_heads_a_section_and_points_nowhere():
+def test_a_heading_that_holds_another_document_s_name_heads_a_section_and_points_nowhere():
     refs, _ = run({
         "reverse_proxy.html": "# Reverse Proxy Guide\n\nForwarding requests to a backend.",
         "urlmapping.html": "# Mapping URLs\n\n## Reverse Proxy Guide\n\nMap a URL to another server. For the "
                            "details see the Reverse Proxy Guide.",
         "other.html": "# Other\n\n## **Reverse Proxy Guide**:\n\nNothing else here.",
+        # Apache's caching guide: a section on its own subject whose heading ends with another page's title.
+        "caching.html": "# Caching Guide\n\n### Caching behind a Reverse Proxy Guide\n\nCached responses skip "
+                        "the backend.",
     })
     assert [r["ref"] for r in refs["urlmapping.html"] if r["kind"] == "document"] == ["reverse proxy guide"]
     # (the mention in the sentence; the heading above it is the page's own section)
     assert not [r for r in refs["other.html"] if r["kind"] == "document"]
+    assert not [r for r in refs["caching.html"] if r["kind"] == "document"]
 
 
 def test_guards_short_common_and_lowercase_names():
