@@ -43,9 +43,11 @@ CORPORA = tuple(debian_corpora.CORPORA)
 
 
 def chunks_of(corpus_dir: Path):
-    """{doc id: [(chunk id, text)]} and {doc id: metadata}, split as the core splits them."""
+    """{doc id: [(chunk id, text)]}, {doc id: metadata} and {chunk id: the page anchors that begin in it}, split
+    as the core splits them."""
     from llama_index.core.ingestion import IngestionPipeline
 
+    from ragplugins.api import anchor_names
     from ragplugins.readers import read_documents
     from ragplugins.testing import make_rag
     from ragplugins_crossref.transform import group_by_document
@@ -56,7 +58,11 @@ def chunks_of(corpus_dir: Path):
     parsers = rp.transformations()[:-1]   # everything but the embedder
     nodes = IngestionPipeline(transformations=parsers).run(documents=documents)
     docs, metadata = group_by_document(nodes)
-    return {d: [(n.node_id, n.get_content()) for n in ns] for d, ns in docs.items()}, metadata
+    anchors = {n.node_id: anchor_names(n.metadata) for n in nodes}
+    return {d: [(n.node_id, n.get_content()) for n in ns] for d, ns in docs.items()}, metadata, anchors
+
+
+_FRAGMENT_LINK = re.compile(r"\]\([^)#\s]*#")
 
 
 def with_warnings_off() -> None:
@@ -117,13 +123,13 @@ def measure(corpus: str, show: bool) -> dict:
     from ragplugins_crossref.resolve import annotate
 
     rows = [json.loads(line) for line in (GOLD / f"{corpus}.refs.jsonl").read_text().splitlines() if line.strip()]
-    chunks, metadata = chunks_of(corpus_dir(corpus))
+    chunks, metadata, anchors = chunks_of(corpus_dir(corpus))
     out = {"corpus": corpus, "documents": len(chunks), "chunks": sum(map(len, chunks.values()))}
     from ragplugins_crossref.config import CrossrefConfig
 
     for label, cap in (("uncapped", 10_000), ("capped", CrossrefConfig().max_refs_per_chunk)):
         start = time.perf_counter()
-        ann = annotate(chunks, metadata, BUILTIN_FAMILIES, max_refs=cap)
+        ann = annotate(chunks, metadata, BUILTIN_FAMILIES, max_refs=cap, anchors=anchors)
         seconds = time.perf_counter() - start
         refs_by_doc = {d: [r for cid, _ in cs for r in ann.refs[cid]] for d, cs in chunks.items()}
         out[label] = score(rows, refs_by_doc, set(chunks))
@@ -133,6 +139,10 @@ def measure(corpus: str, show: bool) -> dict:
             out[label][split] = {k: v for k, v in part.items() if k not in ("misses", "wrong")} | {
                 "misses": [m["id"] for m in part["misses"]], "wrong": [w["id"] for w in part["wrong"]]}
         stats = ann.stats()
+        # Resolved links with a #fragment, and those that name the chunk of the target holding that place.
+        into = [r for refs in refs_by_doc.values() for r in refs if r["target"] and _FRAGMENT_LINK.search(r["text"])]
+        stats["fragment_links"] = len(into)
+        stats["fragment_links_naming_a_chunk"] = sum(1 for r in into if r.get("chunk"))
         out[label]["stats"] = stats
     mb = sum(len(t.encode()) for cs in chunks.values() for _, t in cs) / 1e6
     out["chunk_text_mb"] = round(mb, 2)
@@ -141,7 +151,8 @@ def measure(corpus: str, show: bool) -> dict:
           f"({u['found']}/{u['to_other_in_corpus']} found, {u['claimed_right']}/{u['claimed']} right); "
           f"capped P={c['precision']} R={c['recall']}; {u['to_itself']} rows point into their own page "
           f"(claimed {len(u['to_itself_claimed'])}); {u['stats']['resolved']}/{u['stats']['refs']} refs resolved, "
-          f"{mb:.1f} MB in {u['seconds']} s")
+          f"{u['stats']['fragment_links_naming_a_chunk']}/{u['stats']['fragment_links']} links with a #fragment "
+          f"name a chunk; {mb:.1f} MB in {u['seconds']} s")
     for split in ("dev", "test"):
         d = u[split]
         print(f"{'':9} {split}: {d['rows']} rows, {d['to_other_in_corpus']} to another document in the corpus: "
