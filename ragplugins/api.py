@@ -107,10 +107,10 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "query_scope", "rrf_score"])
 
 if TYPE_CHECKING:
+    from ragplugins.anchors import anchor_names
     from ragplugins.app import RagPlugins, load
     from ragplugins.cli import load_app
     from ragplugins.config import check_prompt_template
-    from ragplugins.anchors import anchor_names
     from ragplugins.context import CHUNK_INDEX_KEY, DOC_HASH_KEY, DocumentInfo, RagContext, not_prepared
     from ragplugins.contributions import (
         QUERY_TIME,

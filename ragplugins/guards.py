@@ -33,10 +33,11 @@ def chunk_id(doc_id: str, doc_hash: str, position: int) -> str:
 
 class ChunkBookkeeping(TransformComponent):
     """Right after splitting: give each chunk a deterministic id, its position in its document and the
-    names of the page's anchors that begin in it (``ragplugins.anchors``), and keep the plugins' metadata keys out of the embedding and LLM text (LlamaIndex embeds every
-    metadata key by default, which moves vectors). Plugin ``post_split`` transformations run after
-    it. Ids are set here rather than through a parser's ``id_func`` because stacked parsers call
-    it with a per-node counter (MarkdownNodeParser gives every section the same index)."""
+    names of the page's anchors that begin in it (``ragplugins.anchors``), and keep the plugins' metadata keys
+    out of the embedding and LLM text (LlamaIndex embeds every metadata key by default, which moves vectors).
+    Plugin ``post_split`` transformations run after it. Ids are set here rather than through a parser's
+    ``id_func`` because stacked parsers call it with a per-node counter (MarkdownNodeParser gives every section
+    the same index)."""
 
     hidden_keys: list[str] = Field(default_factory=list)
 

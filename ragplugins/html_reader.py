@@ -24,8 +24,16 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
-from bs4 import (BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag,
-                 XMLParsedAsHTMLWarning)
+from bs4 import (
+    BeautifulSoup,
+    Comment,
+    Declaration,
+    Doctype,
+    NavigableString,
+    ProcessingInstruction,
+    Tag,
+    XMLParsedAsHTMLWarning,
+)
 from markdownify import MarkdownConverter
 
 HTML_SUFFIXES = {".html", ".htm"}

@@ -24,8 +24,8 @@ from typing import NamedTuple
 from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func
 
-from ragplugins.errors import InputError
 from ragplugins.anchors import PAGE_ANCHORS_KEY, page_anchors
+from ragplugins.errors import InputError
 from ragplugins.html_reader import HTML_SUFFIXES, read_html
 from ragplugins.nodes import hide_metadata
 

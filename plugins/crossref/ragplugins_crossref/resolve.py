@@ -246,9 +246,10 @@ def _anchor_candidates(key: str, scope: str) -> list[str]:
 def _entry_chunk(registry: Registry, target: str, names: Sequence[str], fragment: str = "") -> str | None:
     """The chunk of ``target`` holding the entry a reference names: where the page's anchor a link's ``fragment``
     names begins (an HTML id), else a name it defines, as written or respelt (a configuration name; a link's
-    fragment, then its shown words), else the heading a link's ``fragment`` makes an anchor of. A reference into a 400-chunk reference page points at that entry, as "Section 4.3"
-    points at its section. None when the target has none of them: a link to the whole page ("[Stream]
-    (stream.md)") names no heading, even the title its words repeat."""
+    fragment, then its shown words), else the heading a link's ``fragment`` makes an anchor of. A reference
+    into a 400-chunk reference page points at that entry, as "Section 4.3" points at its section. None when
+    the target has none of them: a link to the whole page ("[Stream](stream.md)") names no heading, even the
+    title its words repeat."""
     prof = registry.profiles.get(target) if names or fragment else None
     if prof is None:
         return None
