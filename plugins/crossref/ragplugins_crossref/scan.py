@@ -415,8 +415,17 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     refs.sort(key=lambda r: (r.start, -r.end))
     refs = _drop_inside_links(refs, links)
+    refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)]
     _attach_qualifiers(text, refs)
     return refs
+
+
+# What a reference standing right after it moves the reader to, not what the text points at: the "Next chapter:
+# |usr_12.txt|" and "Table of contents: |usr_toc.txt|" bars at the top and bottom of every Vim help chapter (plain
+# text: the HTML reader drops such bars by their markup).
+_NAVIGATION_LABEL = re.compile(
+    r"(?:^|\s\s|[|,])\s*(?:next|previous|prev|up)(?:\s+(?:chapter|section|page|part|topic))?\s*:\s*$"
+    r"|(?:^|\s\s)\s*(?:table\s+of\s+)?contents\s*:\s*$", re.I | re.M)
 
 
 def _link_path(href: str) -> str:

@@ -194,3 +194,16 @@ def test_patterns_are_linear_on_adversarial_input(text):
     start = time.perf_counter()
     annotate(docs, {"a.md": {"file_name": "a.md"}, "b.md": {"file_name": "b.md"}}, BUILTIN_FAMILIES)
     assert time.perf_counter() - start < 3.0
+
+
+def test_a_reference_after_a_navigation_label_moves_the_reader_and_points_nowhere():
+    # Vim's help chapters open and close with bars in plain text: "Next chapter: |usr_12.txt|". What follows such
+    # a label is where the reader goes next, not what the text points at; the same name in a sentence is.
+    bars = ("Next chapter: [usr_12.txt](usr_12.txt)  Clever tricks\nPrevious chapter: [usr_10.txt](usr_10.txt)\n"
+            "Table of contents: [usr_toc.txt](usr_toc.txt)\n\nNext: [usr_12.txt](usr_12.txt), "
+            "Prev: [usr_10.txt](usr_10.txt), Up: [usr_toc.txt](usr_toc.txt)\n")
+    refs, _ = run({
+        "usr_11.txt": bars + "\nRecovering is explained in [usr_12.txt](usr_12.txt).",
+        "usr_12.txt": "Clever tricks.", "usr_10.txt": "Making big changes.", "usr_toc.txt": "Contents.",
+    })
+    assert [(r["ref"], r["target"]) for r in refs["usr_11.txt"]] == [("usr_12.txt", "usr_12.txt")]
