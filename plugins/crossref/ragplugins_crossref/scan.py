@@ -424,8 +424,9 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
 # |usr_12.txt|" and "Table of contents: |usr_toc.txt|" bars at the top and bottom of every Vim help chapter (plain
 # text: the HTML reader drops such bars by their markup).
 _NAVIGATION_LABEL = re.compile(
-    r"(?:^|\s\s|[|,])\s*(?:next|previous|prev|up)(?:\s+(?:chapter|section|page|part|topic))?\s*:\s*$"
-    r"|(?:^|\s\s)\s*(?:table\s+of\s+)?contents\s*:\s*$", re.I | re.M)
+    r"(?:(?:^|\s\s|[|,])\s*(?:next|previous|prev|up)(?:\s+(?:chapter|section|page|part|topic))?"
+    r"|(?:^|\s\s)\s*(?:table\s+of\s+)?contents)\s*:\s*[|\[(<`*\"']?$",   # the name inside |...| too
+    re.I | re.M)
 
 
 def _link_path(href: str) -> str:

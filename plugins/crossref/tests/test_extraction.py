@@ -201,7 +201,9 @@ def test_a_reference_after_a_navigation_label_moves_the_reader_and_points_nowher
     # a label is where the reader goes next, not what the text points at; the same name in a sentence is.
     bars = ("Next chapter: [usr_12.txt](usr_12.txt)  Clever tricks\nPrevious chapter: [usr_10.txt](usr_10.txt)\n"
             "Table of contents: [usr_toc.txt](usr_toc.txt)\n\nNext: [usr_12.txt](usr_12.txt), "
-            "Prev: [usr_10.txt](usr_10.txt), Up: [usr_toc.txt](usr_toc.txt)\n")
+            "Prev: [usr_10.txt](usr_10.txt), Up: [usr_toc.txt](usr_toc.txt)\n"
+            # Vim writes them so, and the file name inside the bars is read by the file-name family.
+            "Previous chapter: |usr_10.txt|  Making big changes\n")
     refs, _ = run({
         "usr_11.txt": bars + "\nRecovering is explained in [usr_12.txt](usr_12.txt).",
         "usr_12.txt": "Clever tricks.", "usr_10.txt": "Making big changes.", "usr_toc.txt": "Contents.",
