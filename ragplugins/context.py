@@ -184,6 +184,19 @@ class RagContext:
         """The documents already indexed, with the metadata of their first chunk."""
         return self.store.list_documents()
 
+    def documents_by_file_name(self) -> dict[str, frozenset[str]]:
+        """Each indexed document's file name, lower case (``guide/usr_12.txt`` -> ``usr_12.txt``, and the
+        ``file_name`` a reader recorded) -> the documents of that name; kept until the index is written. A
+        question that types one names those documents."""
+        def build(ctx: RagContext) -> dict[str, frozenset[str]]:
+            out: dict[str, set[str]] = {}
+            for doc_id, info in ctx.list_documents().items():
+                for name in {str(info.metadata.get("file_name") or ""), doc_id.replace("\\", "/").rsplit("/", 1)[-1]}:
+                    if name:
+                        out.setdefault(name.lower(), set()).add(doc_id)
+            return {name: frozenset(docs) for name, docs in out.items()}
+        return self.cached("core.file_names", build)
+
     def update_metadata(self, updates: dict[str, dict[str, Any]]) -> int:
         """Merge metadata into stored chunks without touching text or vectors."""
         return self.store.update_metadata(updates)

@@ -230,6 +230,22 @@ def test_a_parent_folder_indexed_after_its_subfolder_takes_its_files_over_under_
         [n.node.ref_doc_id for n in hits]
 
 
+def test_documents_are_found_by_their_file_name_whatever_their_folder(rag, tmp_path):
+    # What a question typing "usr_12.txt" names (crossref's hop, retry's respelling): every document of that
+    # name, by the file name alone, lower case; an index written again is listed again.
+    for name in ("a", "b"):
+        (tmp_path / "man" / name).mkdir(parents=True)
+        (tmp_path / "man" / name / "Index.md").write_text(f"The {name} manual's contents page.")
+    rag.index_paths([tmp_path / "man"])
+    ctx = rag.context(rag.index())
+    files = ctx.documents_by_file_name()
+    assert files["index.md"] == frozenset({"a/Index.md", "b/Index.md"}) and "Index.md" not in files
+    assert all(docs == {doc_id} for doc_id, docs in files.items() if doc_id != "index.md")   # the fixture's
+    (tmp_path / "man" / "a" / "usr_12.txt").write_text("Clever tricks.")
+    rag.index_paths([tmp_path / "man"])
+    assert rag.context(rag.index()).documents_by_file_name()["usr_12.txt"] == frozenset({"a/usr_12.txt"})
+
+
 def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):
     folder = tmp_path / "bin"
     folder.mkdir()

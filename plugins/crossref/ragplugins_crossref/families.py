@@ -148,13 +148,12 @@ def linear_family(name: str, kind: str, pattern: str, description: str = "",
     ``defines``: an anchor family's declarations (see the module's docstring), also on RE2."""
     import re2
 
-    family(name, kind, pattern, description)   # Python's syntax check and the named-group check first
     options = re2.Options()
     options.log_errors = False
 
     def linear(which: str, source: str) -> re.Pattern:
         try:
-            re.compile(source)
+            re.compile(source)   # Python's syntax message first: RE2's says less
         except re.error as exc:
             raise ValueError(f"reference family '{name}': {which} {source!r} is not a valid regular expression: "
                              f"{exc}") from exc

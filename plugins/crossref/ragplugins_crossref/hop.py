@@ -309,15 +309,6 @@ _DOTTED_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _FILE_WORD = re.compile(r"[\w.\-]+\.\w+\.?")
 
 
-def file_names(profiles: Mapping[str, Any]) -> dict[str, set[str]]:
-    """Each indexed document's file name (lower case) -> the documents of that name."""
-    out: dict[str, set[str]] = {}
-    for doc_id, prof in profiles.items():
-        for name in {getattr(prof, "file_name", ""), doc_id.replace("\\", "/").rsplit("/", 1)[-1]} - {""}:
-            out.setdefault(name.lower(), set()).add(doc_id)
-    return out
-
-
 def declared_names(profiles: Mapping[str, Any]) -> tuple[dict[str, set[str]], dict[str, set[str]], NameIndex]:
     """(module name -> documents that declare it with ``.. module::``, dotted name -> documents that
     declare it: modules and the objects documented under them, "imp.find_module", lower case; the
@@ -476,7 +467,7 @@ class CrossrefHop(BaseNodePostprocessor):
         named = {doc for mention in names.find(query, as_written=False) for doc in mention.doc_ids}
         declared = self.context.cached(f"{PLUGIN}.declared_names", lambda ctx: declared_names(self._profiles()))
         # A file name typed whole ("usr_12.txt says ..."): too short a name to be read as a title.
-        files = self.context.cached(f"{PLUGIN}.file_names", lambda ctx: file_names(self._profiles()))
+        files = self.context.documents_by_file_name()
         typed = {doc for word in _FILE_WORD.findall(query) for doc in files.get(word.rstrip(".").lower(), ())}
         return named | typed | code_names(query, *declared)
 

@@ -253,8 +253,9 @@ def _entry_chunk(registry: Registry, target: str, names: Sequence[str], fragment
     prof = registry.profiles.get(target) if names or fragment else None
     if prof is None:
         return None
-    if fragment and entry_name_key(fragment) in prof.fragments:
-        return prof.fragments[entry_name_key(fragment)]   # where the page's own anchor of that name begins
+    anchored = prof.fragments.get(entry_name_key(fragment)) if fragment else None
+    if anchored:
+        return anchored   # where the page's own anchor of that name begins
     for name in names:
         chunk = prof.terms.get(name) or prof.respelt_terms.get(entry_name_key(name))
         if chunk:

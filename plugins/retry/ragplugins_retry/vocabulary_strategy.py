@@ -62,8 +62,7 @@ class VocabularyStrategy(RetryStrategy):
                 vocab, why = None, f"the vocabulary could not be read ({type(exc).__name__}: {exc})"
             # A file name the question types names a document, not the corpus's vocabulary: "usr_21.txt
             # says ..." was respelt "usr_toc.txt" (a new user's Vim help files).
-            files = ctx.cached("retry.file_names", lambda c: frozenset(
-                doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower() for doc_id in c.list_documents()))
+            files = frozenset(ctx.documents_by_file_name())
             added, why = (self.expansions(query, vocab, nodes, files=files) if vocab is not None else ([], why))
         if added:
             # One change per retry: the question stays exactly as asked (every entity, number and
