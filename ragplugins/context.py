@@ -67,6 +67,11 @@ class RagContext:
         """The query embedding, cached: hop, overview and retry reuse it."""
         return list(self._embed_cache(text))
 
+    def forget_query_embeddings(self) -> None:
+        """Empty the query-embedding cache, so the next search of a question embeds it again (an eval's
+        second pass over the same questions would otherwise time searches without the model's work)."""
+        self._embed_cache.cache_clear()
+
     def embed_texts(self, texts: Sequence[str]) -> dict[str, list[float]]:
         """Document-side embeddings of ``texts``, batched and cached on this context: query-time
         plugins score the same stored passages (reference sentences, overviews) query after query."""

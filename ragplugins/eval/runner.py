@@ -474,6 +474,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                 # caches, which no later query pays; a question outside the gold set so no gold query
                 # finds its own embedding cached.
                 rp.search(WARMUP_QUERY, top_k=k_used, base=arm.base(rp.index(), k_used) if arm.base else None)
+                # Each pass times the model's work too: the questions an earlier k (or arm) embedded are forgotten.
+                rp.context(rp.index()).forget_query_embeddings()
                 for row in gold:
                     base = arm.base(rp.index(), k_used) if arm.base else None
                     start = time.perf_counter()
