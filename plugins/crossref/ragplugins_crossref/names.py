@@ -32,8 +32,9 @@ GENERIC = frozenset(
     "other new old main".split())
 MIN_NAME_CHARS = 6
 MIN_CONTENT_TOKENS = 2
-# Characters allowed between the words of a name in running text ("Non-Disclosure", "R & D", line breaks).
-_GAP = re.compile(r"[ \t\r\n\u00a0\-–—&/]{1,5}")
+# Characters allowed between the words of a name in running text ("Non-Disclosure", "R & D", line breaks,
+# a possessive: "System Administrators' Guide", "Writer's Guide").
+_GAP = re.compile(r"[ \t\r\n\u00a0\-–—&/'’]{1,5}")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _NUMERIC_PREFIX = re.compile(r"^\d{1,6}[\s_.\-]+")
 _PARENTHETICAL = re.compile(r"\([^()]{0,200}\)")
@@ -75,8 +76,9 @@ def title_variants(title: str) -> list[str]:
 
 
 def written_as_name(surfaces: list[str]) -> bool:
-    """Every content word capitalised (or a number): 'Risk Assessment Memo', 'IP Certification'."""
-    return all(s[0].isupper() or s[0].isdigit() for s in surfaces if s.lower() not in STOPWORDS)
+    """Every content word capitalised (or a number): 'Risk Assessment Memo', 'IP Certification' ("s" is a
+    possessive's: "Writer's Guide")."""
+    return all(s[0].isupper() or s[0].isdigit() for s in surfaces if s.lower() not in STOPWORDS and s != "s")
 
 
 @dataclass

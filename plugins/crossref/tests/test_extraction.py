@@ -37,6 +37,19 @@ def test_document_mentions_by_title_filename_and_alias():
     assert ("nda", "02_nda.pdf") in got                                      # declared alias
 
 
+def test_a_title_with_a_possessive_is_mentioned_as_it_is_written():
+    # Linux-PAM's guides: "see the Linux-PAM System Administrators' Guide"; "the Module Writer's Guide".
+    refs, _ = run({
+        "Linux-PAM_SAG.html": "# The Linux-PAM System Administrators' Guide\nThis manual documents PAM.",
+        "Linux-PAM_MWG.html": "# The Linux-PAM Module Writer's Guide\nHow to write modules.",
+        "adg-intro.html": "# Introduction\nFor configuration, see the Linux-PAM System Administrators' Guide; "
+                          "modules are described in the Linux-PAM Module Writer’s Guide.",
+    })
+    assert targets(refs["adg-intro.html"], "document") == {
+        ("the linux pam system administrators guide", "Linux-PAM_SAG.html"),
+        ("the linux pam module writer s guide", "Linux-PAM_MWG.html")}
+
+
 def test_a_heading_that_holds_another_document_s_name_heads_a_section_and_points_nowhere():
     refs, _ = run({
         "reverse_proxy.html": "# Reverse Proxy Guide\n\nForwarding requests to a backend.",
