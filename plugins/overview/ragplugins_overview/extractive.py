@@ -15,7 +15,9 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 # Link targets and URLs are addresses, not content; emphasis markers are noise in prose.
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<?https?://\S+")
-_EMPHASIS = re.compile(r"[*_`]{1,3}")
+# A marker opens or closes emphasis only at a word's edge: the underscores of TCL_MEM_DEBUG, file_path and
+# Tcl_DStringInit are part of the name.
+_EMPHASIS = re.compile(r"`{1,3}|(?<!\w)[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}(?!\w)")
 
 
 def _clip(text: str, limit: int) -> str:

@@ -96,3 +96,12 @@ def test_documents_are_rebuilt_from_chunks_in_order_without_the_overlap():
     docs = documents_from_nodes(nodes)
     assert docs["d"].text == "The first part of the text, second part overlaps here\n and then goes on."
     assert docs["e"].text == "Another document."
+
+
+def test_emphasis_goes_and_the_underscores_of_a_name_stay():
+    page = DocumentText("dstring.md", "# The *Tcl_DString* functions\n\nCall `Tcl_DStringInit` **first**; build with "
+                        "_TCL_MEM_DEBUG_ to trace file_path leaks.\n", {"file_name": "dstring.md"})
+    writer = ExtractiveOverviewWriter()
+    text = writer.write(page, writer.statistics([page.text]))
+    assert text.startswith("The Tcl_DString functions."), text
+    assert "Call Tcl_DStringInit first; build with TCL_MEM_DEBUG to trace file_path leaks." in text, text
