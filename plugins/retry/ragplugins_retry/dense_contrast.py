@@ -44,6 +44,10 @@ class DenseContrastSignal(RetrySignal):
             if value is not None:
                 values.append(value)
         details = {"cosines": len(values), "from_vectors": from_vectors, "candidates": len(nodes)}
+        if len(nodes) < self.min_candidates:
+            return Measurement(None, f"only {len(nodes)} candidates; the contrast needs {self.min_candidates} "
+                                     f"(ranks 6+ are its background): a top_k of at least {self.min_candidates}",
+                               details)
         if len(values) < self.min_candidates:
             return Measurement(None, f"only {len(values)} of {len(nodes)} candidates carry a dense cosine "
                                      f"(BM25-only retrieval or a store that returns neither vectors nor "

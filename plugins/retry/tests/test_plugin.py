@@ -53,8 +53,10 @@ def test_no_dense_signal_on_a_tiny_candidate_set_means_no_retry(tiny_rag, bundle
     off, _ = tiny_rag
     result = rag.search(QUESTION, top_k=5)
     decision = result.trace.get("retry", "decision")
-    assert decision["fired"] is False and "only 5 of 5 candidates" in decision["reason"]
-    assert "the contrast needs 6" in decision["reason"]
+    # The reason names the cause: too few candidates, not missing cosines.
+    assert decision["fired"] is False and "only 5 candidates" in decision["reason"]
+    assert "the contrast needs 6" in decision["reason"] and "top_k of at least 6" in decision["reason"]
+    assert "BM25" not in decision["reason"]
     assert [n.node.node_id for n in result.first_stage] == [n.node.node_id for n in
                                                            off.search(QUESTION, top_k=5).first_stage]
 
