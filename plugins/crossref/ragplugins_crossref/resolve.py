@@ -167,8 +167,8 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref.kind == "document":
         return set(ref.docs)
     if ref.kind == "identifier":
-        # Documents that name themselves in capitals answer to any case; the others to the name as written.
-        return set(registry.ids.get(ref.key, ())) | set(registry.ids.get(ref.exact, ()))
+        # Names in one case match whatever one case they are written in; names in mixed case as written.
+        return set(registry.ids.get(ref.exact or ref.key, ()))
     if ref.kind == "citation" and depth == 0:
         # Each entry is read once per document, however often the key is cited.
         if (doc_id, ref.key) not in registry.entry_owners:

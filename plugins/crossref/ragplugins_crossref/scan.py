@@ -91,21 +91,18 @@ def identifier_key(raw: str, volume: str | None = None) -> str:
     return f"{key}({volume})" if volume else key
 
 
-def exact_identifier_key(raw: str, volume: str | None = None) -> str:
-    """The identifier as written (its letters' case kept), marked "=": Tcl's manual has a page ``Load(3tcl)``
-    (the C function Tcl_LoadFile) and a page ``load(3tcl)`` (the command), ``RegExp`` and ``regexp``."""
+def case_identifier_key(raw: str, volume: str | None = None) -> str:
+    """An identifier's key with its case where the case tells pages apart: written in one case (``stat(2)``,
+    ``STAT(2)``, "RFC 9000"; a header in capitals says nothing of the name's case), the key of
+    :func:`identifier_key`, which any one-case spelling shares; written in mixed case, the identifier as written,
+    marked "=" (Tcl's manual has a page ``Load(3tcl)``, the C function Tcl_LoadFile, and a page ``load(3tcl)``,
+    the command; ``RegExp`` and ``regexp``)."""
+    letters = [c for c in raw if c.isalpha()]
+    if all(c.isupper() for c in letters) or all(c.islower() for c in letters):
+        return identifier_key(raw, volume)
     key = re.sub(r"[\s\u00a0]+", "", raw)
     key = re.sub(r"^([A-Za-z/]+)-(?=\d)", r"\1", key)
     return f"={key}({volume})" if volume else f"={key}"
-
-
-def own_identifier_key(raw: str, volume: str | None = None) -> str:
-    """The key a document files one of its own identifiers under: as written, unless written in capitals
-    (a manual page's header, ``STAT(2)``; "RFC 9000"), which say nothing of the name's case."""
-    letters = [c for c in raw if c.isalpha()]
-    if all(c.isupper() for c in letters):
-        return identifier_key(raw, volume)
-    return exact_identifier_key(raw, volume)
 
 
 def anchor_key(space: str | None, name: str) -> str:
@@ -231,12 +228,12 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     for source in (*prof.titles, stem.replace("_", " ").upper()):
         for fam in id_families:
             for im in fam.pattern.finditer(source):
-                key = own_identifier_key(im.group("id"), im.groupdict().get("volume"))
+                key = case_identifier_key(im.group("id"), im.groupdict().get("volume"))
                 if key not in prof.ids:
                     prof.ids.append(key)
     page = _MANUAL_PAGE_FILE.match(prof.file_name)
-    if page and own_identifier_key(page.group("id"), page.group("volume")) not in prof.ids:
-        prof.ids.append(own_identifier_key(page.group("id"), page.group("volume")))
+    if page and case_identifier_key(page.group("id"), page.group("volume")) not in prof.ids:
+        prof.ids.append(case_identifier_key(page.group("id"), page.group("volume")))
     best_section: dict[str, tuple[int, str]] = {}
     headings: dict[str, None] = {}
     for chunk_id, text in chunks:
@@ -381,7 +378,7 @@ class RawRef:
     qualifier: RawRef | None = None         # the document a label/section is said to belong to
     entries: tuple[str, ...] = ()          # a link's fragment and shown words: an entry the target may define
     fragment: str = ""                     # a link's fragment: also one of the target's headings
-    exact: str = ""                        # an identifier as written (exact_identifier_key)
+    exact: str = ""                        # an identifier's key with its case (case_identifier_key)
 
 
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
@@ -409,7 +406,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "identifier":
                 refs.append(RawRef("identifier", identifier_key(groups["id"], groups.get("volume")), hit.group(),
                                    hit.start(), hit.end(), fam.name,
-                                   exact=exact_identifier_key(groups["id"], groups.get("volume"))))
+                                   exact=case_identifier_key(groups["id"], groups.get("volume"))))
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
                 href = _link_path(groups["href"])

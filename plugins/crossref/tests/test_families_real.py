@@ -65,7 +65,7 @@ def test_manual_pages_by_name_and_linkgit():
                           "The editor is set with linkgit:git-config[1]; see also git-config(1), stat(2) and "
                           "linkgit:git-log[1].",
     })
-    assert ann.profiles["git-config.txt"].ids == ["=git-config(1)"]      # the page's setext title declares it
+    assert ann.profiles["git-config.txt"].ids == ["git-config(1)"]       # the page's setext title declares it
     assert resolved(refs["git-commit.txt"]) == {("git-config(1)", "git-config.txt")}
     assert ("identifier", "stat(2)", None) in refs["git-commit.txt"]      # outside the corpus: kept, null
     assert resolved(refs["git-config.txt"]) == {("git-commit(1)", "git-commit.txt")}   # never itself
@@ -79,24 +79,27 @@ def test_manual_pages_without_a_title_resolve_through_their_file_names():
                            "maillog_file, and postlogd(8) (this page), master(8), syslogd(8).",
         "notes.txt": "Release 3.2.txt notes; see postlogd(8).",
     })
-    assert "=postconf(5)" in ann.profiles["postconf.5.html"].ids
+    assert "postconf(5)" in ann.profiles["postconf.5.html"].ids
     assert resolved(refs["postlogd.8.html"]) == {("postconf(5)", "postconf.5.html")}
     assert ("identifier", "master(8)", None) in refs["postlogd.8.html"]
     assert resolved(refs["notes.txt"]) == {("postlogd(8)", "postlogd.8.html")}
     assert not [i for i in ann.profiles["notes.txt"].ids if "(" in i]
 
 
-def test_a_manual_page_s_name_keeps_its_case_unless_its_header_is_in_capitals():
+def test_a_manual_page_s_name_in_mixed_case_keeps_its_case():
     # Tcl's manual: Load(3tcl) is the C function's page, load(3tcl) the command's (not indexed here); RegExp
-    # and regexp likewise. Linux's headers are in capitals (STAT(2)) and say nothing of the name's case.
+    # and regexp likewise. Linux's headers are in capitals (STAT(2)) and say nothing of the name's case, and
+    # hostname(7) cites ASCII(7), the page ascii.7.
     refs, ann = run({
         "Tcl_LoadFile.3tcl.txt": "Load(3tcl)\t\tTcl Library Procedures\t\tLoad(3tcl)\n\nNAME\nTcl_LoadFile - load",
         "regexp.3tcl.txt": "regexp(3tcl)\t\tTcl Built-In Commands\t\tregexp(3tcl)\n\nNAME\nregexp - match",
         "stat.2.txt": "STAT(2)\t\tLinux Programmer's Manual\t\tSTAT(2)\n\nNAME\nstat - file status",
-        "file.3tcl.txt": "SEE ALSO\nload(3tcl), RegExp(3tcl), Tcl_LoadFile(3tcl), stat(2)",
+        "ascii.7.txt": "NAME\nascii - ASCII character set encoded in octal, decimal, and hexadecimal",
+        "file.3tcl.txt": "SEE ALSO\nload(3tcl), RegExp(3tcl), Tcl_LoadFile(3tcl), stat(2), ASCII(7)",
         "info.3tcl.txt": "SEE ALSO\nLoad(3tcl), regexp(3tcl)",
     })
-    assert resolved(refs["file.3tcl.txt"]) == {("tcl_loadfile(3)", "Tcl_LoadFile.3tcl.txt"), ("stat(2)", "stat.2.txt")}
+    assert resolved(refs["file.3tcl.txt"]) == {("tcl_loadfile(3)", "Tcl_LoadFile.3tcl.txt"), ("stat(2)", "stat.2.txt"),
+                                               ("ascii(7)", "ascii.7.txt")}
     assert {("identifier", "load(3)", None), ("identifier", "regexp(3)", None)} <= refs["file.3tcl.txt"]
     assert resolved(refs["info.3tcl.txt"]) == {("load(3)", "Tcl_LoadFile.3tcl.txt"), ("regexp(3)", "regexp.3tcl.txt")}
 
