@@ -85,9 +85,13 @@ def section_key(word: str | None, value: str) -> str:
     return f"{word if word in ('article', 'chapter') else 'section'} {value.lower()}"
 
 
+def _written_identifier(raw: str) -> str:
+    """An identifier without its white space, a prefix's hyphen before its number dropped ("RFC-9000")."""
+    return re.sub(r"^([A-Za-z/]+)-(?=\d)", r"\1", re.sub(r"[\s\u00a0]+", "", raw))
+
+
 def identifier_key(raw: str, volume: str | None = None) -> str:
-    key = re.sub(r"[\s\u00a0]+", "", raw).lower()
-    key = re.sub(r"^([a-z/]+)-(?=\d)", r"\1", key)
+    key = _written_identifier(raw).lower()
     return f"{key}({volume})" if volume else key
 
 
@@ -100,9 +104,8 @@ def case_identifier_key(raw: str, volume: str | None = None) -> str:
     letters = [c for c in raw if c.isalpha()]
     if all(c.isupper() for c in letters) or all(c.islower() for c in letters):
         return identifier_key(raw, volume)
-    key = re.sub(r"[\s\u00a0]+", "", raw)
-    key = re.sub(r"^([A-Za-z/]+)-(?=\d)", r"\1", key)
-    return f"={key}({volume})" if volume else f"={key}"
+    key = "=" + _written_identifier(raw)
+    return f"{key}({volume})" if volume else key
 
 
 def anchor_key(space: str | None, name: str) -> str:
@@ -378,7 +381,7 @@ class RawRef:
     qualifier: RawRef | None = None         # the document a label/section is said to belong to
     entries: tuple[str, ...] = ()          # a link's fragment and shown words: an entry the target may define
     fragment: str = ""                     # a link's fragment: also one of the target's headings
-    exact: str = ""                        # an identifier's key with its case (case_identifier_key)
+    case_key: str = ""                     # an identifier's key with its case (case_identifier_key)
 
 
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
@@ -406,7 +409,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "identifier":
                 refs.append(RawRef("identifier", identifier_key(groups["id"], groups.get("volume")), hit.group(),
                                    hit.start(), hit.end(), fam.name,
-                                   exact=case_identifier_key(groups["id"], groups.get("volume"))))
+                                   case_key=case_identifier_key(groups["id"], groups.get("volume"))))
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
                 href = _link_path(groups["href"])
