@@ -168,7 +168,7 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
         return set(ref.docs)
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
-        return set(registry.ids.get(ref.case_key or ref.key, ()))
+        return set(registry.ids.get(ref.case_key, ()))
     if ref.kind == "citation" and depth == 0:
         # Each entry is read once per document, however often the key is cited.
         if (doc_id, ref.key) not in registry.entry_owners:

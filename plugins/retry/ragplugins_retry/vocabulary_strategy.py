@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -62,7 +62,7 @@ class VocabularyStrategy(RetryStrategy):
                 vocab, why = None, f"the vocabulary could not be read ({type(exc).__name__}: {exc})"
             # A file name the question types names a document, not the corpus's vocabulary: "usr_21.txt
             # says ..." was respelt "usr_toc.txt" (a new user's Vim help files).
-            files = frozenset(ctx.documents_by_file_name())
+            files = ctx.documents_by_file_name()   # cached per index version; read for membership only
             added, why = (self.expansions(query, vocab, nodes, files=files) if vocab is not None else ([], why))
         if added:
             # One change per retry: the question stays exactly as asked (every entity, number and
@@ -81,7 +81,7 @@ class VocabularyStrategy(RetryStrategy):
         return reduced
 
     def expansions(self, query: str, vocab: vocabulary.Vocabulary, nodes: Sequence[NodeWithScore] = (),
-                   files: frozenset[str] = frozenset()) -> tuple[list[dict], str]:
+                   files: Container[str] = frozenset()) -> tuple[list[dict], str]:
         """The added terms (best first) with why each was chosen, or [] and the reason none was. ``files``:
         the indexed documents' file names (lower case), which a question names rather than spells."""
         if vocab.n_chunks == 0:
@@ -137,7 +137,7 @@ def _stems(words: list[str]) -> list[str]:
     return text._stemmer().stemWords([w.lower() for w in words])
 
 
-def _linked(query: str, vocab: vocabulary.Vocabulary, files: frozenset[str] = frozenset()):
+def _linked(query: str, vocab: vocabulary.Vocabulary, files: Container[str] = frozenset()):
     """(lower-case term, how it is linked, stems of the question words it stands for); none for a word that
     is an indexed document's file name."""
     words = [w for w in text.words(query) if w.lower() not in files]
