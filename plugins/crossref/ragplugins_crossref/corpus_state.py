@@ -46,7 +46,7 @@ NAME = "documents"
 # pages define goes to the one beside the citing page; 5, a link's fragment names the chunk where the page's
 # anchor of that name begins; 6, an identifier written in mixed case keeps its case),
 # so that the next write resolves every document again rather than trusting records made the old way.
-STATE_VERSION = 6
+STATE_VERSION = 7
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 

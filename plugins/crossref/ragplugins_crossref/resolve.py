@@ -30,6 +30,7 @@ from typing import Any
 from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.scan import (
+    OTHER_NAME,
     Profile,
     RawRef,
     anchor_key,
@@ -168,7 +169,8 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
         return set(ref.docs)
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
-        return set(registry.ids.get(ref.case_key, ()))
+        # A page's own name first, then a manual page whose NAME section lists it.
+        return set(registry.ids.get(ref.case_key) or registry.ids.get(OTHER_NAME + ref.case_key) or ())
     if ref.kind == "citation" and depth == 0:
         # Each entry is read once per document, however often the key is cited.
         if (doc_id, ref.key) not in registry.entry_owners:

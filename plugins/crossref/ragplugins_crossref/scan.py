@@ -37,6 +37,13 @@ _SETEXT_TITLE = re.compile(
 # postconf(5), "signal.7.txt" signal(7), "git-config.1" git-config(1).
 _MANUAL_PAGE_FILE = re.compile(r"(?P<id>[A-Za-z][\w+-]{0,60}(?:\.[A-Za-z][\w+-]{0,30}){0,3}?)"
                                r"\.(?P<volume>[1-9])[a-z]{0,3}(?:\.(?i:html?|txt|gz))*$")
+# A manual page's header line, its name and volume at both ends: "define(3tcl)   TclOO Commands   define(3tcl)".
+_MANUAL_PAGE_HEADER = re.compile(r"(?P<name>[A-Za-z][\w.:+-]{0,60}\([1-9][a-z]{0,3}\))[ \t].{0,200}[ \t](?P=name)")
+# A manual page's NAME section: every name before the dash is one ``man`` finds the page by ("Tcl_Alloc,
+# Tcl_Free, ckalloc - allocate or free heap memory"; Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl).
+_MANUAL_PAGE_NAMES = re.compile(r"^NAME[ \t]*\n(?P<names>(?:[ \t]{0,12}\S[^\n]{0,300}(?:\n|\Z)){1,24})", re.M)
+_NAMES_END = re.compile(r"[ \t](?:\\?-|[\u2010-\u2014])[ \t]")
+_MANUAL_PAGE_NAME = re.compile(r"[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3}")
 # Names a reStructuredText (Sphinx) document declares for others to point at.
 _RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$", re.M)
 RST_DIRECTIVE = re.compile(
@@ -74,6 +81,11 @@ _QUALIFIER_AFTER = re.compile(r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n
                               r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3})?")
 _QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
 _CHAIN = re.compile(r"[ \t\n]{0,3}[,;]?[ \t\n]{0,3}(?:(?:and|or)[ \t\n]{1,3})?")
+
+
+# Marks a manual page's other names (its NAME section's) among its ids: looked up only when no page has the
+# name as its own, so ``Tcl_Free(3tcl)`` finds Tcl_Alloc's page and ``stat(2)`` never the page that lists it.
+OTHER_NAME = "~"
 
 
 def label_key(word: str, value: str) -> str:
@@ -152,7 +164,7 @@ class Profile:
     doc_id: str
     file_name: str = ""
     titles: list[str] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)                      # "git-config(1)"; OTHER_NAME + "tcl_free(3)"
     labels: dict[str, dict[str, str]] = field(default_factory=dict)   # "exhibit b" -> {caption, chunk}
     sections: dict[str, str] = field(default_factory=dict)            # "section 4.3" -> chunk id
     headings: list[str] = field(default_factory=list)                 # sections it starts with a heading
@@ -208,9 +220,22 @@ def _first_title(text: str, metadata: dict) -> list[str]:
         out.append(md.group("text").strip().strip("#").strip())
     else:
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        if heading_like(first):
+        if heading_like(first) or _MANUAL_PAGE_HEADER.fullmatch(first):
             out.append(first)
     return out
+
+
+def _manual_page_names(text: str) -> list[str]:
+    """The names a manual page's NAME section gives it (none when the section has no "name - what" line)."""
+    m = _MANUAL_PAGE_NAMES.search(text)
+    if not m:
+        return []
+    names = " ".join(m.group("names").split())
+    end = _NAMES_END.search(names)
+    if not end:
+        return []
+    out = [n.strip() for n in names[:end.start()].split(",")]
+    return out if all(_MANUAL_PAGE_NAME.fullmatch(n) for n in out) else []
 
 
 def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict,
@@ -237,6 +262,13 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     page = _MANUAL_PAGE_FILE.match(prof.file_name)
     if page and case_identifier_key(page.group("id"), page.group("volume")) not in prof.ids:
         prof.ids.append(case_identifier_key(page.group("id"), page.group("volume")))
+    volumes = {key[-2] for key in prof.ids if re.search(r"\([1-9]\)$", key)}
+    if len(volumes) == 1:   # a manual page, of one volume: its other names are in that volume
+        volume = volumes.pop()
+        for name in _manual_page_names(chunks[0][1]):
+            key = case_identifier_key(name, volume)
+            if key not in prof.ids and OTHER_NAME + key not in prof.ids:
+                prof.ids.append(OTHER_NAME + key)
     best_section: dict[str, tuple[int, str]] = {}
     headings: dict[str, None] = {}
     for chunk_id, text in chunks:

@@ -104,6 +104,30 @@ def test_a_manual_page_s_name_in_mixed_case_keeps_its_case():
     assert resolved(refs["info.3tcl.txt"]) == {("load(3)", "Tcl_LoadFile.3tcl.txt"), ("regexp(3)", "regexp.3tcl.txt")}
 
 
+def test_a_manual_page_is_found_by_every_name_its_name_section_gives():
+    # Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl and oo_objdefine.3tcl to oo_define.3tcl: the names before the
+    # dash in NAME. A page of its own keeps its name (lstat(2) here), and a page's other names in its own text
+    # are mentions of itself.
+    refs, _ = run({
+        "Tcl_Alloc.3tcl.txt": "Tcl_Alloc(3tcl)\t\tTcl Library Procedures\t\tTcl_Alloc(3tcl)\n\nNAME\n"
+                              "       Tcl_Alloc, Tcl_Free, Tcl_Realloc,\n"
+                              "       ckalloc, ckfree - allocate or free heap\n"
+                              "       memory\n\nDESCRIPTION\nFree it with ckfree(3tcl).",
+        "oo_define.3tcl.txt": "define(3tcl)\t\t\t\t  TclOO Commands\t\t\t     define(3tcl)\n\nNAME\n"
+                              "       oo::define, oo::objdefine - define and configure classes and objects",
+        "stat.2.txt": "STAT(2)\t\tLinux Programmer's Manual\t\tSTAT(2)\n\nNAME\n"
+                      "       stat, fstat, lstat - get file status",
+        "lstat.2.txt": "LSTAT(2)\t\tLinux Programmer's Manual\t\tLSTAT(2)\n\nNAME\n       lstat - status of a link",
+        "file.3tcl.txt": "SEE ALSO\n       Tcl_Free(3tcl), ckalloc(3tcl), oo::define(3tcl), oo::objdefine(3tcl), "
+                         "define(3tcl), fstat(2), lstat(2)",
+    })
+    assert resolved(refs["file.3tcl.txt"]) == {
+        ("tcl_free(3)", "Tcl_Alloc.3tcl.txt"), ("ckalloc(3)", "Tcl_Alloc.3tcl.txt"),
+        ("oo::define(3)", "oo_define.3tcl.txt"), ("oo::objdefine(3)", "oo_define.3tcl.txt"),
+        ("define(3)", "oo_define.3tcl.txt"), ("fstat(2)", "stat.2.txt"), ("lstat(2)", "lstat.2.txt")}
+    assert resolved(refs["Tcl_Alloc.3tcl.txt"]) == set()
+
+
 def test_sections_that_are_separate_files_resolve_through_their_titles():
     refs, ann = run({
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
