@@ -648,9 +648,13 @@ class CrossrefHop(BaseNodePostprocessor):
                     m["claim_match"] = round(api.cosine(claim_embedding, vectors[m["sentence"]]) or 0.0, 4)
                 m["cited"] = cited_clause(m["sentence"], query)
             # A mention in the clause the question cites by number speaks for the document, else
-            # the best-matching one; on a tie the higher-ranked referrer, then a mention naming a
+            # the best-matching one; on a tie the higher-ranked referrer, then the mention whose own words
+            # the question uses (one sentence linking two places of a page: "[IMPORTED](...#imported-targets)
+            # or [ALIAS](...#alias-targets)" for "What is an ALIAS target?"), then a mention naming a
             # section (it says which chunk is meant).
+            asked = set(tokens(query))
             best = min(p["mentions"], key=lambda m: (not m["cited"], -m["match"], m["from_rank"],
+                                                     -len(asked.intersection(tokens(m["ref"] or ""))),
                                                      m["section_chunk"] is None))
             # A pointer sentence often only says where to look ("See X for details."); the sentences
             # around it say what for. The pointer is read both ways and counts by the better reading.

@@ -131,9 +131,11 @@ class NameIndex:
                     continue
                 span = toks[i:i + n]
                 gaps_ok = all(_GAP.fullmatch(text[a.end():b.start()]) for a, b in zip(span, span[1:]))
-                if gaps_ok and (not as_written or written_as_name([m.group() for m in span])):
-                    hit = (n, Mention(span[0].start(), span[-1].end(), text[span[0].start():span[-1].end()],
-                                      frozenset(docs)))
+                # Not a part of an identifier: "POST_BUILD\n  COMMAND" holds no mention of "Build Command".
+                start, end = span[0].start(), span[-1].end()
+                whole = text[start - 1:start] != "_" and text[end:end + 1] != "_"
+                if gaps_ok and whole and (not as_written or written_as_name([m.group() for m in span])):
+                    hit = (n, Mention(start, end, text[start:end], frozenset(docs)))
                     break
             if hit:
                 out.append(hit[1])

@@ -299,6 +299,9 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                 continue
             if doc_id in declared:
                 return []   # declared here: the document pointing into itself
+            own = registry.profiles[doc_id].parameters if doc_id in registry.profiles else ()
+            if key.startswith("term:") and key[len("term:"):] in own:
+                return []   # a parameter of the page's own signature, whoever else defines that name
             if len(declared) > 1 and (key.startswith("term:") or any(
                     key in registry.profiles[d].defined for d in declared if d in registry.profiles)):
                 # nginx's `$remote_addr` is defined by its http and its stream core page: a page under http/

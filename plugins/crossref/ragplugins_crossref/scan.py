@@ -12,8 +12,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
-from ragplugins_crossref.families import ReferenceFamily
+from ragplugins_crossref.families import TERM, ReferenceFamily
 from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
 
 _HEADING_LINE = r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$"
@@ -177,6 +178,7 @@ class Profile:
     slugs: dict[str, str] = field(default_factory=dict)               # "classeventemitter" -> chunk of heading
     defined: dict[str, str] = field(default_factory=dict)             # a family's declarations: "vim:'tw'" -> chunk
     fragments: dict[str, str] = field(default_factory=dict)           # its page's anchors: "gzipproxied" -> chunk
+    parameters: list[str] = field(default_factory=list)               # its own signature's names: "PROJECT_NAME"
 
     @functools.cached_property
     def respelt_terms(self) -> dict[str, str]:
@@ -205,7 +207,8 @@ class Profile:
         if not isinstance(data, dict):
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
-                                      "anchors", "scope", "headings", "terms", "slugs", "defined", "fragments")
+                                      "anchors", "scope", "headings", "terms", "slugs", "defined", "fragments",
+                                      "parameters")
                  if k in data}
         return cls(doc_id=doc_id, **known)
 
@@ -304,6 +307,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     prof.headings = list(headings)
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     prof.terms = _defined_terms(chunks)
+    prof.parameters = _signature_names(prof.titles, "\n".join(text for _, text in chunks))
     prof.slugs = _heading_slugs(chunks)
     for chunk_id, _ in chunks:
         for name in (anchors or {}).get(chunk_id, ()):
@@ -350,6 +354,21 @@ def _heading_slugs(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
                 if len(key) >= 3:
                     yield key, m.start()
     return _earliest_chunk(chunks, found)
+
+
+_TERM_NAME = re.compile(TERM)
+
+
+def _signature_names(titles: Sequence[str], text: str) -> list[str]:
+    """The names inside a reference page's own signature, the line that calls its title ("build_command(<variable>
+    [PROJECT_NAME <projname>])" on the page titled build_command): its parameters, which its text calls "the
+    `PROJECT_NAME` option" though another page defines an option of that name."""
+    names = {t.strip(" `") for t in titles[:2] if re.fullmatch(r"[A-Za-z][\w.:]{0,80}", t.strip(" `"))}
+    out: dict[str, None] = {}
+    for name in names:
+        for call in re.finditer(rf"^[ \t]{{0,8}}{re.escape(name)}\((?P<args>[^()]{{0,2000}})\)", text, re.M):
+            out.update((m.group(), None) for m in _TERM_NAME.finditer(call.group("args")))
+    return list(out)
 
 
 def _defined_terms(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -446,7 +465,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 links.append((hit.start(), hit.end()))
                 href = _link_path(groups["href"])
                 if href:
-                    fragment = groups["href"].partition("#")[2]
+                    fragment = unquote(groups["href"].partition("#")[2])
                     entries = (fragment, (groups.get("text") or "").strip(" `*_"))
                     refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
                                        entries=tuple(e for e in entries if e), fragment=fragment))
@@ -465,7 +484,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     refs.sort(key=lambda r: (r.start, -r.end))
-    refs = _drop_inside_links(refs, links)
+    refs = _drop_inside_links(text, refs, links)
     refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)]
     _attach_qualifiers(text, refs)
     return refs
@@ -486,21 +505,29 @@ def _link_path(href: str) -> str:
     href = href.strip().split("#", 1)[0].split("?", 1)[0]
     if not href or re.match(r"[A-Za-z][\w+.-]{0,20}:", href) or href.startswith("//"):
         return ""
-    return href
+    return unquote(href)   # "Adding%20a%20Library.html" is the file "Adding a Library.html"
 
 
-def _drop_inside_links(refs: list[RawRef], links: Sequence[tuple[int, int]]) -> list[RawRef]:
+_LINK_LABEL_GAP = re.compile(r"[ \t]{0,3}")
+
+
+def _drop_inside_links(text: str, refs: list[RawRef], links: Sequence[tuple[int, int]]) -> list[RawRef]:
     """A file or document name inside a hyperlink (its target "backup-dump.html#BACKUP-DUMP", its
     text) is not a reference of its own: the link is, when it leads into the corpus; a link to another
     site or within the page is none (the Automake manual's ``https://www.gnu.org/.../automake.html`` is
-    not the Autoconf manual's Automake.html). ``refs`` and ``links`` (spans) in text order, so one pass
-    with the furthest link end seen so far does it."""
+    not the Autoconf manual's Automake.html). Nor is a name written just before a link: it says what the
+    link is ("See CMake Policy [CMP0036](../policy/CMP0036.html)" points at the policy's page, not at the
+    page titled "cmake_policy"). ``refs`` and ``links`` (spans) in text order, so one pass with the
+    furthest link end seen so far does it."""
     out, link_end, pending = [], -1, iter(sorted(links))
     upcoming = next(pending, None)
     for ref in refs:
         while upcoming is not None and upcoming[0] <= ref.start:
             link_end, upcoming = max(link_end, upcoming[1]), next(pending, None)
         if ref.kind == "document" and ref.end <= link_end:
+            continue
+        if ref.kind == "document" and ref.family == "name" and upcoming is not None \
+                and _LINK_LABEL_GAP.fullmatch(text, ref.end, upcoming[0]):
             continue
         out.append(ref)
     return out

@@ -201,6 +201,33 @@ def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
     assert resolved(refs["rfc9000.txt"]) == {("rfc9001", "rfc9001.txt")}
 
 
+def test_cmake_pages_own_words_and_encoded_links():
+    # CMake's manual: a tutorial's links are percent-encoded; a code example's "POST_BUILD\n COMMAND" is no
+    # mention of the page titled build_command; "See CMake Policy [CMP0036](...)" names the linked policy,
+    # not the page titled cmake_policy; build_command's "the `PROJECT_NAME` option" is its own signature's,
+    # though ctest_build defines an option of that name.
+    refs, ann = run({
+        "tutorial/index.html": "# Tutorial\n[Step 2: Adding a Library](Adding%20a%20Library.html#exercise-1)",
+        "tutorial/Adding a Library.html": "# Step 2: Adding a Library\n\n## Exercise 1\ntext",
+        "command/add_custom_command.html": "# add_custom_command\n\n```\nadd_custom_command(TARGET myExe POST_BUILD"
+                                           "\n  COMMAND someHasher)\n```\nSee the Build Command page.",
+        "command/build_command.html": "# build_command\n\n```\nbuild_command(<variable>\n"
+                                      "              [PROJECT_NAME <projname>] # legacy\n             )\n```\n\n"
+                                      "Their implementation of the `PROJECT_NAME` option had no useful effects.",
+        "command/build_name.html": "# build_name\n\nDisallowed since version 3.0. See CMake Policy "
+                                   "[`CMP0036`](../policy/CMP0036.html#policy:CMP0036).",
+        "command/cmake_policy.html": "# cmake_policy\n\nManage CMake Policy settings.",
+        "command/ctest_build.html": "# ctest_build\n\n`PROJECT_NAME <project-name>`\n:   Ignored.\n\n"
+                                    "See the `PROJECT_NAME` option.",
+        "command/ctest_test.html": "# ctest_test\n\nAs the `PROJECT_NAME` option of ctest_build.",
+    })
+    assert resolved(refs["tutorial/index.html"]) == {("Adding a Library.html", "tutorial/Adding a Library.html")}
+    assert [r["text"] for r in ann.refs["command/add_custom_command.html#0"] if r["target"]] == ["Build Command"]
+    assert resolved(refs["command/build_command.html"]) == set()
+    assert resolved(refs["command/build_name.html"]) == set()
+    assert resolved(refs["command/ctest_test.html"]) == {("term:PROJECT_NAME", "command/ctest_build.html")}
+
+
 SPHINX = {
     "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
                   "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",

@@ -142,3 +142,33 @@ def test_an_entry_a_host_filter_hides_is_not_brought(reference_page):
         out = CrossrefHop(ctx=ctx, gate=0.0, chunks_per_hop=1).postprocess_nodes(
             list(candidates), query_bundle=QueryBundle(RELAY_QUERY))
     assert entry not in [n.node.node_id for n in out]
+
+
+TWO_ENTRIES_PAGE = ("<html><body><h2>Relaying</h2>\n<p>To reject mail for unknown relay users, see\n"
+                    "<a href=\"postconf.5.html#mydestination\">mydestination</a> and\n"
+                    "<a href=\"postconf.5.html#relay_recipient_maps\">relay_recipient_maps</a>.</p></body></html>\n")
+
+
+@pytest.fixture(scope="module")
+def two_entries(corpus_writer, tmp_path_factory, bundled_embed_model):
+    files = {"postconf.5.html": POSTCONF_PAGE, "relay.html": TWO_ENTRIES_PAGE}
+    ctx, nodes = indexed(tmp_path_factory.mktemp("two_entries"), files, corpus_writer, bundled_embed_model)
+    chunk_of = {name: next(n.node_id for n in nodes["postconf.5.html"] if f"**{name}" in n.get_content())
+                for name in ("mydestination", "relay_recipient_maps")}
+    return ctx, nodes, chunk_of
+
+
+def test_one_sentence_linking_two_entries_of_a_page_brings_the_one_the_question_asks_about(two_entries):
+    # CMake's "[IMPORTED](...#imported-targets) or [ALIAS](...#alias-targets)" for "What is an ALIAS target?":
+    # both links share their sentence, so it matches the question equally for each; the link whose words the
+    # question uses names the entry to bring, though it comes second.
+    ctx, nodes, chunk_of = two_entries
+    assert chunk_of["mydestination"] != chunk_of["relay_recipient_maps"]
+    query = "For relaying, what must the relay recipient tables list?"
+    candidates = [NodeWithScore(node=nodes["relay.html"][0], score=1.0)]
+    with query_scope(query, filters=None) as tr:
+        hop = CrossrefHop(ctx=ctx, gate=0.0, chunks_per_hop=1)
+        out = hop.postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
+    pointer = tr.get("crossref", "hop")["considered"][0]
+    assert pointer["section_chunk"] == chunk_of["relay_recipient_maps"]
+    assert [n.node.node_id for n in out[1:]] == [chunk_of["relay_recipient_maps"]]
