@@ -159,6 +159,8 @@ def changes(before: Mapping[str, Profile], after: Mapping[str, Profile], aliases
         entries.update(entry_key("claims", c[0]) for c in old_claims ^ new_claims)
     entries.update(entry_key("exact", t) for t in names)
     words = sorted({tuple(w for w in t if w not in STOPWORDS) for t in names})
+    if names & {tokens(a) for declared in aliases.values() for a in declared}:
+        words.append(())   # a declared alias is found in any case: any document may mention it
     return Change(entries, words)
 
 

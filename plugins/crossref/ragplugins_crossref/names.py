@@ -97,12 +97,16 @@ class NameIndex:
     # First word -> the lengths of the names starting with it, longest first: most
     # words start no name, so the scan costs one dict lookup per word.
     lengths: dict[str, list[int]] = field(default_factory=dict)
+    # Names the user declared (aliases): found as declared, in any case ("the management guide").
+    declared: set[tuple[str, ...]] = field(default_factory=set)
 
     def add(self, name: str, doc_id: str, trusted: bool = False) -> bool:
         toks = tokens(name)
         if not toks or not (trusted or searchable(toks)):
             return False
         self.by_tokens.setdefault(toks, set()).add(doc_id)
+        if trusted:
+            self.declared.add(toks)
         sizes = self.lengths.setdefault(toks[0], [])
         if len(toks) not in sizes:
             sizes.append(len(toks))
@@ -134,7 +138,8 @@ class NameIndex:
                 # Not a part of an identifier: "POST_BUILD\n  COMMAND" holds no mention of "Build Command".
                 start, end = span[0].start(), span[-1].end()
                 whole = text[start - 1:start] != "_" and text[end:end + 1] != "_"
-                if gaps_ok and whole and (not as_written or written_as_name([m.group() for m in span])):
+                if gaps_ok and whole and (not as_written or key in self.declared
+                                          or written_as_name([m.group() for m in span])):
                     hit = (n, Mention(start, end, text[start:end], frozenset(docs)))
                     break
             if hit:

@@ -27,8 +27,10 @@ _SECTION_START = re.compile(
     r"(?:(?P<word>(?i:article|section|clause|chapter))[ \t\u00a0]{1,3}|§[ \t]{0,2})?"
     # Roman numerals only after a word ("Article IV"), so list letters ("C. Due Diligence") are not sections.
     # A bare number has at most two digits at the top level: "500 Technology Drive" is an address.
+    # A heading's number may link to its own anchor, as HAProxy's manuals write them: "# [2.](#2) Configuring".
+    r"(?P<link>\[)?"
     r"(?P<value>(?(word)\d{1,4}|\d{1,2})(?:\.\d{1,3}){0,4}|(?(word)[IVXLC]{1,7}(?=[ \t.:\-–—])|(?!)))"
-    r"[.:]?[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])",
+    r"[.:]?(?(link)\]\(#[^()\s]{0,80}\))[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])",
     re.M)
 # A setext title, as AsciiDoc and reStructuredText write it: "git-config(1)" over a line of "=".
 _SETEXT_TITLE = re.compile(
@@ -272,21 +274,24 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             key = case_identifier_key(name, volume)
             if key not in prof.ids and OTHER_NAME + key not in prof.ids:
                 prof.ids.append(OTHER_NAME + key)
-    best_section: dict[str, tuple[int, str]] = {}
+    best_section: dict[str, tuple[bool, int, str]] = {}
     headings: dict[str, None] = {}
     for chunk_id, text in chunks:
         for sm in _SECTION_START.finditer(text):
             key = section_key(sm.group("word"), sm.group("value"))
             line_end = text.find("\n", sm.start())
             line = text[sm.start(): len(text) if line_end < 0 else line_end]
-            if sm.group("hashes") or (sm.group("word") and heading_like(line)):
+            heading = bool(sm.group("hashes") or (sm.group("word") and heading_like(line)))
+            if heading:
                 # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item, nor a
                 # sentence that starts a line ("Chapter 4 covers ownership.", a wrapped "Section 4.3 of ...").
                 headings[key] = None
             room = len(text) - sm.start()
-            # Chunks overlap: a heading in the last lines of one chunk starts its section in the next.
-            if key not in best_section or (best_section[key][0] < 200 and room > best_section[key][0]):
-                best_section[key] = (room, chunk_id)
+            # A heading starts its section, wherever a list item of that number stands. Chunks overlap: a
+            # heading in the last lines of one chunk starts its section in the next.
+            held = best_section.get(key)
+            if held is None or (heading and not held[0]) or (heading == held[0] and held[1] < 200 and room > held[1]):
+                best_section[key] = (heading, room, chunk_id)
         if label_family is not None:
             for lm in _LABEL_LINE_PREFIX.finditer(text):
                 hit = label_family.pattern.match(text, lm.end())
@@ -303,7 +308,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
         for em in _MD_LINK_DEFINITION.finditer(text):
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
-    prof.sections = {k: v[1] for k, v in best_section.items()}
+    prof.sections = {k: v[2] for k, v in best_section.items()}
     prof.headings = list(headings)
     prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
     prof.terms = _defined_terms(chunks)
@@ -479,6 +484,9 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                                    hit.start(), hit.end(), fam.name))
             else:
                 name = groups["name"]
+                at = hit.start(fam.pattern.groupindex["name"])   # (RE2's matches take a group's number only)
+                if _SERVER_PATH.search(text, max(0, at - 300), at):
+                    continue
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
                 docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
@@ -488,6 +496,12 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
     refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)]
     _attach_qualifiers(text, refs)
     return refs
+
+
+# The path a file name ends when it is a server's or a site's, not a document's: "GET /index.html", "https://
+# example.org/docs/index.html", "/usr/share/doc/x/README.txt" (an absolute path is where a file lives on some
+# machine; a relative one, "docs/guide.md", may well be this corpus's).
+_SERVER_PATH = re.compile(r"(?:^|[\s\"'`(<=,;])(?:/|[A-Za-z][\w+.-]{0,20}://)[^\s\"'`()<>]{0,280}/?\Z")
 
 
 # What a reference standing right after it moves the reader to, not what the text points at: the "Next chapter:

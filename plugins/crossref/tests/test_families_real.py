@@ -228,6 +228,31 @@ def test_cmake_pages_own_words_and_encoded_links():
     assert resolved(refs["command/ctest_test.html"]) == {("term:PROJECT_NAME", "command/ctest_build.html")}
 
 
+def test_haproxy_manuals_headings_with_anchors_paths_on_a_server_and_aliases_in_lower_case():
+    # HAProxy's manuals: a heading's number links to its anchor, a numbered list stands before the heading of
+    # the same number, a log example requests "/index.html", and the manuals call each other "the management
+    # guide" (all are titled "HAProxy": the user declares the alias).
+    chunks = {
+        "html/configuration.html": [
+            ("c#0", "# HAProxy\n\n1. Any active, non-backup server is used.\n2. If the option is set, all are.\n"),
+            ("c#1", "# [2.](#2) Configuring HAProxy\n\nText.\n\n## [2.1.](#2.1) Configuration file format\n"),
+            ("c#2", "```\n{} \"GET /index.html HTTP/1.1\"\n```\nSee https://www.haproxy.org/download/index.html, "
+                    "section 9.3 and the management guide."),
+        ],
+        "html/management.html": [("m#0", "# HAProxy\n\n## [9.3.](#9.3) Unix Socket commands\n\nText.")],
+        "lua/index.html": [("l#0", "# How Lua runs in HAProxy\n\nText.")],
+    }
+    metadata = {d: {"file_name": d.rsplit("/", 1)[-1]} for d in chunks}
+    ann = annotate(chunks, metadata, BUILTIN_FAMILIES, max_refs=50,
+                   aliases={"html/management.html": ["management guide"]})
+    prof = ann.profiles["html/configuration.html"]
+    assert prof.sections["section 2"] == "c#1" and prof.sections["section 2.1"] == "c#1"
+    assert {"section 2", "section 2.1"} <= set(prof.headings)
+    assert ann.profiles["html/management.html"].sections == {"section 9.3": "m#0"}
+    found = {(r["text"], r["target"]) for r in ann.refs["c#2"] if r["target"]}
+    assert found == {("section 9.3", "html/management.html"), ("management guide", "html/management.html")}
+
+
 SPHINX = {
     "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
                   "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",

@@ -247,3 +247,19 @@ def test_patches_are_written_in_groups_of_whole_documents():
                           {k: patches[k] for k in ("c-0", "c-1", "c-2", "c-3")}]
     patches.clear()
     assert grouped(4) == []
+
+
+def test_a_declared_alias_is_found_in_any_case_also_when_its_document_arrives_later(tmp_path, bundled_embed_model):
+    # HAProxy's manuals are all titled "HAProxy" and call each other "the management guide": a user declares
+    # the alias, and prose writes it in lower case. The citing page was resolved before the guide arrived.
+    rag = make_rag([plugin], {"crossref": {"aliases": {"management.md": ["management guide"]}}},
+                   embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "lua.md").write_text("# Lua Scripting\n\nSee the management guide for the stats socket.\n",
+                                 encoding="utf-8")
+    rag.index_paths([root])
+    (root / "management.md").write_text("# Runtime API\n\nThe stats socket takes commands.\n", encoding="utf-8")
+    rag.index_paths([root])
+    assert _out_of_line(rag) == {}
+    assert ("management guide", "management.md", "name") in _targets(_stored(rag))
