@@ -80,7 +80,9 @@ _STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|
                          r"(?:no[ _.\-]{0,2})?(?P<value>[a-z]|\d{1,4}(?:\.\d{1,4}){0,3})(?![a-z0-9])", re.I)
 # What may stand between a reference and the document it belongs to: "Section 4.3 of the
 # Master Agreement", "Exhibit C - Earnout Terms of the Document: Acquisition Agreement".
-_QUALIFIER_AFTER = re.compile(r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"
+# The section's title may stand between, quoted: 'section 9.3 "Unix Socket commands" of Management Guide'.
+_QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”])?"
+                              r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"
                               r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3})?")
 _QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
 _CHAIN = re.compile(r"[ \t\n]{0,3}[,;]?[ \t\n]{0,3}(?:(?:and|or)[ \t\n]{1,3})?")
