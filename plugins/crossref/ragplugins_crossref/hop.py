@@ -641,6 +641,7 @@ class CrossrefHop(BaseNodePostprocessor):
                                         + [text for p in pointers.values() for _, text in p["passages"]])
         claim = self._claim(query, named)
         claim_embedding = self.context.embed_query(claim) if claim else None
+        asked = set(tokens(query))
         for p in pointers.values():
             for m in p["mentions"]:
                 m["match"] = round(api.cosine(query_embedding, vectors[m["sentence"]]) or 0.0, 4)
@@ -652,7 +653,6 @@ class CrossrefHop(BaseNodePostprocessor):
             # the question uses (one sentence linking two places of a page: "[IMPORTED](...#imported-targets)
             # or [ALIAS](...#alias-targets)" for "What is an ALIAS target?"), then a mention naming a
             # section (it says which chunk is meant).
-            asked = set(tokens(query))
             best = min(p["mentions"], key=lambda m: (not m["cited"], -m["match"], m["from_rank"],
                                                      -len(asked.intersection(tokens(m["ref"] or ""))),
                                                      m["section_chunk"] is None))

@@ -494,7 +494,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     refs.sort(key=lambda r: (r.start, -r.end))
-    refs = _drop_inside_links(text, refs, links)
+    refs = _drop_link_labels(text, refs, links)
     refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)]
     _attach_qualifiers(text, refs)
     return refs
@@ -527,7 +527,7 @@ def _link_path(href: str) -> str:
 _LINK_LABEL_GAP = re.compile(r"[ \t]{0,3}")
 
 
-def _drop_inside_links(text: str, refs: list[RawRef], links: Sequence[tuple[int, int]]) -> list[RawRef]:
+def _drop_link_labels(text: str, refs: list[RawRef], links: Sequence[tuple[int, int]]) -> list[RawRef]:
     """A file or document name inside a hyperlink (its target "backup-dump.html#BACKUP-DUMP", its
     text) is not a reference of its own: the link is, when it leads into the corpus; a link to another
     site or within the page is none (the Automake manual's ``https://www.gnu.org/.../automake.html`` is
