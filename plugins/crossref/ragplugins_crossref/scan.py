@@ -189,6 +189,11 @@ class Profile:
         """``terms`` by ``entry_name_key``, built once per profile (links into one page are resolved many times)."""
         return {entry_name_key(term): chunk for term, chunk in self.terms.items()}
 
+    @functools.cached_property
+    def section_names(self) -> frozenset[str]:
+        """Its headings (``slugs``) without their section numbers: "146braceexpansion" -> "braceexpansion"."""
+        return frozenset(key.lstrip("0123456789") for key in self.slugs)
+
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
         if self.file_name:
@@ -471,7 +476,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
                 href = _link_path(groups["href"])
-                if href:
+                if href and not _navigation(text, hit.start(), hit.end(), groups.get("text") or ""):
                     fragment = unquote(groups["href"].partition("#")[2])
                     entries = (fragment, (groups.get("text") or "").strip(" `*_"))
                     refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
@@ -504,6 +509,24 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
 # example.org/docs/index.html", "/usr/share/doc/x/README.txt" (an absolute path is where a file lives on some
 # machine; a relative one, "docs/guide.md", may well be this corpus's).
 _SERVER_PATH = re.compile(r"(?:^|[\s\"'`(<=,;])(?:/|[A-Za-z][\w+.-]{0,20}://)[^\s\"'`()<>]{0,280}/?\Z")
+
+
+# A link whose words only move the reader ("[Next Chapter](FAQ02.html)", texinfo's "[ [>](...) ]" and, in its
+# own brackets, "[ [Up](index.html) ]"): where the page sits in a sequence, not what its text points at. A bare
+# "[Next](opcode.html#Next)" or "an [index](lang_createindex.html)" in prose is a reference.
+_NAVIGATION_WORDS = re.compile(r"(?i)(?:next|previous|prev|up)\s+(?:chapter|section|page|part|topic|node)"
+                               r"|table\s+of\s+contents|[<>?]{1,2}|[«»]")
+_BUTTON_WORDS = re.compile(r"(?i)next|previous|prev|up|top|home|contents|index")
+
+
+def _navigation(text: str, start: int, end: int, shown: str) -> bool:
+    """Whether the link at text[start:end], showing ``shown``, only moves the reader."""
+    shown = shown.strip(" \t\n[]*_`")
+    if _NAVIGATION_WORDS.fullmatch(shown):
+        return True
+    wrapped = (text[max(0, start - 2):start].rstrip(" \t").endswith("[")
+               and text[end:end + 2].lstrip(" \t").startswith("]"))
+    return wrapped and bool(_BUTTON_WORDS.fullmatch(shown))
 
 
 # What a reference standing right after it moves the reader to, not what the text points at: the "Next chapter:
