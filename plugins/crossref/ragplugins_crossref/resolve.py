@@ -186,12 +186,6 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     return set()
 
 
-def _heads_a_section_of(name: str, prof: Profile | None) -> bool:
-    """Whether one of the document's own headings is ``name`` (its section number aside): "## 14.6 Brace
-    Expansion" in the page that mentions "Brace Expansion", though another page (a stub) has that title."""
-    return prof is not None and entry_name_key(name) in prof.section_names
-
-
 def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     """The indexed document a hyperlink's path names, relative to the citing document's own path;
     else the one document with that file name (the link was written for another folder layout) in the
@@ -323,8 +317,6 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
     if ref.kind in ("document", "identifier", "citation", "link"):
         if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
             return []  # brackets that no reference list defines are not citations
-        if ref.family == "name" and _heads_a_section_of(ref.text, registry.profiles.get(doc_id)):
-            return []   # the name of one of its own sections ("Brace Expansion" in zsh's Expansion page)
         owners = _owner_docs(ref, doc_id, registry, families)
         if doc_id in owners and ref.kind in ("document", "identifier", "link"):
             # The document's own name, number or path: a mention of itself, never of a document

@@ -189,11 +189,6 @@ class Profile:
         """``terms`` by ``entry_name_key``, built once per profile (links into one page are resolved many times)."""
         return {entry_name_key(term): chunk for term, chunk in self.terms.items()}
 
-    @functools.cached_property
-    def section_names(self) -> frozenset[str]:
-        """Its headings (``slugs``) without their section numbers: "146braceexpansion" -> "braceexpansion"."""
-        return frozenset(key.lstrip("0123456789") for key in self.slugs)
-
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
         if self.file_name:
