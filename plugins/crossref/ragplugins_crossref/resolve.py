@@ -292,15 +292,14 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                 families: Sequence[ReferenceFamily]) -> list[dict[str, Any]]:
     """Records for one raw reference: one per target, or one with ``target: None``."""
     if ref.kind == "anchor":
-        scope = registry.profiles[doc_id].scope if doc_id in registry.profiles else ""
-        for key in _anchor_candidates(ref.key, scope):
+        citing = registry.profiles.get(doc_id)
+        for key in _anchor_candidates(ref.key, citing.scope if citing else ""):
             declared = registry.anchors.get(key)
             if not declared:
                 continue
             if doc_id in declared:
                 return []   # declared here: the document pointing into itself
-            own = registry.profiles[doc_id].parameters if doc_id in registry.profiles else ()
-            if key.startswith("term:") and key[len("term:"):] in own:
+            if citing and key.startswith("term:") and key[len("term:"):] in citing.parameters:
                 return []   # a parameter of the page's own signature, whoever else defines that name
             if len(declared) > 1 and (key.startswith("term:") or any(
                     key in registry.profiles[d].defined for d in declared if d in registry.profiles)):

@@ -260,16 +260,18 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     m = _STEM_LABEL.match(stem)
     if m:
         prof.labels[label_key(m.group("word"), m.group("value"))] = {"caption": "", "chunk": chunks[0][0]}
-    for source in (*prof.titles, stem.replace("_", " ").upper()):
-        for fam in id_families:
-            for im in fam.pattern.finditer(source):
-                key = case_identifier_key(im.group("id"), im.groupdict().get("volume"))
-                if key not in prof.ids:
-                    prof.ids.append(key)
+    volumes: set[str] = set()   # the manual volumes its own names are in
+    named = [(im.group("id"), im.groupdict().get("volume")) for source in (*prof.titles, stem.replace("_", " ").upper())
+             for fam in id_families for im in fam.pattern.finditer(source)]
     page = _MANUAL_PAGE_FILE.match(prof.file_name)
-    if page and case_identifier_key(page.group("id"), page.group("volume")) not in prof.ids:
-        prof.ids.append(case_identifier_key(page.group("id"), page.group("volume")))
-    volumes = {key[-2] for key in prof.ids if re.search(r"\([1-9]\)$", key)}
+    if page:
+        named.append((page.group("id"), page.group("volume")))
+    for name, volume in named:
+        key = case_identifier_key(name, volume)
+        if key not in prof.ids:
+            prof.ids.append(key)
+        if volume:
+            volumes.add(volume)
     if len(volumes) == 1:   # a manual page, of one volume: its other names are in that volume
         volume = volumes.pop()
         for name in _manual_page_names(chunks[0][1]):
@@ -312,9 +314,10 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
     prof.sections = {k: v[2] for k, v in best_section.items()}
     prof.headings = list(headings)
-    prof.anchors, prof.scope = _declarations("\n".join(text for _, text in chunks))
+    whole = "\n".join(text for _, text in chunks)
+    prof.anchors, prof.scope = _declarations(whole)
     prof.terms = _defined_terms(chunks)
-    prof.parameters = _signature_names(prof.titles, "\n".join(text for _, text in chunks))
+    prof.parameters = _signature_names(prof.titles, whole)
     prof.slugs = _heading_slugs(chunks)
     for chunk_id, _ in chunks:
         for name in (anchors or {}).get(chunk_id, ()):
@@ -364,13 +367,14 @@ def _heading_slugs(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 
 _TERM_NAME = re.compile(TERM)
+_CALLABLE_NAME = re.compile(r"[A-Za-z][\w.:]{0,80}")
 
 
 def _signature_names(titles: Sequence[str], text: str) -> list[str]:
     """The names inside a reference page's own signature, the line that calls its title ("build_command(<variable>
     [PROJECT_NAME <projname>])" on the page titled build_command): its parameters, which its text calls "the
     `PROJECT_NAME` option" though another page defines an option of that name."""
-    names = {t.strip(" `") for t in titles[:2] if re.fullmatch(r"[A-Za-z][\w.:]{0,80}", t.strip(" `"))}
+    names = {t.strip(" `") for t in titles[:2] if _CALLABLE_NAME.fullmatch(t.strip(" `"))}
     out: dict[str, None] = {}
     for name in names:
         for call in re.finditer(rf"^[ \t]{{0,8}}{re.escape(name)}\((?P<args>[^()]{{0,2000}})\)", text, re.M):
