@@ -7,8 +7,8 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
 ``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Other generators' chrome
 is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation, unless they hold
-the page itself; a page's own table of contents; links that only move the reader; buttons; the same page in
-other languages; a site's name as a heading above the page's own title (``_drop_site_heading``). Link titles
+the page itself; a page's own table of contents; links that only move the reader, and rows of navigation
+buttons ("[ << ] [ < ] [ Up ] [ > ]"); buttons; the same page in other languages; a site's name as a heading above the page's own title (``_drop_site_heading``). Link titles
 (tooltips repeating a target's heading) are dropped so they do not crowd the text a chunk is
 embedded with.
 
@@ -55,6 +55,12 @@ NAVIGATION_LINK = re.compile(r"\W*(?:prev|previous|next|up|top|home|back to top|
 CONTENTS_LABEL = re.compile(
     r"\W*(?:(?:table of )?contents|on this page|in this (?:article|section|chapter)|topics)?\W*", re.I)
 ARROWS = re.compile(r"<-|->|[«»←→↑‹›]")
+# A button of a navigation bar: a symbol ("<<", ">", "?"), a word that moves the reader, or such a word with what
+# it moves by ("Next Chapter", "Previous section"). texi2html writes every node's bar as a table of them,
+# "[ << ] [ < ] [ Up ] [ > ] [ >> ] [Top] [Contents] [Index] [ ? ]", the zsh FAQ as a list of three.
+NAVIGATION_BUTTON = re.compile(
+    r"\W*(?:(?:prev|previous|next|up|top|home|back to top|contents|table of contents|index|about)"
+    r"(?:\s+(?:chapter|section|page|topic|node))?)?\W*", re.I)
 NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "contents", "toc", "index", "nav"})
 # HTML's link types for moving through a set of pages (texinfo writes each node's "Next: X, Previous: Y, Up: Z"
 # bar with them, the links named after the nodes they lead to).
@@ -175,7 +181,7 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
     links that only move the reader ("<-previous", "Next", "Up", "Top"; any link whose ``rel`` says next,
-    previous, up or contents, with the labels left around it) and controls (buttons, ``javascript:`` links)."""
+    previous, up or contents, with the labels left around it; a row of navigation buttons) and controls (buttons, ``javascript:`` links)."""
     page: list[int] = []   # the page's text length, measured once a block's name says navigation
     marks_main = soup.select_one(MAIN_PART) is not None
     in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]
@@ -210,6 +216,9 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     for bar in bars:
         if not bar.decomposed and NAVIGATION_LABELS.fullmatch(bar.get_text(" ")):
             bar.decompose()
+    for element in reversed(soup.find_all(BLOCKS)):
+        if not element.decomposed and _navigation_bar(element):
+            element.decompose()
     for element in soup.find_all("button"):
         element.decompose()
     # The same page in other languages ("Available languages: en | fr | ja"): links, some marked with the
@@ -286,6 +295,19 @@ def _moves_the_reader(link: Tag) -> bool:
     if not NAVIGATION_LINK.fullmatch(text):
         return False
     return bool(ARROWS.search(text) or NAVIGATION_WORDS.intersection(_words(link, "rel", "class")))
+
+
+def _navigation_bar(block: Tag) -> bool:
+    """A block of at least two links, each a navigation button (:data:`NAVIGATION_BUTTON`), and nothing but
+    brackets and separators around them. One such link alone can be a page's own words (SQLite's Next opcode);
+    a row of them is the bar a generator puts above and below each part of a manual."""
+    links = block.find_all("a")
+    if len(links) < 2:
+        return False
+    texts = [a.get_text(" ", strip=True) for a in links]
+    if not all(text and NAVIGATION_BUTTON.fullmatch(text) for text in texts):
+        return False
+    return len(_WORD.findall(block.get_text(" "))) == sum(len(_WORD.findall(text)) for text in texts)
 
 
 def _holds_the_page(element: Tag, page: int, marks_main: bool, title: str) -> bool:

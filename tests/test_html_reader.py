@@ -195,6 +195,45 @@ def test_a_bar_of_links_whose_rel_says_next_previous_or_up_is_navigation(tmp_pat
     assert "see [Cache Variable Names](Cache-Variable-Names.html)." in doc.text
 
 
+TEXI2HTML_BUTTONS = "".join(
+    f'<td valign="middle" align="left">[<a href="{href}" title="{title}">{text}</a>]</td>'
+    for href, title, text in [("#Completion-System", "Beginning of this chapter or previous chapter", " &lt;&lt; "),
+                              ("#Control-Functions", "Previous section in reading order", " &lt; "),
+                              ("#Completion-System", "Up section", " Up "),
+                              ("#Completion-Functions", "Next section in reading order", " &gt; "),
+                              ("index.html", "Cover (top) of document", "Top"),
+                              ("zsh_toc.html#SEC_Contents", "Table of contents", "Contents"),
+                              ("Concept-Index.html", "Index", "Index"), ("zsh_abt.html", "About (help)", " ? ")])
+TEXI2HTML_PAGE = f"""<html><head><title>zsh: 20 Completion System</title></head><body>
+<p>the return status of the function is irrelevant.</p><hr>
+<div class="section" id="Bindable-Commands">
+<table class="header" cellpadding="1" cellspacing="1" border="0"><tr>{TEXI2HTML_BUTTONS}
+<td> &nbsp; </td></tr></table>
+<h2 class="section">20.5 Bindable Commands</h2>
+<p>A few widgets can be bound separately to keys; see <a href="Zle-Widgets.html">Zle Widgets</a>.</p>
+<ul><li><a href="Completion-System.html">Completion System</a></li><li><a href="#Next">Next</a></li></ul>
+<p>The opcodes that end a loop: <a href="opcode.html#Next">Next</a> and <a href="opcode.html#Prev">Prev</a>.</p>
+</div>
+<hr><ul><li> <a href="FAQ.html">Table of Contents</a><li> <a href="FAQ01.html">Previous Chapter</a>
+<li> <a href="FAQ03.html">Next Chapter</a></ul>
+</body></html>"""
+
+
+def test_a_row_of_navigation_buttons_is_navigation_and_an_anchor_above_it_names_the_heading_below(tmp_path):
+    # texi2html (zsh, gettext) puts a table of "[ << ] [ < ] [ Up ] [ > ] [Top] [Contents] [Index] [ ? ]" above
+    # and below each section: a fifth of zsh's chunks held one, and the section's anchor, standing above the
+    # bar, named the chunk before its heading.
+    page = read_html(TEXI2HTML_PAGE)
+    for chrome in ("<<", "[<]", "Up", "Top", "Contents", "Index", "?", "Chapter", "zsh_abt.html", "FAQ01.html"):
+        assert chrome not in page.text, chrome
+    assert page.text[page.anchors["Bindable-Commands"]:].startswith("20.5 Bindable Commands")
+    # A link among the page's own words stays, also one whose name is a navigation word, and a list with
+    # another link.
+    assert "see [Zle Widgets](Zle-Widgets.html)." in page.text
+    assert "[Next](opcode.html#Next) and [Prev](opcode.html#Prev)." in page.text
+    assert "- [Completion System](Completion-System.html)\n- [Next](#Next)" in page.text
+
+
 BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
 <h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
 <div class="tagline">Small. Fast. Reliable.</div>
