@@ -69,6 +69,9 @@ NAVIGATION_RELS = frozenset({"next", "prev", "previous", "up", "contents", "inde
 NAVIGATION_LABELS = re.compile(r"(?:\W|_|\b(?:next|previous|prev|up|top|contents|index)\b)*", re.I)
 # A site's name, tagline or breadcrumb trail is a few words; a notice above a page's title is sentences long.
 BANNER_WORDS = 30
+# A page moved elsewhere says so in a sentence ("The node you are looking for is at Brace Expansion.", texinfo's
+# stub for every old node name: 43 of zsh's 60 pages); a page with words of its own is read whatever it refreshes to.
+REDIRECT_WORDS = 30
 # A sentence's worth of words outside links: a box of the page's prose, not a list of links.
 PROSE_WORDS = 8
 _WORD = re.compile(r"\w+")
@@ -94,15 +97,20 @@ class HtmlPage:
 
     text: str
     anchors: dict[str, int] = field(default_factory=dict)
+    # Where a page that only sends the reader on leads (its <meta http-equiv="refresh">), else "".
+    redirect: str = ""
 
 
 def read_html(html: str) -> HtmlPage:
-    """The page as :class:`HtmlPage`: its text, and its anchors' offsets in that text."""
+    """The page as :class:`HtmlPage`: its text, its anchors' offsets in that text, and where it sends the
+    reader if that is all it does."""
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(html, "lxml")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
+    refresh_content = str(refresh.get("content", "")) if refresh is not None else ""
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
@@ -124,7 +132,19 @@ def read_html(html: str) -> HtmlPage:
         blank = blank + 1 if not line.strip() else 0
         if blank <= 1:
             lines.append(line.rstrip())
-    return _unmark("\n".join(lines).strip() + "\n", names)
+    page = _unmark("\n".join(lines).strip() + "\n", names)
+    target = _refresh_target(refresh_content)
+    if target and len(_WORD.findall(page.text)) <= REDIRECT_WORDS:
+        return HtmlPage(page.text, page.anchors, redirect=target)
+    return page
+
+
+def _refresh_target(refresh: str) -> str:
+    """The address of a ``<meta http-equiv="refresh" content="0; url=X">`` ("0; X" and quotes too), or ""
+    for a page that only reloads itself."""
+    _, _, rest = refresh.partition(";")
+    rest = re.sub(r"^\s*url\s*=\s*", "", rest, flags=re.I).strip().strip("'\"").strip()
+    return rest
 
 
 # Where an anchor's words begin, written into the text before conversion and taken out after it: what

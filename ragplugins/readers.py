@@ -75,6 +75,8 @@ def skipped_lines(skipped: Iterable[tuple[str, str]]) -> list[str]:
             for why, paths in by_reason.items()]
 
 
+# One reason for every such page: texinfo writes one for every old name of a node.
+REDIRECT = 'it only sends the reader to another page (<meta http-equiv="refresh">) and has no text of its own'
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
 SAME_FILE = "it is a symbolic link to a file indexed under another id"
 
@@ -272,6 +274,9 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
             anchors: dict[str, int] = {}
             if suffix in HTML_SUFFIXES and text:
                 page = read_html(text)
+                if page.redirect:
+                    report.skip(path, REDIRECT)
+                    continue
                 text, anchors = page.text, page.anchors
         except FileNotFoundError:
             report.skip(path, "it was removed while being read")

@@ -331,3 +331,24 @@ def test_a_sidebar_of_prose_is_the_page_s_and_bars_named_nav_or_banner_are_the_s
     assert "Removing packages" not in doc.text
     assert "Prev" not in doc.text and "Chapter 6. APT" not in doc.text and "Download the ebook" not in doc.text
     assert doc.text.startswith("## 6.2. apt-get\n\nAPT is a vast project."), doc.text
+
+
+def test_a_page_that_only_sends_the_reader_on_is_skipped_and_one_with_words_of_its_own_is_read(tmp_path):
+    # texinfo writes a stub for every old node name (43 of zsh's 60 pages): titled with the node's name, it
+    # matched questions about that node and held none of its words.
+    stub = ('<html><head><title>Brace Expansion (zsh)</title><meta http-equiv="Refresh" '
+            'content="0; url=Expansion.html#Brace-Expansion"></head><body><p>The node you are looking for is at '
+            '<a href="Expansion.html#Brace-Expansion">Brace Expansion</a>.</p></body></html>')
+    (tmp_path / "Brace-Expansion.html").write_text(stub)
+    (tmp_path / "moved.html").write_text("<html><head><meta http-equiv='refresh' content=\"0; './cli.html'\">"
+                                         "</head><body>Redirect to ./cli.html</body></html>")
+    words = " ".join(["A page with words of its own that a site also refreshes now and then."] * 4)
+    (tmp_path / "news.html").write_text(f'<html><head><meta http-equiv="refresh" content="300; url=news.html">'
+                                        f'</head><body><p>{words}</p></body></html>')
+    (tmp_path / "clock.html").write_text('<html><head><meta http-equiv="refresh" content="30"></head>'
+                                         '<body><p>The time now.</p></body></html>')
+    with pytest.warns(UserWarning, match=r"'.*Brace-Expansion.html' and 1 more files: it only sends the reader to "
+                                         r"another page"):
+        report = read_documents([tmp_path])
+    assert sorted(d.id_ for d in report.documents) == ["clock.html", "news.html"]
+    assert read_html(stub).redirect == "Expansion.html#Brace-Expansion"
