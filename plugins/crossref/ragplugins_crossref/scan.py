@@ -43,8 +43,9 @@ _MANUAL_PAGE_FILE = re.compile(r"(?P<id>[A-Za-z][\w+-]{0,60}(?:\.[A-Za-z][\w+-]{
 # A manual page's header line, its name and volume at both ends: "define(3tcl)   TclOO Commands   define(3tcl)".
 _MANUAL_PAGE_HEADER = re.compile(r"(?P<name>[A-Za-z][\w.:+-]{0,60}\([1-9][a-z]{0,3}\))[ \t].{0,200}[ \t](?P=name)")
 # A manual page's NAME section: every name before the dash is one ``man`` finds the page by ("Tcl_Alloc,
-# Tcl_Free, ckalloc - allocate or free heap memory"; Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl).
-_MANUAL_PAGE_NAMES = re.compile(r"^NAME[ \t]*\n(?P<names>(?:[ \t]{0,12}\S[^\n]{0,300}(?:\n|\Z)){1,24})", re.M)
+# Tcl_Free, ckalloc - allocate or free heap memory"; Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl). groff's HTML
+# makes NAME a heading ("## NAME", a blank line, the names).
+_MANUAL_PAGE_NAMES = re.compile(r"^(?:#{1,6}[ \t]+)?NAME[ \t]*\n(?:[ \t]*\n)?(?P<names>(?:[ \t]{0,12}\S[^\n]{0,300}(?:\n|\Z)){1,24})", re.M)
 _NAMES_END = re.compile(r"[ \t](?:\\?-|[\u2010-\u2014])[ \t]")
 _MANUAL_PAGE_NAME = re.compile(r"[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3}")
 # Names a reStructuredText (Sphinx) document declares for others to point at.
@@ -518,8 +519,17 @@ _NAVIGATION_WORDS = re.compile(r"(?i)(?:next|previous|prev|up)\s+(?:chapter|sect
 _BUTTON_WORDS = re.compile(r"(?i)next|previous|prev|up|top|home|contents|index")
 
 
+# A heading that is one link: the way back to the manual's contents (texi2html's "## [10.1 Invoking the msgfmt
+# Program](gettext_toc.html#TOC167)", Sphinx's "# [find_package](#id5)") or to the heading itself.
+_HEADING_START = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+(?:\*\*|\*)?")
+_HEADING_END = re.compile(r"(?:\*\*|\*)?[ \t#]*$", re.M)
+
+
 def _navigation(text: str, start: int, end: int, shown: str) -> bool:
     """Whether the link at text[start:end], showing ``shown``, only moves the reader."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if _HEADING_START.fullmatch(text, line_start, start) and _HEADING_END.match(text, end):
+        return True
     shown = shown.strip(" \t\n[]*_`")
     if _NAVIGATION_WORDS.fullmatch(shown):
         return True

@@ -273,6 +273,28 @@ def test_zsh_navigation_links_are_no_references():
     assert resolved(refs["vdbe.html"]) == {("opcode.html", "opcode.html")}   # a word in prose, not a button
 
 
+def test_gettext_headings_linking_back_to_the_contents_and_bold_manual_page_names():
+    # texi2html links every heading back to its line in the manual's contents; the hop followed 6 of 12 such
+    # links on gettext's manual. groff's HTML sets SEE ALSO names in bold and makes NAME a heading.
+    refs, _ = run({
+        "gettext_10.html": "## [10.1 Invoking the `msgfmt` Program](gettext_toc.html#TOC167)\n\n"
+                           "The output is a binary catalog; see [Files](gettext_11.html#SEC197).\n\n"
+                           "### **[10.1.1 Input file location](gettext_toc.html#TOC168)**\n\ntext",
+        "gettext_toc.html": "# GNU gettext utilities\n\n- [10.1 Invoking the msgfmt Program](gettext_10.html#SEC173)",
+        "gettext_11.html": "# 11. The Programmer's View\ntext",
+        "bindtextdomain.3.html": "# BINDTEXTDOMAIN\n\n## SEE ALSO\n\n**gettext**(3), **dcgettext**(3), "
+                                 "*textdomain*(3), **realpath**(3)",
+        "gettext.3.html": "# GETTEXT\n\n## NAME\n\ngettext,\ndgettext, dcgettext - translate message\n\n"
+                          "## SYNOPSIS\n\ntext",
+        "textdomain.3.html": "# TEXTDOMAIN\n\n## NAME\n\ntextdomain - set domain for future gettext() calls",
+    })
+    assert resolved(refs["gettext_10.html"]) == {("gettext_11.html", "gettext_11.html")}
+    assert resolved(refs["gettext_toc.html"]) == {("gettext_10.html", "gettext_10.html")}   # a list, not a heading
+    assert {target for _, target in resolved(refs["bindtextdomain.3.html"])} == {"gettext.3.html",
+                                                                                "textdomain.3.html"}
+    assert len(resolved(refs["bindtextdomain.3.html"])) == 3   # gettext, dcgettext (its NAME section), textdomain
+
+
 SPHINX = {
     "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
                   "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",
