@@ -70,8 +70,8 @@ _DOI = r"\b(?P<id>10\.\d{4,9}/[^\s\"'<>\])]{1,120})"
 _FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
              r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt))(?![\w-])")
 # Manual pages: "git-config(1)", "stat(2)", Tcl's "oo::define(3tcl)", and AsciiDoc's "linkgit:git-config[1]".
-# groff's HTML sets the name in bold, read as Markdown "**textdomain**(3)".
-_MANPAGE = (r"(?<![\w.:/*-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})"
+# groff's HTML sets the name in bold, read as Markdown "**textdomain**(3)"; Debian Policy the whole, "*deb(5)*".
+_MANPAGE = (r"(?<![\w.:/-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})"
             r"(?P=emphasis)\((?P<volume>[1-9])[a-z]{0,3}\)(?![\w(])")
 _LINKGIT = r"\blinkgit:(?P<id>[\w.+-]{1,80})\[(?P<volume>[1-9])\]"
 # "[text](target.html#frag)" (text without nested brackets; an optional "title") and raw <a href="...">.

@@ -283,7 +283,8 @@ def test_gettext_headings_linking_back_to_the_contents_and_bold_manual_page_name
         "gettext_toc.html": "# GNU gettext utilities\n\n- [10.1 Invoking the msgfmt Program](gettext_10.html#SEC173)",
         "gettext_11.html": "# 11. The Programmer's View\ntext",
         "bindtextdomain.3.html": "# BINDTEXTDOMAIN\n\n## SEE ALSO\n\n**gettext**(3), **dcgettext**(3), "
-                                 "*textdomain*(3), **realpath**(3)",
+                                 "*textdomain*(3), **realpath**(3), and the *msgfmt(1)* page",
+        "msgfmt.1.html": "# MSGFMT\n\n## NAME\n\nmsgfmt - compile message catalog to binary format",
         "gettext.3.html": "# GETTEXT\n\n## NAME\n\ngettext,\ndgettext, dcgettext - translate message\n\n"
                           "## SYNOPSIS\n\ntext",
         "textdomain.3.html": "# TEXTDOMAIN\n\n## NAME\n\ntextdomain - set domain for future gettext() calls",
@@ -291,8 +292,9 @@ def test_gettext_headings_linking_back_to_the_contents_and_bold_manual_page_name
     assert resolved(refs["gettext_10.html"]) == {("gettext_11.html", "gettext_11.html")}
     assert resolved(refs["gettext_toc.html"]) == {("gettext_10.html", "gettext_10.html")}   # a list, not a heading
     assert {target for _, target in resolved(refs["bindtextdomain.3.html"])} == {"gettext.3.html",
-                                                                                "textdomain.3.html"}
-    assert len(resolved(refs["bindtextdomain.3.html"])) == 3   # gettext, dcgettext (its NAME section), textdomain
+                                                                                "textdomain.3.html", "msgfmt.1.html"}
+    # gettext, dcgettext (its NAME section), textdomain, msgfmt
+    assert len(resolved(refs["bindtextdomain.3.html"])) == 4
 
 
 SPHINX = {
