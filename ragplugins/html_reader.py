@@ -258,7 +258,9 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     """A heading above the page's own title is the site's name (Exim's "Exim Internet Mailer" on every
     page), and a page's first heading is its title to every step after this one. The page's title is the
     first heading (or block named a title: SQLite's ``div.fancy_title``) that the HTML ``<title>`` mostly
-    repeats; the headings before it go when all that stands before it is a banner's few words."""
+    repeats; the heading before it goes when all that stands before it is a banner's few words. A site's name is
+    one heading: several before it are the page's own (the gettext FAQ's "Frequently Asked Questions for GNU
+    gettext" and "Questions" above "Problems building GNU gettext", whose words its <title> shares)."""
     if not title.strip():
         return
     for element in soup.css.iselect("h1, h2, h3, [class*=title], [id*=title]"):
@@ -270,9 +272,9 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     if sum(len(_WORD.findall(s)) for s in before) > BANNER_WORDS:
         return
     ancestors = {id(parent) for parent in element.parents}
-    for heading in element.find_all_previous(HEADINGS):
-        if id(heading) not in ancestors:
-            heading.decompose()
+    headings = [heading for heading in element.find_all_previous(HEADINGS) if id(heading) not in ancestors]
+    if len(headings) == 1:
+        headings[0].decompose()
 
 
 def _repeats_title(element: Tag, title: str) -> bool:

@@ -268,6 +268,13 @@ def test_a_site_s_name_above_the_page_s_title_and_its_other_languages_go_and_a_n
     # Above a title, a paragraph-long notice is the page's: nothing above the title goes.
     [doc] = _read(tmp_path, "migration.html", NOTICE_PAGE)
     assert doc.text.startswith("# SQLite\n\nEditorial note:"), doc.text
+    # Several headings above it are the page's own: gettext's FAQ, titled "GNU gettext FAQ", whose first section
+    # under "Questions" the <title> repeats more than its h1 (which lost its headings).
+    faq = ('<html><head><title>GNU gettext FAQ</title></head><body><h1>Frequently Asked Questions<br>for GNU '
+           'gettext</h1><h1>Questions</h1><h3>General</h3><ul><li><a href="#list">Where is the mailing list?</a>'
+           '</li></ul><h3>Problems building GNU gettext</h3><p>On Solaris, the build fails.</p></body></html>')
+    [doc] = _read(tmp_path, "FAQ.html", faq)
+    assert doc.text.startswith("# Frequently Asked Questions for GNU gettext\n\n# Questions\n\n### General"), doc.text
     # A page in two languages: the other one is the only link marked with its language.
     two = BANNER_PAGE.replace('|\n<a href="../ja/ch31.html" hreflang="ja" rel="alternate">ja</a>', "")
     assert two != BANNER_PAGE
