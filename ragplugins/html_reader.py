@@ -8,9 +8,10 @@ most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's `
 ``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Other generators' chrome
 is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation, unless they hold
 the page itself; a page's own table of contents; links that only move the reader, and rows of navigation
-buttons ("[ << ] [ < ] [ Up ] [ > ]"); buttons; the same page in other languages; a site's name as a heading above the page's own title (``_drop_site_heading``). Link titles
-(tooltips repeating a target's heading) are dropped so they do not crowd the text a chunk is
-embedded with.
+buttons ("[ << ] [ < ] [ Up ] [ > ]"); buttons; the same page in other languages; a site's name as a heading
+above the page's own title (``_drop_site_heading``). Link titles (tooltips repeating a target's heading) are
+dropped so they do not crowd the text a chunk is embedded with. A page that only sends the reader to another
+(``<meta http-equiv="refresh">``) says where (``HtmlPage.redirect``): the reader skips it.
 
 The page is parsed by lxml's HTML parser, which closes the end tags HTML lets a page leave out
 (``</li>``, ``</p>``, ``</dd>``) as a browser does. Python's ``html.parser`` nests such elements
@@ -201,7 +202,8 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
     links that only move the reader ("<-previous", "Next", "Up", "Top"; any link whose ``rel`` says next,
-    previous, up or contents, with the labels left around it; a row of navigation buttons) and controls (buttons, ``javascript:`` links)."""
+    previous, up or contents, with the labels left around it; a row of navigation buttons) and controls
+    (buttons, ``javascript:`` links)."""
     page: list[int] = []   # the page's text length, measured once a block's name says navigation
     marks_main = soup.select_one(MAIN_PART) is not None
     in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]

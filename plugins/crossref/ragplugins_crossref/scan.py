@@ -45,7 +45,8 @@ _MANUAL_PAGE_HEADER = re.compile(r"(?P<name>[A-Za-z][\w.:+-]{0,60}\([1-9][a-z]{0
 # A manual page's NAME section: every name before the dash is one ``man`` finds the page by ("Tcl_Alloc,
 # Tcl_Free, ckalloc - allocate or free heap memory"; Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl). groff's HTML
 # makes NAME a heading ("## NAME", a blank line, the names).
-_MANUAL_PAGE_NAMES = re.compile(r"^(?:#{1,6}[ \t]+)?NAME[ \t]*\n(?:[ \t]*\n)?(?P<names>(?:[ \t]{0,12}\S[^\n]{0,300}(?:\n|\Z)){1,24})", re.M)
+_MANUAL_PAGE_NAMES = re.compile(r"^(?:#{1,6}[ \t]+)?NAME[ \t]*\n(?:[ \t]*\n)?"
+                                r"(?P<names>(?:[ \t]{0,12}\S[^\n]{0,300}(?:\n|\Z)){1,24})", re.M)
 _NAMES_END = re.compile(r"[ \t](?:\\?-|[\u2010-\u2014])[ \t]")
 _MANUAL_PAGE_NAME = re.compile(r"[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3}")
 # Names a reStructuredText (Sphinx) document declares for others to point at.
