@@ -297,6 +297,21 @@ def test_gettext_headings_linking_back_to_the_contents_and_bold_manual_page_name
     assert len(resolved(refs["bindtextdomain.3.html"])) == 4
 
 
+def test_a_link_cut_at_a_chunk_s_start_is_read_as_the_link_it_is():
+    # The splitter cuts index pages' long table rows anywhere: a chunk starting "...location](gettext_5.html#SEC36)"
+    # named the page by its file name and lost the place (107 of gettext's references).
+    chunks = {"gettext_22.html": [("gettext_22.html#0", "| `--input` | [1.1 Input"),
+                                  ("gettext_22.html#1", "file location](gettext_5.html#SEC36) |\n| `-o` | see "
+                                                        "gettext_7.html too")],
+              "gettext_5.html": [("gettext_5.html#0", "# 5. Making the PO Template File\ntext")],
+              "gettext_7.html": [("gettext_7.html#0", "# 7. Updating Existing PO Files\ntext")]}
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    refs = [(r["kind"], r["text"], r["target"]) for r in ann.refs["gettext_22.html#1"]]
+    assert refs == [("link", "file location](gettext_5.html#SEC36)", "gettext_5.html"),
+                    ("document", "gettext_7.html", "gettext_7.html")]
+    assert ann.refs["gettext_22.html#0"] == []
+
+
 SPHINX = {
     "os.rst.txt": ":mod:`os` --- Miscellaneous interfaces\n===\n\n.. module:: os\n\n.. class:: PathLike\n\n"
                   "   An abstract base class.\n\n.. function:: stat(path)\n\n   Get the status.\n",
