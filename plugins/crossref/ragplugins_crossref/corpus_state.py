@@ -45,9 +45,10 @@ NAME = "documents"
 # references a text makes: 3, a name inside a link to another site is none; how one resolves: 4, a term two
 # pages define goes to the one beside the citing page; 5, a link's fragment names the chunk where the page's
 # anchor of that name begins; 6, an identifier written in mixed case keeps its case; 7, a manual page's other
-# names, a page's own signature parameters, declared aliases in any case, no file names of server paths),
-# so that the next write resolves every document again rather than trusting records made the old way.
-STATE_VERSION = 7
+# names, a page's own signature parameters, declared aliases in any case, no file names of server paths; 8, no
+# heading that is one link, manual page names in emphasis and under a "## NAME" heading, a link cut at a chunk's
+# start), so that the next write resolves every document again rather than trusting records made the old way.
+STATE_VERSION = 8
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 
