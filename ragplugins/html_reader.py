@@ -51,17 +51,16 @@ BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 MAIN_PART = "main, article, [role=main]"
 # A link that only moves the reader through the site: "<-previous", "Next »", "Up", "Top", "Table of Contents".
-NAVIGATION_LINK = re.compile(r"\W*(?:prev|previous|next|up|top|home|back to top|contents|table of contents)\W*",
-                             re.I)
+MOVES = r"prev|previous|next|up|top|home|back to top|contents|table of contents"
+NAVIGATION_LINK = re.compile(rf"\W*(?:{MOVES})\W*", re.I)
 CONTENTS_LABEL = re.compile(
     r"\W*(?:(?:table of )?contents|on this page|in this (?:article|section|chapter)|topics)?\W*", re.I)
 ARROWS = re.compile(r"<-|->|[«»←→↑‹›]")
 # A button of a navigation bar: a symbol ("<<", ">", "?"), a word that moves the reader, or such a word with what
 # it moves by ("Next Chapter", "Previous section"). texi2html writes every node's bar as a table of them,
 # "[ << ] [ < ] [ Up ] [ > ] [ >> ] [Top] [Contents] [Index] [ ? ]", the zsh FAQ as a list of three.
-NAVIGATION_BUTTON = re.compile(
-    r"\W*(?:(?:prev|previous|next|up|top|home|back to top|contents|table of contents|index|about)"
-    r"(?:\s+(?:chapter|section|page|topic|node))?)?\W*", re.I)
+NAVIGATION_BUTTON = re.compile(rf"\W*(?:(?:{MOVES}|index|about)(?:\s+(?:chapter|section|page|topic|node))?)?\W*",
+                               re.I)
 NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "contents", "toc", "index", "nav"})
 # HTML's link types for moving through a set of pages (texinfo writes each node's "Next: X, Previous: Y, Up: Z"
 # bar with them, the links named after the nodes they lead to).

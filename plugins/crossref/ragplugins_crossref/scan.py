@@ -477,7 +477,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
                 href = _link_path(groups["href"])
-                if href and not _navigation(text, hit.start(), hit.end(), groups.get("text") or ""):
+                if href and not _navigation(text, hit.start(), hit.end(), groups.get("text") or "", headings):
                     fragment = unquote(groups["href"].partition("#")[2])
                     entries = (fragment, (groups.get("text") or "").strip(" `*_"))
                     refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
@@ -520,16 +520,13 @@ _NAVIGATION_WORDS = re.compile(r"(?i)(?:next|previous|prev|up)\s+(?:chapter|sect
 _BUTTON_WORDS = re.compile(r"(?i)next|previous|prev|up|top|home|contents|index")
 
 
-# A heading that is one link: the way back to the manual's contents (texi2html's "## [10.1 Invoking the msgfmt
-# Program](gettext_toc.html#TOC167)", Sphinx's "# [find_package](#id5)") or to the heading itself.
-_HEADING_START = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+(?:\*\*|\*)?")
-_HEADING_END = re.compile(r"(?:\*\*|\*)?[ \t#]*$", re.M)
-
-
-def _navigation(text: str, start: int, end: int, shown: str) -> bool:
-    """Whether the link at text[start:end], showing ``shown``, only moves the reader."""
-    line_start = text.rfind("\n", 0, start) + 1
-    if _HEADING_START.fullmatch(text, line_start, start) and _HEADING_END.match(text, end):
+def _navigation(text: str, start: int, end: int, shown: str, headings: Sequence[tuple[int, int]]) -> bool:
+    """Whether the link at text[start:end], showing ``shown``, only moves the reader: also a heading that is one
+    link (``headings``: the spans of the chunk's heading texts), the way back to the manual's contents
+    (texi2html's "## [10.1 Invoking the msgfmt Program](gettext_toc.html#TOC167)", Sphinx's "# [find_package](#id5)")
+    or to the heading itself."""
+    if any(hs <= start and end <= he and not text[hs:start].strip(" \t*") and not text[end:he].strip(" \t*#")
+           for hs, he in headings):
         return True
     shown = shown.strip(" \t\n[]*_`")
     if _NAVIGATION_WORDS.fullmatch(shown):
