@@ -87,10 +87,10 @@ class NLIVerifier(Verifier):
                     f"nli model '{self.model}' is not a directory: give a local directory holding config.json, "
                     "the weights and tokenizer.json (the README says how to place MiniCheck or a DeBERTa-v3 MNLI "
                     "checkpoint there), or use backend = 'fidelity'. No other verifier was used instead.")
-            kwargs = {"trust_remote_code": self.trust_remote_code}
             try:
-                model = AutoModelForSequenceClassification.from_pretrained(self.model, **kwargs)
-                tokenizer = AutoTokenizer.from_pretrained(self.model, **kwargs)
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    self.model, trust_remote_code=self.trust_remote_code)
+                tokenizer = AutoTokenizer.from_pretrained(self.model, trust_remote_code=self.trust_remote_code)
             except Exception as exc:  # noqa: BLE001 - every load failure gets the same advice
                 hint = ("; it ships its own modelling code: set nli.trust_remote_code = true only if you trust it"
                         if "trust_remote_code" in str(exc) else "")
