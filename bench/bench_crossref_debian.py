@@ -80,9 +80,12 @@ def norm(text: str) -> str:
 
 
 def link_text(reference: str) -> str:
-    """The words a reader sees of a Markdown link (``[`fs.open()`](fs.md#...)`` -> ``fs.open()``); other
+    """The words a reader sees of a Markdown or reStructuredText link (``[`fs.open()`](fs.md#...)`` ->
+    ``fs.open()``, ```Directives`_`` -> ``Directives``); other
     references as written."""
     shown = re.match(r"\[(.*?)\](?:\(.*\)|\[.*\])$", reference.strip(), re.S)
+    # reStructuredText's `Some Name`_, name_ and `text <path>`_.
+    shown = shown or re.match(r"`?([^`]*?)(?:\s*<[^<>`]*>)?`?__?$", reference.strip(), re.S)
     return (shown.group(1) if shown else reference).replace("`", "")
 
 
@@ -92,9 +95,12 @@ def score(rows: list[dict], refs_by_doc: dict[str, list[dict]], docs: set[str]) 
         # "user-session-keyring(7)". Where a link's text is the cue itself, that link is the row's reference:
         # the cue "rowid" is the link [rowid](...), not also [WITHOUT ROWID](withoutrowid.html) beside it.
         cue = re.compile(r"(?<![\w-])" + re.escape(norm(row["cue"])) + r"(?!\w)")
-        found = [r for r in refs_by_doc.get(row["from"], []) if r["target"] and cue.search(norm(r["text"]))]
+        # (Resolved or not: `reStructuredText`_ to its web site is not the [reStructuredText Markup
+        # Specification](...) link beside it.)
+        found = [r for r in refs_by_doc.get(row["from"], [])
+                 if cue.search(norm(r["text"])) or norm(link_text(r["text"])) == norm(row["cue"])]
         exact = [r for r in found if norm(link_text(r["text"])) == norm(row["cue"])]
-        return {r["target"] for r in exact or found}
+        return {r["target"] for r in exact or found if r["target"]}
 
     own = [r for r in rows if r["to"] == r["from"]]
     rows = [r for r in rows if r["to"] != r["from"]]

@@ -6,7 +6,7 @@ LlamaIndex's SimpleDirectoryReader would skip) and records there,
 in ``SOURCE.json``, which package and version it read and by which rule it chose the files.
 
     apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages \\
-        sqlite3-doc exim4-doc-html
+        sqlite3-doc exim4-doc-html docutils-doc
     # nodejs: the machine's own Node.js 20 (NodeSource's build here), whose package ships the API's Markdown
     python bench/debian_corpora.py                 # every corpus
     python bench/debian_corpora.py git --out DIR   # one corpus, elsewhere
@@ -57,6 +57,14 @@ Added 2026-12-03 as a held-out corpus (rule written before the package was read 
   ``filter_chNN.html`` symbolic links (a second name for each chapter page) and the generated tables of
   contents ``index.html`` and ``filter.html``. Chapters cite each other as "see section 9.3" and
   "chapter 34" hyperlinks into another chapter's file (``ch-file_and_database_lookups.html#SECT...``).
+
+Added 2026-12-04 from a new user's walkthrough (rule written before its reference catalogue):
+
+- ``docutils``: docutils' reStructuredText documentation as its plain-text sources (package ``docutils-doc``),
+  every ``*.txt`` under ``/usr/share/doc/docutils-doc/docs/{ref,user,howto}``, folders kept (27 files: the
+  markup specification, directives, roles, the user guides). They cite each other with reStructuredText
+  hyperlink references, ```Directives`_`` and ``sectnum_``, whose targets (``.. _Directives: directives.html``)
+  name the rendered page of another source, usually at the end of the file.
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ SQLITE_HTML = Path("/usr/share/doc/sqlite3")
 SQLITE_GENERATED = ("keyword_index.html", "sitemap.html", "requirements.html")
 EXIM_HTML = Path("/usr/share/doc/exim4-doc-html/spec_html")
 EXIM_GENERATED = ("ch-concept_index.html", "ch-option_index.html", "ch-variable_index.html")
+DOCUTILS_DOCS = Path("/usr/share/doc/docutils-doc/docs")
 
 CORPORA = {
     "git": ("git-doc", "every *.txt in /usr/share/doc/git-doc"),
@@ -95,6 +104,8 @@ CORPORA = {
     "exim": ("exim4-doc-html", "every ch-*.html and filter_ch-*.html of /usr/share/doc/exim4-doc-html/spec_html "
                                "but the generated index chapters ch-concept_index.html, ch-option_index.html and "
                                "ch-variable_index.html (not the chNN.html symbolic links, index.html or filter.html)"),
+    "docutils": ("docutils-doc", "every *.txt under /usr/share/doc/docutils-doc/docs/ref, docs/user and docs/howto, "
+                                 "folders kept"),
 }
 
 
@@ -115,6 +126,7 @@ WRITTEN_ON = {
     "nodejs": "20.20.2-1nodesource1+repack1",
     "sqlite": "3.40.1-2+deb12u2",
     "exim": "4.96-1",
+    "docutils": "0.19+dfsg-6",
 }
 
 
@@ -207,6 +219,8 @@ def selected_files(corpus: str) -> list[Path]:
     if corpus == "exim":
         return sorted(p for p in [*EXIM_HTML.glob("ch-*.html"), *EXIM_HTML.glob("filter_ch-*.html")]
                       if not p.is_symlink() and p.name not in EXIM_GENERATED)
+    if corpus == "docutils":
+        return sorted(p for part in ("ref", "user", "howto") for p in (DOCUTILS_DOCS / part).rglob("*.txt"))
     raise SystemExit(f"unknown corpus '{corpus}'; known: {', '.join(CORPORA)}")
 
 
@@ -249,11 +263,15 @@ def build(corpus: str, out: Path) -> Path:
         elif path.suffix == ".gz":
             (target / path.name.removesuffix(".gz")).write_bytes(gzip.decompress(path.read_bytes()))
             written += 1
+        elif corpus == "docutils":   # relative links between the sources name their folders
+            (target / path.relative_to(DOCUTILS_DOCS)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target / path.relative_to(DOCUTILS_DOCS))
+            written += 1
         else:
             shutil.copy2(path, target / path.name)
             written += 1
     source = {"corpus": corpus, "package": package, "version": version, "rule": rule, "files": written,
-              "bytes": sum(p.stat().st_size for p in target.iterdir())}
+              "bytes": sum(p.stat().st_size for p in target.rglob("*") if p.is_file())}
     # Kept beside the corpus, not inside it, so the indexer never reads it as a document.
     (out / f"{corpus}.SOURCE.json").write_text(json.dumps(source, indent=2) + "\n")
     return target

@@ -20,19 +20,21 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 sys.path.insert(0, str(ROOT / "bench"))
 CORPORA = [
-    "mixed", "docs", "acq", "acq+docs", "git", "postgres", "python", "policy", "manpages", "nodejs", "sqlite", "exim"]
+    "mixed", "docs", "acq", "acq+docs", "git", "postgres", "python", "policy", "manpages", "nodejs", "sqlite", "exim",
+    "docutils"]
 HELD_OUT = ("policy", "manpages", "nodejs", "sqlite", "exim")
 PLUGINS = ["crossref", "overview", "retry", "all"]
 PEER_RUNS = ("public_git.json", "python_postgres.json", "peer_default_python_postgres.json", "heldout_policy.json",
              "heldout_manpages.json", "heldout_nodejs.json", "heldout_sqlite.json", "passages_both.json",
-             "heldout_exim.json", "nodejs18_both.json")
+             "heldout_exim.json", "nodejs18_both.json", "docutils_both.json")
 # Our first-stage arm and the peers (which reproduce their recorded runs) on the eleven corpora in one run, since
 # passages became the default (2026-12-03), and the held-out exim's first look (both splits, run once); the plugin
 # arms: the twelve corpora in one run on the final code of 2026-12-03 (overview's asking sentence, crossref's
 # sentence reading).
 # nodejs since 2026-12-03 (this session's machine): Node.js 18's pages, peers and ours again (nodejs18_both.json).
-FIRST_STAGE = ("passages_both.json", "heldout_exim.json", "nodejs18_both.json")
-PLUGIN_RUN = ("final_both.json",)
+# docutils (2026-12-04): a new user's set, peers, ours and the plugin arms in runs of their own.
+FIRST_STAGE = ("passages_both.json", "heldout_exim.json", "nodejs18_both.json", "docutils_both.json")
+PLUGIN_RUN = ("final_both.json", "docutils_both.json")
 # The two corpora where the first stage trails LlamaIndex's default on test, measured again on 28 fresh dev
 # questions each (bench/goldsets/debian_dev4, written after that result, first look).
 FRESH_DEV = "dev4_python_manpages.json"
@@ -43,21 +45,22 @@ OUR_ARMS = {OURS: OURS}
 
 HEAD = """## Unseen documents: the first stage against LlamaIndex, and every plugin (issue 14)
 
-Twelve corpora, k = 20, every question split into `dev` (designed on) and `test` (run once per design decision,
+Thirteen corpora, k = 20, every question split into `dev` (designed on) and `test` (run once per design decision,
 reported as it came out). Public: `mixed`, `docs`, `acq`, `acq+docs` (`../shared/bench`). Debian documentation:
 `git` (247 AsciiDoc pages), `postgres` (268 HTML pages), `python` (317 Sphinx sources) and, **held out** (questions
 and a reference catalogue written before anything ran on them; first looks reported as they came), `policy`
 (22 HTML chapters), `manpages` (156 pages of sections 5 and 7), `nodejs` (64 Markdown files; questions written on
 Node.js 20's, measured since 2026-12-03 on 18's, Debian's `nodejs-doc`), `sqlite` (207 HTML pages) and `exim` (65 HTML
-chapters, added last). Each Debian set has factoid, pointer and paraphrased questions
-(`bench/goldsets/debian/<corpus>.md` says how each was written). **Peer**: LlamaIndex's own
-`SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` + `BM25Retriever` fused by
-`QueryFusionRetriever`, same MiniLM, at its default 1024/200 (the target) and at 512/50. **ragplugins**: the
+chapters); `docutils` (27 reStructuredText sources, a new user's questions, 2026-12-04: the crossref families for
+its references were designed from that user's report, the first stage never looked at it). Each Debian set has
+factoid, pointer and paraphrased questions (`bench/goldsets/debian/<corpus>.md` says how each was written).
+**Peer**: LlamaIndex's own `SimpleDirectoryReader` -> `SentenceSplitter` -> `VectorStoreIndex` + `BM25Retriever`
+fused by `QueryFusionRetriever`, same MiniLM, at its default 1024/200 (the target) and at 512/50. **ragplugins**: the
 product path (`ragplugins.load(...).search`) on its embedded LanceDB index, default settings.
 
 ```bash
 apt-get update && apt-get install git-doc postgresql-doc-15 python3.11-doc debian-policy manpages sqlite3-doc \\
-    exim4-doc-html nodejs-doc
+    exim4-doc-html nodejs-doc docutils-doc
 python bench/debian_corpora.py     # says so when a package is not the version the questions were written on
 python bench/bench_firststage.py --corpus mixed docs acq acq+docs git postgres python policy manpages nodejs \\
     sqlite --split both --extra-dev bench/goldsets/public_dev2 --arm "llamaindex (1024/200, its default)" \\
@@ -67,6 +70,9 @@ python bench/bench_firststage.py --corpus exim --split both --arm "llamaindex (1
     --arm "llamaindex (512/50)" --arm "ragplugins (plugins off)" --out bench/results/firststage/heldout_exim.json
 python bench/bench_firststage.py --corpus nodejs --split both --arm "llamaindex (1024/200, its default)" \\
     --arm "llamaindex (512/50)" --arm "ragplugins (plugins off)" --out bench/results/firststage/nodejs18_both.json
+python bench/bench_firststage.py --corpus docutils --split both --arm "llamaindex (1024/200, its default)" \\
+    --arm "llamaindex (512/50)" --arm "ragplugins (plugins off)" --out bench/results/firststage/docutils_both.json
+python bench/bench_unseen.py --split both --corpus docutils --out bench/results/unseen/docutils_both.json
 python bench/bench_unseen.py --split both --corpus mixed docs acq acq+docs git postgres python policy manpages \\
     nodejs sqlite exim --out bench/results/unseen/final_both.json      # off, each plugin alone, all three
 python bench/report_unseen.py                          # this section
@@ -136,7 +142,7 @@ def first_stage_rows(corpus: str) -> dict[str, dict]:
 
 # Corpora whose questions are each asked once: docs's questions are also mixed's and acq+docs's, acq's are
 # also acq+docs's, so a pooled figure counts mixed, acq and the Debian corpora.
-POOLED = ("mixed", "acq", "git", "postgres", "python", "policy", "manpages", "nodejs", "sqlite", "exim")
+POOLED = ("mixed", "acq", "git", "postgres", "python", "policy", "manpages", "nodejs", "sqlite", "exim", "docutils")
 
 
 def pooled_line(split: str = "test") -> str:

@@ -9,9 +9,10 @@ A family is a compiled pattern plus a ``kind``:
 - ``label``: groups ``word`` and ``value`` (and optionally ``caption``), e.g. "Exhibit A - Financial Terms";
 - ``section``: group ``value`` (and optionally ``word``), e.g. "Section 4.3", "Article IV", "§ 7";
 - ``identifier``: group ``id``, e.g. "RFC 9000", "ISO 27001": resolved to the document that carries it in its name;
-- ``citation``: group ``key`` (or ``label`` where given), e.g. "[BROWN19]", or a Markdown reference link
-  "[`EventEmitter`][]": resolved through the citing document's own reference list or link definitions
-  ("[`EventEmitter`]: events.md#class-eventemitter");
+- ``citation``: group ``key`` (or ``label`` where given), e.g. "[BROWN19]", a Markdown reference link
+  "[`EventEmitter`][]" or a reStructuredText reference "`Directives`_": resolved through the citing
+  document's own reference list, link definitions ("[`EventEmitter`]: events.md#class-eventemitter") or
+  hyperlink targets (".. _Directives: directives.html");
 - ``document``: group ``name``: a file name or a phrase resolved against document names;
 - ``link``: group ``href``: a hyperlink, resolved relative to the citing document's path (fragment dropped);
 - ``anchor``: group ``key`` (and optionally ``space``): a name some document declares, e.g. a Sphinx
@@ -88,6 +89,13 @@ _ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?
 _CITATION = r"\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
 # Markdown reference links, full "[text][label]" and collapsed "[text][]" (CommonMark: the label is the text).
 _MD_REFERENCE_LINK = r"\[(?P<key>[^\[\]\n]{1,200})\]\[(?P<label>[^\[\]\n]{0,200})\]"
+# reStructuredText's hyperlink references, looked up in the citing file's own targets (".. _Directives:
+# directives.html#sectnum", usually at the file's end): `Some Name`_ and name_. Not `anonymous`__ (their
+# targets go by order), nor a role's :ref:`name` or a ``literal``_.
+_RST_REFERENCE = r"(?<![`\w:])`(?P<key>[^`<>]{1,200})`_(?![\w`])"
+_RST_NAME_REFERENCE = r"(?<![\w`.:/\\-])(?P<key>[A-Za-z0-9](?:[\w.+-]{0,80}[A-Za-z0-9])?)_(?![\w`])"
+# `text <directives.html#sectnum>`_: the target inside the reference.
+_RST_EMBEDDED = r"(?<![`\w:])`(?P<text>[^`<>]{0,200})<(?P<href>[^<>\s`]{1,300})>`__?(?![\w`])"
 # A configuration name as code writes it: at least one "_" or "." inside, so a prose word never is one
 # ("tls_dhparam", "$lookup_dnssec_authenticated", "core.editor").
 TERM = r"\$?[A-Za-z][A-Za-z0-9]{0,40}(?:[_.][A-Za-z0-9]{1,40}){1,6}"
@@ -188,6 +196,11 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("hyperlink_tail", "link", _MD_LINK_TAIL, "the second half of a Markdown link cut at the chunk's start"),
     family("md_reference", "citation", _MD_REFERENCE_LINK,
            "Markdown reference links [text][label] and [text][], through the document's [label]: path definitions"),
+    family("rst_reference", "citation", _RST_REFERENCE,
+           "reStructuredText references `Some Name`_, through the file's .. _Some Name: path targets"),
+    family("rst_name_reference", "citation", _RST_NAME_REFERENCE,
+           "reStructuredText references name_, through the file's .. _name: path targets"),
+    family("rst_embedded", "link", _RST_EMBEDDED, "reStructuredText references with their target, `text <path>`_"),
     family("html_link", "link", _HTML_LINK, "HTML <a href> links, relative to the citing file"),
     family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,

@@ -37,6 +37,7 @@ from ragplugins_crossref.scan import (
     build_profile,
     captions_agree,
     entry_name_key,
+    link_path,
     scan_chunk,
 )
 
@@ -175,8 +176,11 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
         # Each entry is read once per document, however often the key is cited.
         if (doc_id, ref.key) not in registry.entry_owners:
             entry = registry.profiles.get(doc_id, Profile(doc_id)).citations.get(ref.key)
-            found: set[str] = set()
-            for inner in registry.scan(entry, families) if entry else ():
+            # A link definition or hyperlink target is a path, relative to the citing file; a reference
+            # list's entry is prose naming a document.
+            path = link_path(entry) if entry and not any(c.isspace() for c in entry) else ""
+            found: set[str] = _link_target(path, doc_id, registry) - {doc_id} if path else set()
+            for inner in registry.scan(entry, families) if entry and not found else ():
                 if inner.kind in ("document", "identifier", "link"):
                     found |= _owner_docs(inner, doc_id, registry, families, depth + 1) - {doc_id}
             registry.entry_owners[(doc_id, ref.key)] = found

@@ -50,7 +50,11 @@ _MANUAL_PAGE_NAMES = re.compile(r"^(?:#{1,6}[ \t]+)?NAME[ \t]*\n(?:[ \t]*\n)?"
 _NAMES_END = re.compile(r"[ \t](?:\\?-|[\u2010-\u2014])[ \t]")
 _MANUAL_PAGE_NAME = re.compile(r"[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3}")
 # Names a reStructuredText (Sphinx) document declares for others to point at.
-_RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$", re.M)
+# A label ".. _name:" marks the place below it; with a path after it, on its line or the next indented one, it is
+# a hyperlink target (_RST_TARGET), the name of another page.
+_RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$(?!\n[ \t]{1,12}\S)", re.M)
+_RST_TARGET = re.compile(r"^\.\.[ \t]{1,3}_(?:`(?P<quoted>[^`\n]{1,200})`|(?P<key>[^:`\n]{1,200})):"
+                         r"(?:[ \t]{1,8}|[ \t]*\n[ \t]{1,12})(?P<entry>\S{1,300})[ \t]*$", re.M)
 RST_DIRECTIVE = re.compile(
     r"^(?P<indent>[ \t]{0,12})\.\.[ \t]{1,3}(?:py:)?(?P<what>module|currentmodule|function|class|exception|data|"
     r"method|attribute|decorator|classmethod|staticmethod|property|decoratormethod|abstractmethod)::[ \t]{1,5}"
@@ -314,6 +318,8 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
         for em in _MD_LINK_DEFINITION.finditer(text):
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
+        for em in _RST_TARGET.finditer(text):
+            prof.citations.setdefault(citation_key(em.group("quoted") or em.group("key")), em.group("entry"))
     prof.sections = {k: v[2] for k, v in best_section.items()}
     prof.headings = list(headings)
     whole = "\n".join(text for _, text in chunks)
@@ -351,6 +357,8 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 
 # A heading that links to its own anchor, as mdBook and many static site generators write them:
 # "### [Stack-Only Data: Copy](#stack-only-data-copy)".
+# A title underlined (reStructuredText, Markdown's setext): "smart_quotes\n~~~~~~~~~~~~".
+_UNDERLINED_HEADING = re.compile(r"^(?P<text>[ \t]{0,3}\w[^\n]{0,300})\n([=\-~^*+#`'\"])\2{2,}[ \t]*$", re.M)
 _SELF_ANCHOR = re.compile(r"\]\(#(?P<anchor>[^)\s]{1,200})\)")
 _MD_LINK_TEXT = re.compile(r"\[(?P<text>[^\]]{0,300})\]\([^)]{0,300}\)")
 
@@ -359,6 +367,10 @@ def _heading_slugs(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
     """The document's headings by ``entry_name_key`` -> the chunk the heading starts: a link's fragment is
     usually its heading's text made an anchor, or the anchor the heading links to."""
     def found(text: str):
+        for m in _UNDERLINED_HEADING.finditer(text):
+            key = entry_name_key(m.group("text"))
+            if len(key) >= 3:
+                yield key, m.start()
         for m in _QUOTED_HEADING.finditer(text):
             heading = m.group("text").strip().strip("#")
             anchors = [a.group("anchor") for a in _SELF_ANCHOR.finditer(heading)]
@@ -476,7 +488,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                                    case_key=case_identifier_key(groups["id"], groups.get("volume"))))
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
-                href = _link_path(groups["href"])
+                href = link_path(groups["href"])
                 if href and not _navigation(text, hit.start(), hit.end(), groups.get("text") or "", headings):
                     fragment = unquote(groups["href"].partition("#")[2])
                     entries = (fragment, (groups.get("text") or "").strip(" `*_"))
@@ -488,6 +500,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                     key = anchor_key(groups.get("space") or fam.space, name)
                     refs.append(RawRef("anchor", key, hit.group(), hit.start(), hit.end(), fam.name))
             elif fam.kind == "citation":
+                links.append((hit.start(), hit.end()))   # like a link, the citation is the reference, not its words
                 refs.append(RawRef("citation", citation_key(groups.get("label") or groups["key"]), hit.group(),
                                    hit.start(), hit.end(), fam.name))
             else:
@@ -545,7 +558,7 @@ _NAVIGATION_LABEL = re.compile(
     re.I | re.M)
 
 
-def _link_path(href: str) -> str:
+def link_path(href: str) -> str:
     """The file a hyperlink points at, fragment and query dropped; '' for another site, a mail
     address or a link within the page."""
     href = href.strip().split("#", 1)[0].split("?", 1)[0]

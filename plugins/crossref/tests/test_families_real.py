@@ -174,6 +174,39 @@ def test_markdown_reference_links_resolve_through_the_pages_link_definitions():
     assert not any(ref == "unknown" for _, ref, _ in refs["api/stream.md"])
 
 
+def test_restructuredtext_references_resolve_through_the_files_own_targets():
+    # docutils' documentation: `Name`_ and name_ in the prose, the targets at the file's end (another chunk),
+    # naming the rendered page of another source, one with its path on the next line.
+    chunks = {
+        "user/tools.txt": [
+            ("user/tools.txt#0", "Tools\n=====\n\nSettings are read from `Docutils\nConfiguration`_ files; "
+                                 'the html5_ writer, the `"sectnum" directive`_, `the demo <rst/demo.html>`_, '
+                                 "Python_ and the local_ section. A ``literal``_ and :ref:`label` are none.\n"),
+            ("user/tools.txt#1", ".. _Docutils Configuration: config.html\n"
+                                 ".. _html5: html.html#html5-polyglot\n"
+                                 ".. _`\"sectnum\" directive`:\n   ../ref/rst/directives.html#sectnum\n"
+                                 ".. _Python: https://www.python.org/\n"
+                                 ".. _local:\n\nLocal\n-----\n")],
+        "user/config.txt": [("user/config.txt#0", "Docutils Configuration\n======================\n\ntext")],
+        "user/html.txt": [("user/html.txt#0", "HTML writers\n============\n\nintro\n"),
+                          ("user/html.txt#1", "html5_polyglot\n--------------\n\nThe HTML5 writer.\n")],
+        "user/rst/demo.txt": [("user/rst/demo.txt#0", "Demo\n====\n\ntext")],
+        "ref/rst/directives.txt": [("ref/rst/directives.txt#0", "Directives\n==========\n\nintro\n"),
+                                   ("ref/rst/directives.txt#1",
+                                    "Section Numbering\n=================\n\n:Directive Type: \"sectnum\"\n")],
+    }
+    ann = annotate(chunks, {d: {"file_name": d.rsplit("/", 1)[-1]} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    got = {(r["ref"], r["target"], r.get("chunk")) for r in ann.refs["user/tools.txt#0"] if r["target"]}
+    assert got == {("docutils configuration", "user/config.txt", None),
+                   ("html5", "user/html.txt", "user/html.txt#1"),          # the fragment names its heading's chunk
+                   ('"sectnum" directive', "ref/rst/directives.txt", None),
+                   ("rst/demo.html", "user/rst/demo.txt", None)}
+    # Another site names no document here; a label of this file (local_) and a literal are no reference at all
+    # (the role is Sphinx's family's); the targets' own lines point nowhere.
+    assert not any(r["target"] for r in ann.refs["user/tools.txt#1"])
+    assert {r["ref"] for r in ann.refs["user/tools.txt#0"] if not r["target"]} == {"python", "ref:label"}
+
+
 def test_bracket_keys_through_a_wrapped_reference_list():
     refs, _ = run({
         "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
