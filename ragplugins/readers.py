@@ -1,6 +1,7 @@
 """Turn paths into LlamaIndex Documents, with errors that name the file.
 
-PDFs go through LlamaIndex's PDFReader (pypdf), one Document per file; text
+PDFs go through LlamaIndex's PDFReader (pypdf), one Document per file, without what every printed page
+repeats (``pdf_reader``); text
 formats are decoded as UTF-8, falling back to cp1252 with a warning; HTML pages
 are decoded the same way and converted to Markdown (``html_reader``), so their
 links survive as ``[text](href)``. The
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import codecs
 import gzip
-import logging
 import os
 import warnings
 import zlib
@@ -28,6 +28,7 @@ from ragplugins.anchors import PAGE_ANCHORS_KEY, page_anchors
 from ragplugins.errors import InputError
 from ragplugins.html_reader import HTML_SUFFIXES, read_html
 from ragplugins.nodes import hide_metadata
+from ragplugins.pdf_reader import read_pdf
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
@@ -192,25 +193,6 @@ def _decode(data: bytes, path: Path) -> str | None:
         return data.decode("cp1252", errors="replace")
 
 
-def _pdf_reader_class():
-    # llama-index-readers-file 0.7 calls logging.basicConfig() at import (in its slides module),
-    # which makes every library's INFO lines appear in the host app's output; undo just that.
-    root = logging.getLogger()
-    before, level = list(root.handlers), root.level
-    from llama_index.readers.file import PDFReader
-
-    for handler in root.handlers[len(before):]:
-        root.removeHandler(handler)
-    root.setLevel(level)
-    return PDFReader
-
-
-def _read_pdf(path: Path) -> str:
-    PDFReader = _pdf_reader_class()
-    docs = PDFReader(return_full_document=True).load_data(path)
-    return "\n\n".join(d.text for d in docs)
-
-
 def _pdf_problem(exc: BaseException) -> str:
     """Why a PDF could not be read, in words (PDFReader retries, so pypdf's error arrives inside a RetryError)."""
     last = getattr(exc, "last_attempt", None)
@@ -270,7 +252,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
                 report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                 continue
-            text = _read_pdf(path) if data is None else _decode(data, path)
+            text = read_pdf(path) if data is None else _decode(data, path)
             anchors: dict[str, int] = {}
             if suffix in HTML_SUFFIXES and text:
                 page = read_html(text)

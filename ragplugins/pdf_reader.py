@@ -1,0 +1,91 @@
+"""PDF files as text: LlamaIndex's PDFReader (pypdf), page by page, without what a printed page repeats.
+
+A printed manual's pages carry furniture that pypdf reads as text: a running header ("Chapter 1: Introduction
+and preliminaries 7"), a page number, a footer ("Acme Handbook - Page 3 of 40"). Joined into one text, each lands
+in the middle of the sentence that runs over the page break, and a header naming "Chapter 9" reads as a reference
+to it. So each page's first and last lines are dropped while they are furniture (``page_furniture``): the page's
+own label (pypdf's ``page_labels``: "7", "iv"), a line of words ending with it, or a line that stands at the same
+end of a page two pages away or next door, page numbers aside. Pages are joined as PDFReader joins them, so a PDF
+without furniture reads exactly as before. A contents list or an index stays: its lines name the sections a
+question may use (dropping them lost answers on a new user's R manuals, bench/sections/core.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+PAGE_NUMBER = re.compile(r"\W{0,3}(?:page[ \t]*)?[0-9]{1,4}(?:[ \t]*(?:of|/)[ \t]*[0-9]{1,4})?\W{0,3}", re.I)
+NEIGHBOURS = (1, 2)   # a two-sided book alternates its headers: the page two away carries the same one
+FURNITURE_LINES = 2   # at most this many lines at each end of a page (a title line and a page number)
+MIN_PAGES = 3         # a running header needs pages to run over
+
+
+def pdf_reader_class():
+    # llama-index-readers-file 0.7 calls logging.basicConfig() at import (in its slides module),
+    # which makes every library's INFO lines appear in the host app's output; undo just that.
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    from llama_index.readers.file import PDFReader
+
+    for handler in root.handlers[len(before):]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+    return PDFReader
+
+
+def read_pdf(path: Path) -> str:
+    pages = pdf_reader_class()(return_full_document=False).load_data(path)
+    texts = page_furniture([d.text for d in pages], [str(d.metadata.get("page_label", "")) for d in pages])
+    return "\n".join(texts)
+
+
+def _shape(line: str) -> str:
+    """A line with its numbers masked: "Chapter 1: Introduction 7" and "Chapter 1: Introduction 8" are one shape."""
+    return re.sub(r"[0-9]+", "#", " ".join(line.split())).casefold()
+
+
+def page_furniture(pages: list[str], labels: list[str]) -> list[str]:
+    """Each page's text without its furniture lines at either end."""
+    lines = [text.split("\n") for text in pages]
+    ends = {(i, end): [_shape(line) for line in _end_lines(page, end)] for i, page in enumerate(lines)
+            for end in (0, -1)}
+    out = []
+    for i, page in enumerate(lines):
+        label = labels[i].strip().casefold() if i < len(labels) else ""
+        nearby = [j for d in NEIGHBOURS for j in (i - d, i + d) if 0 <= j < len(pages)] \
+            if len(pages) >= MIN_PAGES else []
+        kept = list(page)
+        for end in (0, -1):
+            near = [ends[(j, end)] for j in nearby]   # the same end of the pages nearby
+            for _ in range(FURNITURE_LINES):
+                at = next((k for k in (range(len(kept)) if end == 0 else range(len(kept) - 1, -1, -1))
+                           if kept[k].strip()), None)
+                if at is None or not _is_furniture(kept[at], label, near):
+                    break
+                del kept[at]
+        out.append("\n".join(kept))
+    return out
+
+
+def _end_lines(page: list[str], end: int) -> list[str]:
+    body = [line for line in page if line.strip()]
+    return body[:FURNITURE_LINES] if end == 0 else body[::-1][:FURNITURE_LINES]
+
+
+def _is_furniture(line: str, label: str, near: list[list[str]]) -> bool:
+    """The page's own number ("7", "Page 7 of 40", "iv"), a line of words that ends with it, or a line
+    that the same end of a page nearby repeats, numbers aside, with words in it (not a lone "}" both pages happen
+    to start with)."""
+    shape = _shape(line)
+    if not shape:
+        return False
+    if shape == label or (label and PAGE_NUMBER.fullmatch(line.strip()) and label in line.casefold()):
+        return True
+    words = line.casefold().split()
+    if any(c.isdigit() for c in label) and words[-1] == label and sum(c.isalpha() for c in shape) >= 3:
+        # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
+        # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
+        return True
+    return sum(c.isalpha() for c in shape) >= 3 and any(shape in lines for lines in near)

@@ -1,0 +1,94 @@
+"""PDF pages without what every printed page repeats: running headers and footers, page numbers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ragplugins.pdf_reader import page_furniture, pdf_reader_class
+from ragplugins.readers import read_documents
+
+
+def make_pdf(pages: list[list[str]], labels_from: int | None = None) -> bytes:
+    """A PDF whose pages show these lines (Helvetica, top to bottom); with ``labels_from``, pages are
+    labelled from that number, as a book numbers its body after roman front matter."""
+    objects: list[bytes] = []
+    kids = []
+    for lines in pages:
+        ops = ["BT", "/F1 11 Tf", "14 TL", "72 760 Td"]
+        for line in lines:
+            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops += [f"({escaped}) Tj", "T*"]
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+        content = len(objects) + 2          # objects 1, 2 are the catalog and the page tree
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                       b"/Resources << /Font << /F1 %%FONT%% >> >> >>" % content)
+        kids.append(len(objects) + 2)
+    font = len(objects) + 3
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    labels = b" /PageLabels << /Nums [0 << /S /D /St %d >>] >>" % labels_from if labels_from else b""
+    head = [b"<< /Type /Catalog /Pages 2 0 R%s >>" % labels,
+            b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))]
+    body = [o.replace(b"%FONT%", b"%d 0 R" % font) for o in head + objects]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, obj in enumerate(body, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(body) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(body) + 1, xref)
+    return bytes(out)
+
+
+CHAPTER = [
+    ["1", "1 Leave", "Every employee may take twenty days of paid leave in a calendar", "year, booked"],
+    ["Chapter 1: Leave 2", "through the staff portal at least two weeks ahead. Unused days", "carry over once."],
+    ["Chapter 1: Leave 3", "Requests are answered within three working days by the", "employee's manager."],
+    ["Chapter 1: Leave 4", "Sick leave is recorded separately and needs a note after three", "days."],
+]
+
+
+def test_running_headers_and_page_numbers_leave_the_text(tmp_path: Path):
+    (tmp_path / "handbook.pdf").write_bytes(make_pdf(CHAPTER))
+    text = read_documents([tmp_path]).documents[0].text
+    assert "Chapter 1: Leave" not in text
+    # The sentence over the page break reads on; the chapter's own heading stays.
+    assert re.search(r"year, booked\s+through the staff portal", text)
+    assert text.startswith("1 Leave\n")
+
+
+def test_a_pdf_without_furniture_reads_as_llamaindex_reads_it(tmp_path: Path):
+    pages = [["Acquisition Agreement", "1. The Buyer pays the Price at Closing."],
+             ["Article V - Confidentiality", "5.1 Each party keeps the other's information secret."]]
+    path = tmp_path / "agreement.pdf"
+    path.write_bytes(make_pdf(pages))
+    whole = pdf_reader_class()(return_full_document=True).load_data(path)[0].text
+    assert read_documents([tmp_path]).documents[0].text == whole
+
+
+def test_what_counts_as_furniture():
+    pages = [
+        # Front matter: roman page labels; a contents list stays (its lines name the sections).
+        "i\nTable of Contents\n1 Leave . . . . . . . . . . . 1\n1.1 Sick leave ............ 4",
+        "1 Leave\nDays off are booked in the portal.\n}",
+        # A two-sided book: even pages carry the book's name and number first, odd pages the chapter's.
+        "2 Staff Handbook\n}\nText of page two.\nPage 2 of 5",
+        "Chapter 1: Leave 3\nText of page three.\nPage 3 of 5",
+        "4 Staff Handbook\nText of page four.\nPage 4 of 5",
+    ]
+    labels = ["i", "1", "2", "3", "4"]
+    out = page_furniture(pages, labels)
+    assert out[0] == "Table of Contents\n1 Leave . . . . . . . . . . . 1\n1.1 Sick leave ............ 4"
+    assert out[1] == "1 Leave\nDays off are booked in the portal.\n}"   # its heading starts with the label: kept
+    assert out[2] == "}\nText of page two."             # a lone brace two pages share is no header
+    assert out[3] == "Text of page three."
+    assert out[4] == "Text of page four."
+
+
+def test_a_short_document_keeps_a_first_line_its_pages_share():
+    # Two pages are no run of headers: each says what it is about.
+    pages = ["Northwind Robotics - Leave Policy\nAnnual leave.", "Northwind Robotics - Leave Policy\nSick leave."]
+    assert page_furniture(pages, ["1", "2"]) == pages
