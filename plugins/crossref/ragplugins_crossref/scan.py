@@ -355,10 +355,10 @@ def entry_name_key(name: str) -> str:
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
-# A heading that links to its own anchor, as mdBook and many static site generators write them:
-# "### [Stack-Only Data: Copy](#stack-only-data-copy)".
 # A title underlined (reStructuredText, Markdown's setext): "smart_quotes\n~~~~~~~~~~~~".
 _UNDERLINED_HEADING = re.compile(r"^(?P<text>[ \t]{0,3}\w[^\n]{0,300})\n([=\-~^*+#`'\"])\2{2,}[ \t]*$", re.M)
+# A heading that links to its own anchor, as mdBook and many static site generators write them:
+# "### [Stack-Only Data: Copy](#stack-only-data-copy)".
 _SELF_ANCHOR = re.compile(r"\]\(#(?P<anchor>[^)\s]{1,200})\)")
 _MD_LINK_TEXT = re.compile(r"\[(?P<text>[^\]]{0,300})\]\([^)]{0,300}\)")
 
