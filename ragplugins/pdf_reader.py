@@ -5,9 +5,10 @@ and preliminaries 7"), a page number, a footer ("Acme Handbook - Page 3 of 40").
 in the middle of the sentence that runs over the page break, and a header naming "Chapter 9" reads as a reference
 to it. So each page's first and last lines are dropped while they are furniture (``page_furniture``): the page's
 own label (pypdf's ``page_labels``: "7", "iv"), a line of words ending with it, or a line that stands at the same
-end of a page two pages away or next door, page numbers aside. Pages are joined as PDFReader joins them, so a PDF
-without furniture reads exactly as before. A contents list or an index stays: its lines name the sections a
-question may use (dropping them lost answers on a new user's R manuals, bench/sections/core.md).
+end of two of the four pages around it (two-sided books alternate their headers), page numbers aside. Pages are
+joined as PDFReader joins them, so a PDF without furniture reads exactly as before. A contents list or an index
+stays: its lines name the sections a question may use (dropping them lost answers on a new user's R manuals,
+bench/sections/core.md).
 """
 
 from __future__ import annotations
@@ -75,17 +76,24 @@ def _end_lines(page: list[str], end: int) -> list[str]:
 
 
 def _is_furniture(line: str, label: str, near: list[list[str]]) -> bool:
-    """The page's own number ("7", "Page 7 of 40", "iv"), a line of words that ends with it, or a line
-    that the same end of a page nearby repeats, numbers aside, with words in it (not a lone "}" both pages happen
-    to start with)."""
+    """The page's own number ("7", "Page 7 of 40", "iv"), a line of words that ends with it, or a line with words
+    in it that the same end of two pages nearby repeats, numbers aside (one, when it starts with the page's number).
+    Not a code listing's numbered line ("123 }%" on page 3), nor a line of code that one page nearby happens to
+    start with too."""
     shape = _shape(line)
     if not shape:
         return False
-    if shape == label or (label and PAGE_NUMBER.fullmatch(line.strip()) and label in line.casefold()):
+    numbers = re.findall(r"[0-9]+", line)
+    if shape == label or (PAGE_NUMBER.fullmatch(line.strip()) and numbers[:1] == [label]):
         return True
     words = line.casefold().split()
     if any(c.isdigit() for c in label) and words[-1] == label and sum(c.isalpha() for c in shape) >= 3:
         # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
         # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
         return True
-    return sum(c.isalpha() for c in shape) >= 3 and any(shape in lines for lines in near)
+    if sum(c.isalpha() for c in shape) < 3:
+        return False
+    repeats = sum(shape in lines for lines in near)
+    # The first even page of a two-sided book has one page nearby with its header ("2 Staff Handbook", "4 Staff
+    # Handbook"): once is enough for a line that carries the page's number.
+    return repeats >= 2 or (repeats == 1 and any(c.isdigit() for c in label) and words[0] == label)

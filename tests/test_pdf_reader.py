@@ -75,17 +75,23 @@ def test_what_counts_as_furniture():
         "i\nTable of Contents\n1 Leave . . . . . . . . . . . 1\n1.1 Sick leave ............ 4",
         "1 Leave\nDays off are booked in the portal.\n}",
         # A two-sided book: even pages carry the book's name and number first, odd pages the chapter's.
-        "2 Staff Handbook\n}\nText of page two.\nPage 2 of 5",
-        "Chapter 1: Leave 3\nText of page three.\nPage 3 of 5",
-        "4 Staff Handbook\nText of page four.\nPage 4 of 5",
+        "2 Staff Handbook\n}\nText of page two.\nPage 2 of 7",
+        "Chapter 1: Leave 3\nText of page three.\nPage 3 of 7",
+        "4 Staff Handbook\nText of page four.\nPage 4 of 7",
+        # A code listing's numbered lines: "5" is the page's number, "15 }%" a line of the listing; a line of
+        # code one page nearby starts with too is no header.
+        "Chapter 1: Leave 5\n14 \\else\n15 }%",
+        "6 Staff Handbook\n16 \\else\nText of page six.",
     ]
-    labels = ["i", "1", "2", "3", "4"]
+    labels = ["i", "1", "2", "3", "4", "5", "6"]
     out = page_furniture(pages, labels)
     assert out[0] == "Table of Contents\n1 Leave . . . . . . . . . . . 1\n1.1 Sick leave ............ 4"
     assert out[1] == "1 Leave\nDays off are booked in the portal.\n}"   # its heading starts with the label: kept
     assert out[2] == "}\nText of page two."             # a lone brace two pages share is no header
     assert out[3] == "Text of page three."
     assert out[4] == "Text of page four."
+    assert out[5] == "14 \\else\n15 }%"
+    assert out[6] == "16 \\else\nText of page six."
 
 
 def test_a_short_document_keeps_a_first_line_its_pages_share():
