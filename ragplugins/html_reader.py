@@ -143,8 +143,7 @@ def _refresh_target(refresh: str) -> str:
     """The address of a ``<meta http-equiv="refresh" content="0; url=X">`` ("0; X" and quotes too), or ""
     for a page that only reloads itself."""
     _, _, rest = refresh.partition(";")
-    rest = re.sub(r"^\s*url\s*=\s*", "", rest, flags=re.I).strip().strip("'\"").strip()
-    return rest
+    return re.sub(r"^\s*url\s*=\s*", "", rest, flags=re.I).strip().strip("'\"").strip()
 
 
 # Where an anchor's words begin, written into the text before conversion and taken out after it: what

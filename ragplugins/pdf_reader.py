@@ -86,14 +86,15 @@ def _is_furniture(line: str, label: str, near: list[list[str]]) -> bool:
     numbers = re.findall(r"[0-9]+", line)
     if shape == label or (PAGE_NUMBER.fullmatch(line.strip()) and numbers[:1] == [label]):
         return True
+    if sum(c.isalpha() for c in shape) < 3:
+        return False
     words = line.casefold().split()
-    if any(c.isdigit() for c in label) and words[-1] == label and sum(c.isalpha() for c in shape) >= 3:
+    numbered = any(c.isdigit() for c in label)
+    if numbered and words[-1] == label:
         # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
         # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
         return True
-    if sum(c.isalpha() for c in shape) < 3:
-        return False
     repeats = sum(shape in lines for lines in near)
     # The first even page of a two-sided book has one page nearby with its header ("2 Staff Handbook", "4 Staff
     # Handbook"): once is enough for a line that carries the page's number.
-    return repeats >= 2 or (repeats == 1 and any(c.isdigit() for c in label) and words[0] == label)
+    return repeats >= 2 or (repeats == 1 and numbered and words[0] == label)
