@@ -62,6 +62,7 @@ def chunks_of(corpus_dir: Path):
     return {d: [(n.node_id, n.get_content()) for n in ns] for d, ns in docs.items()}, metadata, anchors
 
 
+_WEB_ADDRESS = re.compile(r"(?i)https?://")
 _FRAGMENT_LINK = re.compile(r"\]\([^)#\s]*#")
 
 
@@ -97,8 +98,11 @@ def score(rows: list[dict], refs_by_doc: dict[str, list[dict]], docs: set[str]) 
         cue = re.compile(r"(?<![\w-])" + re.escape(norm(row["cue"])) + r"(?!\w)")
         # (Resolved or not: `reStructuredText`_ to its web site is not the [reStructuredText Markup
         # Specification](...) link beside it.)
+        # A web address is one token: "https://docutils.sourceforge.io" (the cue) is not the longer address
+        # ".../docs/ref/rst/restructuredtext.html", nor is "reStructuredText" a word of it.
         found = [r for r in refs_by_doc.get(row["from"], [])
-                 if cue.search(norm(r["text"])) or norm(link_text(r["text"])) == norm(row["cue"])]
+                 if norm(link_text(r["text"])) == norm(row["cue"])
+                 or (cue.search(norm(r["text"])) and not _WEB_ADDRESS.match(link_text(r["text"]).strip()))]
         exact = [r for r in found if norm(link_text(r["text"])) == norm(row["cue"])]
         return {r["target"] for r in exact or found if r["target"]}
 

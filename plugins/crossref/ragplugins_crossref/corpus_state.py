@@ -47,9 +47,10 @@ NAME = "documents"
 # anchor of that name begins; 6, an identifier written in mixed case keeps its case; 7, a manual page's other
 # names, a page's own signature parameters, declared aliases in any case, no file names of server paths; 8, no
 # heading that is one link, manual page names in emphasis and under a "## NAME" heading, a link cut at a chunk's
-# start; 9, reStructuredText references through the file's targets, underlined headings as anchors), so that the
-# next write resolves every document again rather than trusting records made the old way.
-STATE_VERSION = 9
+# start; 9, reStructuredText references through the file's targets, underlined headings as anchors; 10, anonymous
+# and chained reStructuredText targets, web addresses of an indexed document's web copy, no reference on a target's
+# own line), so that the next write resolves every document again rather than trusting records made the old way.
+STATE_VERSION = 10
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 

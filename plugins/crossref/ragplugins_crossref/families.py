@@ -96,6 +96,10 @@ _RST_REFERENCE = r"(?<![`\w:])`(?P<key>[^`<>]{1,200})`_(?![\w`])"
 _RST_NAME_REFERENCE = r"(?<![\w`.:/\\-])(?P<key>[A-Za-z0-9](?:[\w.+-]{0,80}[A-Za-z0-9])?)_(?![\w`])"
 # `text <directives.html#sectnum>`_: the target inside the reference.
 _RST_EMBEDDED = r"(?<![`\w:])`(?P<text>[^`<>]{0,200})<(?P<href>[^<>\s`]{1,300})>`__?(?![\w`])"
+# A web address standing alone in prose ("See <https://docutils.sourceforge.io/docs/ref/rst/roles.html>"), not
+# inside a Markdown, reStructuredText or HTML link (those families read it); its sentence's last stop is no part of it.
+_WEB_ADDRESS = (r"(?<![^\s<(])(?<!\]\()(?P<href>https?://[^\s<>\"'`()\[\]]{0,298}[^\s<>\"'`()\[\].,;:!?])"
+                r"(?=[.,;:!?]{0,3}(?:[\s<>\"'`()\[\]]|\Z))(?!>`)")
 # A configuration name as code writes it: at least one "_" or "." inside, so a prose word never is one
 # ("tls_dhparam", "$lookup_dnssec_authenticated", "core.editor").
 TERM = r"\$?[A-Za-z][A-Za-z0-9]{0,40}(?:[_.][A-Za-z0-9]{1,40}){1,6}"
@@ -201,6 +205,8 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("rst_name_reference", "citation", _RST_NAME_REFERENCE,
            "reStructuredText references name_, through the file's .. _name: path targets"),
     family("rst_embedded", "link", _RST_EMBEDDED, "reStructuredText references with their target, `text <path>`_"),
+    family("web_address", "link", _WEB_ADDRESS,
+           "web addresses standing alone in prose; one names a document whose folders and file end its path"),
     family("html_link", "link", _HTML_LINK, "HTML <a href> links, relative to the citing file"),
     family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,

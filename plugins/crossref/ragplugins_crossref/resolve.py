@@ -31,6 +31,7 @@ from ragplugins_crossref.families import ReferenceFamily
 from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.scan import (
     OTHER_NAME,
+    WEB_ADDRESS,
     Profile,
     RawRef,
     anchor_key,
@@ -194,6 +195,9 @@ def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     """The indexed document a hyperlink's path names, relative to the citing document's own path;
     else the one document with that file name (the link was written for another folder layout) in the
     folders the link names: ``c3ref/stmt.html`` is not ``stmt.html`` when c3ref/ was not indexed."""
+    web = WEB_ADDRESS.match(href)
+    if web:
+        return _web_copy_of(web.group("path") or "", registry)
     base = posixpath.dirname(doc_id.replace("\\", "/"))
     exact = registry.paths.get(posixpath.normpath(posixpath.join(base, href)))
     if exact is not None:
@@ -211,6 +215,27 @@ def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     # user-manual.txt's neighbours, "os.path.html" for os.path.rst.txt): the one source with that stem.
     by_stem = {d for d in registry.stems.get(_source_stem(href), set()) if in_named_folders(d)}
     return by_stem if len(by_stem) == 1 else set()
+
+
+def _web_copy_of(path: str, registry: Registry) -> set[str]:
+    """The one indexed document a web address is a copy of: its folders, all of them (at least one), and its
+    file name or stem end the address's path ("https://docutils.sourceforge.io/docs/ref/rst/roles.html" is
+    ref/rst/roles.txt of a folder indexed with ref/ inside it). A page at the top of the folder given, or one
+    whose name alone matches, is no more likely this site's than any other's: nothing."""
+    parts = [part.lower() for part in path.split("/") if part not in ("", ".", "..")]
+    if len(parts) < 2:
+        return set()
+    folders, name = parts[:-1], parts[-1]
+
+    def copied(candidate: str) -> bool:
+        held = [part.lower() for part in candidate.replace("\\", "/").split("/")[:-1]]
+        return bool(held) and folders[-len(held):] == held
+
+    for table, key in ((registry.files, name), (registry.stems, _source_stem(name))):
+        found = {d for d in table.get(key, set()) if copied(d)}
+        if found:
+            return found if len(found) == 1 else set()
+    return set()
 
 
 _DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf")

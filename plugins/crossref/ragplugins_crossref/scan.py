@@ -55,6 +55,19 @@ _MANUAL_PAGE_NAME = re.compile(r"[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}
 _RST_LABEL = re.compile(r"^\.\.[ \t]{1,3}_(?P<key>[^:\n`]{1,200}):[ \t]*$(?!\n[ \t]{1,12}\S)", re.M)
 _RST_TARGET = re.compile(r"^\.\.[ \t]{1,3}_(?:`(?P<quoted>[^`\n]{1,200})`|(?P<key>[^:`\n]{1,200})):"
                          r"(?:[ \t]{1,8}|[ \t]*\n[ \t]{1,12})(?P<entry>\S{1,300})[ \t]*$", re.M)
+# Chained targets: ".. _HTML4:" right above ".. _html4 writer: ../../user/html.html#html4css1" names that path too.
+_RST_CHAINED_TARGET = re.compile(
+    r"^\.\.[ \t]{1,3}_(?:`(?P<quoted>[^`\n]{1,200})`|(?P<key>[^:`\n]{1,200})):[ \t]*\n"
+    r"(?=(?:\.\.[ \t]{1,3}_[^\n]{1,200}:[ \t]*\n){0,8}"
+    r"\.\.[ \t]{1,3}_(?:`[^`\n]{1,200}`|[^:`\n]{1,200}):[ \t]{1,8}(?P<entry>\S{1,300})[ \t]*$)", re.M)
+# Anonymous references, `Some words`__ and word__, and their targets ("__ path" or ".. __: path"), which go by
+# order: the n-th reference names the n-th target.
+_RST_ANONYMOUS = re.compile(r"(?<![`\w:])`(?P<quoted>[^`<>]{1,200})`__(?![\w`])"
+                            r"|(?<![\w`.:/\\-])(?P<word>[A-Za-z0-9](?:[\w.+-]{0,80}[A-Za-z0-9])?)__(?![\w`])")
+_RST_ANONYMOUS_TARGET = re.compile(r"^[ \t]{0,12}(?:__|\.\.[ \t]{1,3}__:)(?:[ \t]{1,8}|[ \t]*\n[ \t]{1,12})"
+                                   r"(?P<entry>\S{1,300})[ \t]*$", re.M)
+# A line that defines a hyperlink target (".. _name: path", "__ path"): what it names is read where it is referred to.
+_RST_TARGET_LINE = re.compile(r"^[ \t]{0,12}(?:\.\.[ \t]{1,3}_|__[ \t])", re.M)
 RST_DIRECTIVE = re.compile(
     r"^(?P<indent>[ \t]{0,12})\.\.[ \t]{1,3}(?:py:)?(?P<what>module|currentmodule|function|class|exception|data|"
     r"method|attribute|decorator|classmethod|staticmethod|property|decoratormethod|abstractmethod)::[ \t]{1,5}"
@@ -318,7 +331,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
         for em in _MD_LINK_DEFINITION.finditer(text):
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
-        for em in _RST_TARGET.finditer(text):
+        for em in (*_RST_TARGET.finditer(text), *_RST_CHAINED_TARGET.finditer(text)):
             prof.citations.setdefault(citation_key(em.group("quoted") or em.group("key")), em.group("entry"))
     prof.sections = {k: v[2] for k, v in best_section.items()}
     prof.headings = list(headings)
@@ -488,12 +501,8 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                                    case_key=case_identifier_key(groups["id"], groups.get("volume"))))
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
-                href = link_path(groups["href"])
-                if href and not _navigation(text, hit.start(), hit.end(), groups.get("text") or "", headings):
-                    fragment = unquote(groups["href"].partition("#")[2])
-                    entries = (fragment, (groups.get("text") or "").strip(" `*_"))
-                    refs.append(RawRef("link", href, hit.group(), hit.start(), hit.end(), fam.name,
-                                       entries=tuple(e for e in entries if e), fragment=fragment))
+                if not _navigation(text, hit.start(), hit.end(), groups.get("text") or "", headings):
+                    refs.extend(_link_ref(hit, groups["href"], groups.get("text") or "", fam.name))
             elif fam.kind == "anchor":
                 name = groups.get("key") or groups.get("plain") or ""
                 if name.strip():
@@ -512,9 +521,13 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
+    for hit, target in _rst_anonymous_links(text) if "__" in text else ():
+        links.append((hit.start(), hit.end()))
+        refs.extend(_link_ref(hit, target, hit.group("quoted") or hit.group("word"), "rst_anonymous"))
     refs.sort(key=lambda r: (r.start, -r.end))
     refs = _drop_link_labels(text, refs, links)
-    refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)]
+    refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)
+            and not _RST_TARGET_LINE.match(text, text.rfind("\n", 0, r.start) + 1)]
     _attach_qualifiers(text, refs)
     return refs
 
@@ -558,13 +571,50 @@ _NAVIGATION_LABEL = re.compile(
     re.I | re.M)
 
 
+def _link_ref(hit: re.Match, href: str, shown: str, family: str) -> list[RawRef]:
+    """The reference a hyperlink at ``hit`` makes (none to a mail address or within the page): its path, and its
+    fragment and shown words as entries the target may define."""
+    path = link_path(href)
+    if not path:
+        return []
+    fragment = unquote(href.partition("#")[2])
+    entries = tuple(e for e in (fragment, shown.strip(" `*_")) if e)
+    return [RawRef("link", path, hit.group(), hit.start(), hit.end(), family, entries=entries, fragment=fragment)]
+
+
+def _rst_anonymous_links(text: str) -> Iterator[tuple[re.Match, str]]:
+    """(reference, its target as written) of the anonymous references in ``text`` whose targets follow them in it:
+    each run of target lines takes the references written since the run before, when there are exactly as many
+    (a chunk may start after a reference whose target it holds: then the count says nothing and none is read)."""
+    pending: list[re.Match] = []
+    events = sorted([(m.start(), 0, m) for m in _RST_ANONYMOUS.finditer(text)]
+                    + [(m.start(), 1, m) for m in _RST_ANONYMOUS_TARGET.finditer(text)], key=lambda e: e[0])
+    run: list[re.Match] = []
+    for i, (_, is_target, m) in enumerate(events):
+        if not is_target:
+            pending.append(m)
+            continue
+        run.append(m)
+        if i + 1 < len(events) and events[i + 1][1] and not text[m.end():events[i + 1][0]].strip():
+            continue   # the run goes on
+        if len(run) == len(pending):
+            yield from ((ref, target.group("entry")) for ref, target in zip(pending, run))
+        pending, run = [], []
+
+
 def link_path(href: str) -> str:
-    """The file a hyperlink points at, fragment and query dropped; '' for another site, a mail
-    address or a link within the page."""
+    """The file a hyperlink points at, fragment and query dropped: a relative path, or a web address
+    (``resolve`` decides whether it names an indexed document's web copy); '' for a mail address, another
+    scheme or a link within the page."""
     href = href.strip().split("#", 1)[0].split("?", 1)[0]
-    if not href or re.match(r"[A-Za-z][\w+.-]{0,20}:", href) or href.startswith("//"):
+    if not href or (re.match(r"[A-Za-z][\w+.-]{0,20}:", href) and not WEB_ADDRESS.match(href)) \
+            or href.startswith("//"):
         return ""
     return unquote(href)   # "Adding%20a%20Library.html" is the file "Adding a Library.html"
+
+
+# A web address's path: "https://docutils.sourceforge.io/docs/ref/rst/roles.html" -> "/docs/ref/rst/roles.html".
+WEB_ADDRESS = re.compile(r"(?i:https?)://[^/\s]{1,200}(?P<path>/\S{0,300})?\Z")
 
 
 _LINK_LABEL_GAP = re.compile(r"[ \t]{0,3}")

@@ -207,6 +207,34 @@ def test_restructuredtext_references_resolve_through_the_files_own_targets():
     assert {r["ref"] for r in ann.refs["user/tools.txt#0"] if not r["target"]} == {"python", "ref:label"}
 
 
+def test_restructuredtext_anonymous_references_chained_targets_and_the_project_s_web_copy():
+    # docutils' demo and directives pages: anonymous references take the targets after them in order, a target
+    # chained to the next one takes its path, and an address of the project's web copy names the indexed source
+    # whose folders end its path (a page at the folder's top, or another site's, names nothing).
+    docs = {
+        "user/rst/demo.txt": (
+            "Meta\n````\n\nThe `\u201cmeta\u201d directive`__ is used in HTML META__ tags. See\n"
+            "https://docutils.sourceforge.io/docs/ref/rst/roles.html for roles and the HTML4_ writer.\n\n"
+            "__ https://docutils.sourceforge.io/docs/ref/rst/directives.html#metadata\n"
+            "__ https://developer.mozilla.org/en-US/docs/Web/HTML/Viewport_meta_tag\n"
+            ".. _HTML4:\n.. _html4 writer: ../html.html#html4css1\n\n"
+            "A lone__ reference whose target this text does not hold, and https://example.org/index.html.\n"),
+        "ref/rst/directives.txt": "Directives\n==========\n\ntext",
+        "ref/rst/roles.txt": "Roles\n=====\n\ntext",
+        "user/html.txt": "HTML writers\n============\n\ntext",
+        "index.txt": "Docutils\n========\n\ntext",
+    }
+    refs, ann = run(docs)
+    by_text = {r["text"]: r["target"] for r in ann.refs["user/rst/demo.txt#0"]}
+    assert by_text["`\u201cmeta\u201d directive`__"] == "ref/rst/directives.txt"
+    assert by_text["https://docutils.sourceforge.io/docs/ref/rst/roles.html"] == "ref/rst/roles.txt"
+    assert by_text["HTML4_"] == "user/html.txt"
+    # META__ goes to another site; the target lines define, they refer to nothing; a lone anonymous reference's
+    # target is not guessed; index.html at the site's top is no more this folder's index than any other's.
+    assert set(by_text) == {"`\u201cmeta\u201d directive`__", "https://docutils.sourceforge.io/docs/ref/rst/roles.html",
+                            "HTML4_"}
+
+
 def test_bracket_keys_through_a_wrapped_reference_list():
     refs, _ = run({
         "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
