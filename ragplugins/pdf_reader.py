@@ -5,7 +5,7 @@ and preliminaries 7"), a page number, a footer ("Acme Handbook - Page 3 of 40").
 in the middle of the sentence that runs over the page break, and a header naming "Chapter 9" reads as a reference
 to it. So each page's first and last lines are dropped while they are furniture (``page_furniture``): the page's
 own label (pypdf's ``page_labels``: "7", "iv"), a line of words ending with it, or a line that stands at the same
-end of two of the four pages around it (two-sided books alternate their headers), page numbers aside. Pages are
+end of two of the four pages around it (two-sided books alternate their headers), but for one number at most. Pages are
 joined as PDFReader joins them, so a PDF without furniture reads exactly as before. A contents list or an index
 stays: its lines name the sections a question may use (dropping them lost answers on a new user's R manuals,
 bench/sections/core.md).
@@ -50,8 +50,8 @@ def _shape(line: str) -> str:
 def page_furniture(pages: list[str], labels: list[str]) -> list[str]:
     """Each page's text without its furniture lines at either end."""
     lines = [text.split("\n") for text in pages]
-    ends = {(i, end): [_shape(line) for line in _end_lines(page, end)] for i, page in enumerate(lines)
-            for end in (0, -1)}
+    ends = {(i, end): [_look(line, labels[i] if i < len(labels) else "") for line in _end_lines(page, end)]
+            for i, page in enumerate(lines) for end in (0, -1)}
     out = []
     for i, page in enumerate(lines):
         label = labels[i].strip().casefold() if i < len(labels) else ""
@@ -70,14 +70,33 @@ def page_furniture(pages: list[str], labels: list[str]) -> list[str]:
     return out
 
 
+Look = tuple[str, tuple[str, ...], str]   # a line's shape, its numbers, its page's label
+
+
+def _look(line: str, label: str) -> Look:
+    return _shape(line), tuple(re.findall(r"[0-9]+", line)), label.strip()
+
+
+def _repeated(line: Look, lines: list[Look]) -> bool:
+    """Whether one of ``lines`` is ``line`` but for one number at most, the pages' own numbers aside: a running
+    header or footer changes its page number from page to page ("Chapter 1: Introduction 7", "... 9") and may
+    change a year ("Copyright 1995 ... -7", "Copyright 1996 ... -9"); a compilation's issue titles ("Issue 5, June
+    1996" and "Issue 6, June 1997" two pages on) and a manual's numbered headings ("22.6 Version 4.5.0") are no
+    furniture."""
+    shape, numbers, label = line
+    return any(other == shape and sum(a != b and a != label and b != theirs for a, b in zip(numbers, others)) <= 1
+               for other, others, theirs in lines)
+
+
 def _end_lines(page: list[str], end: int) -> list[str]:
     body = [line for line in page if line.strip()]
     return body[:FURNITURE_LINES] if end == 0 else body[::-1][:FURNITURE_LINES]
 
 
-def _is_furniture(line: str, label: str, near: list[list[str]]) -> bool:
+def _is_furniture(line: str, label: str, near: list[list[Look]]) -> bool:
     """The page's own number ("7", "Page 7 of 40", "iv"), a line of words that ends with it, or a line with words
-    in it that the same end of two pages nearby repeats, numbers aside (one, when it starts with the page's number).
+    in it that the same end of two pages nearby repeats but for one number (one page, when it starts with the
+    page's number).
     Not a code listing's numbered line ("123 }%" on page 3), nor a line of code that one page nearby happens to
     start with too."""
     shape = _shape(line)
@@ -94,7 +113,7 @@ def _is_furniture(line: str, label: str, near: list[list[str]]) -> bool:
         # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
         # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
         return True
-    repeats = sum(shape in lines for lines in near)
+    repeats = sum(_repeated(_look(line, label), lines) for lines in near)
     # The first even page of a two-sided book has one page nearby with its header ("2 Staff Handbook", "4 Staff
     # Handbook"): once is enough for a line that carries the page's number.
     return repeats >= 2 or (repeats == 1 and numbered and words[0] == label)

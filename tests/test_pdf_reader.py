@@ -98,3 +98,14 @@ def test_a_short_document_keeps_a_first_line_its_pages_share():
     # Two pages are no run of headers: each says what it is about.
     pages = ["Northwind Robotics - Leave Policy\nAnnual leave.", "Northwind Robotics - Leave Policy\nSick leave."]
     assert page_furniture(pages, ["1", "2"]) == pages
+
+
+def test_a_compilation_s_issue_titles_are_no_running_header():
+    # LaTeX News, issues 1-36 in one PDF: each issue's title line stands at the top of its first page, two pages
+    # after the last one's; its issue number and year both change, a running header's page number alone.
+    pages = ["LaTeX News\nIssue 5, June 1996\nWelcome.", "Fonts are next.\nPage 2",
+             "LaTeX News\nIssue 6, June 1997\nHello.", "Slides are gone.\nPage 4",
+             "LaTeX News\nIssue 7, June 1998\nHi.", "Bugs are fixed.\nPage 6"]
+    out = page_furniture(pages, ["1", "2", "3", "4", "5", "6"])
+    assert out[2] == "Issue 6, June 1997\nHello."   # the title repeats as it is: furniture; the issue stays
+    assert out[1] == "Fonts are next." and out[3] == "Slides are gone."
