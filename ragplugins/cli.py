@@ -630,11 +630,14 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     if len(run.arms) > 1:
         click.echo(f"\nper question against '{run.arms[0]}' (final nDCG)\n" + "\n".join(changes(run)))
     if run.coverage_failures:
+        lost = [f["id"] for f in run.coverage_failures if f.get("unreachable", True)]
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "
                    + ", ".join(f["id"] for f in run.coverage_failures)
-                   + " (they count as misses; expected strings are matched in the chunks' text as indexed, where an "
-                     "HTML or PDF page is Markdown: `code` and **bold** marks can sit inside a sentence; "
-                     "`ragplugins query QUESTION --full` prints that text)")
+                   + (f" ({len(lost)} of them can never be found and count as misses: {', '.join(lost)}; "
+                      if lost else " (each is still found by its other strings; ")
+                   + "expected strings are matched in the chunks' text as indexed, where an HTML or PDF page is "
+                     "Markdown: `code` and **bold** marks can sit inside a sentence; `ragplugins query QUESTION "
+                     "--full` prints that text)")
     if run.unknown_documents:
         click.echo(f"unknown documents: {len(run.unknown_documents)} names in expected_sources or anchor_doc are no "
                    "indexed document (a name matches an id equal to it or ending with '/' + it; fix the gold file: "

@@ -61,6 +61,7 @@ def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bun
     assert run.summary("off", 3, "difficulty=hard")["n"] == 1
     # q4's second expected string is nowhere in the corpus: reported, row kept.
     assert [f["id"] for f in run.coverage_failures] == ["q4"]
+    assert run.coverage_failures[0]["missing"] == ["not in corpus"] and run.coverage_failures[0]["unreachable"]
     assert len([r for r in run.rows if r["id"] == "q4"]) == 8
     # length_filter only removes; both arms share the first stage -> no invariant offenders,
     # while the dense arm has other core settings and is compared with nobody.
@@ -259,6 +260,7 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "| dense | 4 |" in result.output and "coverage gate: 1 rows" in result.output
+    assert "1 of them can never be found and count as misses: q4" in result.output   # q4's match is "all"
     # A list of 3 chunks is measured as what it is: R@10 would be R@3 under another name, three times over.
     assert "| arm | n | 1st R@3 | 1st nDCG@3 | R@3 | nDCG@3 |" in result.output
     # The slices of the gold rows' dimensions (a dev / test split, say) on the console too, not only in results.md.

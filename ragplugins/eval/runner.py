@@ -306,7 +306,9 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
         wanted = {e: metrics.norm(e) for e in row.expected}
         missing = [e for e, n in wanted.items() if not any(n in text for _, text in chunks)]
         if missing:
-            failures.append({"id": row.id, "missing": missing})
+            # With match = "any" the row's other strings can still find it; with "all" it is a miss whatever ranks.
+            failures.append({"id": row.id, "missing": missing,
+                             "unreachable": row.match == "all" or len(missing) == len(wanted)})
         if not row.expected_sources:
             continue
         others = [(doc, text) for doc, text in chunks if not _is_source(doc, row.expected_sources)]
