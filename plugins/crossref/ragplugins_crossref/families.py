@@ -69,14 +69,16 @@ _DOI = r"\b(?P<id>10\.\d{4,9}/[^\s\"'<>\])]{1,120})"
 # "[BROWN19]", "[RFC9000]", "[12]"; not a Markdown link "[text](...)", not a checkbox "[X]".
 # A file name with a document extension, as in a link "[see](docs/retrieval_pipeline.md#retry)".
 _FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
-             r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt))(?![\w-])")
+             r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt|tex|texi|texinfo))(?![\w-])")
 # Manual pages: "git-config(1)", "stat(2)", Tcl's "oo::define(3tcl)", and AsciiDoc's "linkgit:git-config[1]".
 # groff's HTML sets the name in bold, read as Markdown "**textdomain**(3)"; Debian Policy the whole, "*deb(5)*".
 _MANPAGE = (r"(?<![\w.:/-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})"
             r"(?P=emphasis)\((?P<volume>[1-9])[a-z]{0,3}\)(?![\w(])")
 _LINKGIT = r"\blinkgit:(?P<id>[\w.+-]{1,80})\[(?P<volume>[1-9])\]"
-# "[text](target.html#frag)" (text without nested brackets; an optional "title") and raw <a href="...">.
-_MD_LINK = (r"\[(?P<text>[^\[\]]{0,300})\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)")
+# "[text](target.html#frag)" (an optional "title") and raw <a href="...">. The words may hold brackets in pairs
+# ("[`TEST['TEMPLATE']`](settings.html#...)", Sphinx's "[[source]](...)"), not nested deeper.
+_MD_LINK = (r"\[(?P<text>(?:[^\[\]]|\[[^\[\]]{0,200}\]){0,300})\]"
+            r"\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)")
 # The second half of a Markdown link that the splitter cut at this chunk's start, "...option`](gettext_5.html#IDX162)":
 # the link it is, its fragment kept (read as a file name it named the page, not the place).
 _MD_LINK_TAIL = r"\A[^\[\]\n]{0,300}\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)"

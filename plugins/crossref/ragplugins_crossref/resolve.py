@@ -38,6 +38,7 @@ from ragplugins_crossref.scan import (
     build_profile,
     captions_agree,
     entry_name_key,
+    in_folders,
     link_path,
     scan_chunk,
 )
@@ -168,7 +169,12 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref is None:
         return set()
     if ref.kind == "document":
-        return set(ref.docs)
+        if ref.docs or ref.family != "filename" or not ref.text.lower().endswith(_TYPESET_SOURCES):
+            return set(ref.docs)
+        # A TeX source named for the document typeset from it: "see clsguide.tex" with clsguide.pdf indexed. (Not
+        # any file name's stem: "index.html" in Python's http.server page is a file a server serves.)
+        made = registry.stems.get(_source_stem(ref.text), set())
+        return set(made) if len(made) == 1 else set()
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
         # A page's own name first, then a manual page whose NAME section lists it.
@@ -202,11 +208,10 @@ def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     exact = registry.paths.get(posixpath.normpath(posixpath.join(base, href)))
     if exact is not None:
         return {exact}
-    folders = [part.lower() for part in href.replace("\\", "/").split("/")[:-1] if part not in ("", ".", "..")]
+    folders = href.replace("\\", "/").split("/")[:-1]
 
     def in_named_folders(candidate: str) -> bool:
-        held = [part.lower() for part in candidate.replace("\\", "/").split("/")[:-1]]
-        return not folders or held[-len(folders):] == folders
+        return in_folders(candidate, folders)
 
     by_name = {d for d in registry.files.get(href.rsplit("/", 1)[-1].lower(), set()) if in_named_folders(d)}
     if len(by_name) == 1:
@@ -238,7 +243,8 @@ def _web_copy_of(path: str, registry: Registry) -> set[str]:
     return set()
 
 
-_DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf")
+_TYPESET_SOURCES = (".tex", ".texi", ".texinfo")
+_DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf", *_TYPESET_SOURCES)
 
 
 def _source_stem(path: str) -> str:

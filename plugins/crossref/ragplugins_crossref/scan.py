@@ -519,6 +519,13 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                     continue
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
                 docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
+                # A file written with its folders is a file of those folders: "admin/base.html" (a template) is not
+                # ref/class-based-views/base.html. The path may start above the folder indexed, as paths from a
+                # project's top do ("Documentation/revisions.txt" with Documentation/ indexed): the folders the two
+                # share must agree.
+                folders = _WRITTEN_FOLDERS.search(text, max(0, at - 300), at)
+                if folders:
+                    docs = {d for d in docs if in_folders(d, folders.group().split("/")[:-1], overlap=True)}
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     for hit, target in _rst_anonymous_links(text) if "__" in text else ():
@@ -530,6 +537,20 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             and not _RST_TARGET_LINE.match(text, text.rfind("\n", 0, r.start) + 1)]
     _attach_qualifiers(text, refs)
     return refs
+
+
+# The folders written before a file name: "admin/" of "admin/base.html", "django/forms/widgets/" of ".../email.html".
+_WRITTEN_FOLDERS = re.compile(r"(?<![\w.-])(?:[\w.-]{1,80}/){1,8}\Z")
+
+
+def in_folders(doc_id: str, folders: Sequence[str], overlap: bool = False) -> bool:
+    """Whether ``doc_id`` stands in the folders a path names, its last ones ("../reference/x.html" names
+    reference/; ".." and "." name no folder); ``overlap``: the path may name folders above the indexed ones, and
+    only the folders both have must agree."""
+    named = [part.lower() for part in folders if part not in ("", ".", "..")]
+    held = [part.lower() for part in doc_id.replace("\\", "/").split("/")[:-1]]
+    shared = min(len(named), len(held)) if overlap else len(named)
+    return not shared or held[len(held) - shared:] == named[len(named) - shared:]
 
 
 # The path a file name ends when it is a server's or a site's, not a document's: "GET /index.html", "https://

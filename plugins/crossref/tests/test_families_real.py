@@ -235,6 +235,35 @@ def test_restructuredtext_anonymous_references_chained_targets_and_the_project_s
                             "HTML4_"}
 
 
+def test_link_words_with_brackets_and_file_names_written_with_their_folders():
+    # Django's pages: a link whose words hold brackets is still the link (not the bare file name "settings.html",
+    # which two folders have); a template written with its folders names no page of other folders, while a path
+    # from the project's top names the indexed file whose folders it ends with.
+    refs, _ = run({
+        "ref/databases.html": "Set [`TEST['TEMPLATE']`](settings.html#std-setting-TEST_TEMPLATE) and read "
+                              "[[source]](../_modules/django/db/base.html#X). `{% extends \"admin/base.html\" %}`, "
+                              "see docs/topics/checks.html and path/to/template/file.html.",
+        "ref/settings.html": "# Settings\ntext",
+        "topics/settings.html": "# Django settings\ntext",
+        "ref/class-based-views/base.html": "# Base views\ntext",
+        "topics/checks.html": "# System check framework\ntext",
+        "ref/files/file.html": "# The File object\ntext",
+    })
+    assert resolved(refs["ref/databases.html"]) == {("settings.html", "ref/settings.html"),
+                                                    ("checks.html", "topics/checks.html")}
+
+
+def test_a_tex_source_names_the_document_typeset_from_it():
+    # LaTeX's guides cite each other by their sources; the PDFs are what was indexed. Other file names do not go
+    # by their stems: "index.html" a web server serves is no index.rst.
+    refs, _ = run({
+        "modguide.pdf": "See the file cfgguide.tex for how to achieve this; a server sends index.html.",
+        "cfgguide.pdf": "Configuration options for LaTeX\ntext",
+        "index.rst": "Contents\n========\n",
+    })
+    assert refs["modguide.pdf"] == {("document", "cfgguide tex", "cfgguide.pdf"), ("document", "index html", None)}
+
+
 def test_bracket_keys_through_a_wrapped_reference_list():
     refs, _ = run({
         "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
