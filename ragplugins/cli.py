@@ -448,7 +448,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
               as_json: bool) -> None:
     """Ranked sources with plugin tags, one line per plugin decision, and an answer when
     [ragplugins] llm is configured."""
-    from ragplugins.nodes import chunk_label, document_name, tags
+    from ragplugins.nodes import document_name, result_label, tags
     from ragplugins.trace import decision_lines, labelled
 
     rp = load_app(ctx)
@@ -461,8 +461,9 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
         result = rp.search(question, top_k=top_k)
         nodes, trace = result.final, result.trace.to_dict()
     if as_json:
-        sources = [{"rank": i, "score": n.score, "document": document_name(n.node), "node_id": n.node.node_id,
-                    "tags": tags(n), "text": n.node.get_content()} for i, n in enumerate(nodes[:show], 1)]
+        sources = [{"rank": i, "score": n.score, "document": document_name(n.node), "chunk": result_label(n),
+                    "node_id": n.node.node_id, "tags": tags(n), "text": n.node.get_content()}
+                   for i, n in enumerate(nodes[:show], 1)]
         click.echo(json.dumps({"question": question, "answer": answer, "sources": sources, "trace": trace},
                               indent=2, default=str))
         return
@@ -484,7 +485,7 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
         for i, n in enumerate(nodes[:show], 1):
             table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-",
                           escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")),
-                          escape(chunk_label(n.node)))
+                          escape(result_label(n)))
         console.print(table)
     lines = decision_lines(trace)
     if lines:

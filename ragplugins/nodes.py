@@ -99,6 +99,16 @@ def document_name(node: Any) -> str:
     return document_label(node.ref_doc_id or "", node.metadata or {}) or node.node_id
 
 
+def result_label(nws: NodeWithScore) -> str:
+    """How output names a result: :func:`chunk_label`, and a passage by every chunk it joins ("guide.md#3+4"),
+    though its id is its lead's."""
+    label = chunk_label(nws.node)
+    positions = annotation(nws).get("passage_positions") or []
+    if len(positions) > 1 and "#" in label:
+        label = label.rpartition("#")[0] + "#" + "+".join(str(i) for i in positions)
+    return label
+
+
 def chunk_label(node: Any) -> str:
     """How output names a chunk for people: its document (:func:`document_name`) and its position in it
     (``CHUNK_INDEX_KEY``, from 0), e.g. ``guide/install.md#3``; the document alone when the index did not

@@ -98,19 +98,14 @@ class Trace:
         """Keep the labels of ``nodes`` (NodeWithScores; ids given as strings have none to keep). Only for
         lists the host's filters were applied to: a label names the document, and a chunk the filters
         screen out must not show its document to the host's users (query_inputs)."""
-        from ragplugins.nodes import annotation, chunk_label
+        from ragplugins.nodes import annotation, result_label
 
         for n in nodes:
             if isinstance(n, str):
                 continue
-            positions = annotation(n).get("passage_positions") or []
-            if len(positions) < 2 and n.node.node_id in self.chunks:
+            if len(annotation(n).get("passage_positions") or []) < 2 and n.node.node_id in self.chunks:
                 continue
-            label = chunk_label(n.node)
-            if len(positions) > 1 and "#" in label:
-                # A passage is named by every chunk it joins ("guide.md#3+4"), though its id is its lead's.
-                label = label.rpartition("#")[0] + "#" + "+".join(str(i) for i in positions)
-            self.chunks[n.node.node_id] = label
+            self.chunks[n.node.node_id] = result_label(n)
 
     def record(self, plugin: str, action: str, **data: Any) -> None:
         self.plugins.setdefault(plugin, {})[action] = data

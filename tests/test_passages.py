@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+from click.testing import CliRunner
 from llama_index.core.schema import NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
 import ragplugins
+from ragplugins.cli import get_cli
 from ragplugins.passages import merge_adjacent, passage_members
 from ragplugins.stores.base import CHUNK_INDEX_KEY
 
@@ -78,6 +82,13 @@ def test_search_returns_a_passage_of_neighbouring_chunks_that_both_rank(tmp_path
     position = {n.node_id: n.metadata[CHUNK_INDEX_KEY] for n in rp.context().all_nodes()}
     first, second = (position[i] for i in passage_members(joined))
     assert second == first + 1 and trace.chunks[joined.node.node_id] == f"town.txt#{first}+{second}"
+    # `ragplugins query` names it so too (its text starts with the first chunk's, not the lead's).
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\nchunk_size = 48\nchunk_overlap = 8\n'
+                   'top_k = 4\nmerge_adjacent = 2\n')
+    shown = CliRunner().invoke(get_cli(), ["-c", str(cfg), "query", "lighthouse lamp oil and lamp wick", "--json"],
+                               catch_exceptions=False).stdout
+    assert f"town.txt#{first}+{second}" in [source["chunk"] for source in json.loads(shown)["sources"]]
     members = {n.node.node_id: n.node.get_content() for n in chunks}
     assert "lighthouse lamp oil" in joined.node.get_content() and "lighthouse lamp wick" in joined.node.get_content()
     assert len(joined.node.get_content()) > max(len(t) for t in members.values())
