@@ -50,11 +50,12 @@ def _shape(line: str) -> str:
 def page_furniture(pages: list[str], labels: list[str]) -> list[str]:
     """Each page's text without its furniture lines at either end."""
     lines = [text.split("\n") for text in pages]
-    ends = {(i, end): [_look(line, labels[i] if i < len(labels) else "") for line in _end_lines(page, end)]
+    labels = [(labels[i] if i < len(labels) else "").strip().casefold() for i in range(len(pages))]
+    ends = {(i, end): [_look(line, labels[i]) for line in _end_lines(page, end)]
             for i, page in enumerate(lines) for end in (0, -1)}
     out = []
     for i, page in enumerate(lines):
-        label = labels[i].strip().casefold() if i < len(labels) else ""
+        label = labels[i]
         nearby = [j for d in NEIGHBOURS for j in (i - d, i + d) if 0 <= j < len(pages)] \
             if len(pages) >= MIN_PAGES else []
         kept = list(page)
@@ -74,7 +75,7 @@ Look = tuple[str, tuple[str, ...], str]   # a line's shape, its numbers, its pag
 
 
 def _look(line: str, label: str) -> Look:
-    return _shape(line), tuple(re.findall(r"[0-9]+", line)), label.strip()
+    return _shape(line), tuple(re.findall(r"[0-9]+", line)), label
 
 
 def _repeated(line: Look, lines: list[Look]) -> bool:
@@ -99,11 +100,11 @@ def _is_furniture(line: str, label: str, near: list[list[Look]]) -> bool:
     page's number).
     Not a code listing's numbered line ("123 }%" on page 3), nor a line of code that one page nearby happens to
     start with too."""
-    shape = _shape(line)
+    look = _look(line, label)
+    shape, numbers, _ = look
     if not shape:
         return False
-    numbers = re.findall(r"[0-9]+", line)
-    if shape == label or (PAGE_NUMBER.fullmatch(line.strip()) and numbers[:1] == [label]):
+    if shape == label or (PAGE_NUMBER.fullmatch(line.strip()) and numbers[:1] == (label,)):
         return True
     if sum(c.isalpha() for c in shape) < 3:
         return False
@@ -113,7 +114,7 @@ def _is_furniture(line: str, label: str, near: list[list[Look]]) -> bool:
         # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
         # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
         return True
-    repeats = sum(_repeated(_look(line, label), lines) for lines in near)
+    repeats = sum(_repeated(look, lines) for lines in near)
     # The first even page of a two-sided book has one page nearby with its header ("2 Staff Handbook", "4 Staff
     # Handbook"): once is enough for a line that carries the page's number.
     return repeats >= 2 or (repeats == 1 and numbered and words[0] == label)

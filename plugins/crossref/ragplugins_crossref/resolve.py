@@ -171,10 +171,10 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref.kind == "document":
         if ref.docs or ref.family != "filename" or not ref.text.lower().endswith(_TYPESET_SOURCES):
             return set(ref.docs)
-        # A TeX source named for the document typeset from it: "see clsguide.tex" with clsguide.pdf indexed. (Not
-        # any file name's stem: "index.html" in Python's http.server page is a file a server serves.)
-        made = registry.stems.get(_source_stem(ref.text), set())
-        return set(made) if len(made) == 1 else set()
+        # A TeX source named for the document typeset from it, as a link to a rendered page names its source: "see
+        # clsguide.tex" with clsguide.pdf indexed. (Not any file name's stem: "index.html" in Python's http.server
+        # page is a file a server serves.)
+        return _link_target(ref.text, doc_id, registry)
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
         # A page's own name first, then a manual page whose NAME section lists it.
@@ -209,16 +209,12 @@ def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
     if exact is not None:
         return {exact}
     folders = href.replace("\\", "/").split("/")[:-1]
-
-    def in_named_folders(candidate: str) -> bool:
-        return in_folders(candidate, folders)
-
-    by_name = {d for d in registry.files.get(href.rsplit("/", 1)[-1].lower(), set()) if in_named_folders(d)}
+    by_name = {d for d in registry.files.get(href.rsplit("/", 1)[-1].lower(), set()) if in_folders(d, folders)}
     if len(by_name) == 1:
         return by_name
     # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in
     # user-manual.txt's neighbours, "os.path.html" for os.path.rst.txt): the one source with that stem.
-    by_stem = {d for d in registry.stems.get(_source_stem(href), set()) if in_named_folders(d)}
+    by_stem = {d for d in registry.stems.get(_source_stem(href), set()) if in_folders(d, folders)}
     return by_stem if len(by_stem) == 1 else set()
 
 
@@ -227,14 +223,12 @@ def _web_copy_of(path: str, registry: Registry) -> set[str]:
     file name or stem end the address's path ("https://docutils.sourceforge.io/docs/ref/rst/roles.html" is
     ref/rst/roles.txt of a folder indexed with ref/ inside it). A page at the top of the folder given, or one
     whose name alone matches, is no more likely this site's than any other's: nothing."""
-    parts = [part.lower() for part in path.split("/") if part not in ("", ".", "..")]
-    if len(parts) < 2:
-        return set()
-    folders, name = parts[:-1], parts[-1]
+    name = path.rsplit("/", 1)[-1].lower()
 
     def copied(candidate: str) -> bool:
-        held = [part.lower() for part in candidate.replace("\\", "/").split("/")[:-1]]
-        return bool(held) and folders[-len(held):] == held
+        # The address's path stands in every folder of the document (read the other way round from a link's).
+        held = candidate.replace("\\", "/").split("/")[:-1]
+        return bool(held) and in_folders(path, held)
 
     for table, key in ((registry.files, name), (registry.stems, _source_stem(name))):
         found = {d for d in table.get(key, set()) if copied(d)}

@@ -533,8 +533,8 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
         refs.extend(_link_ref(hit, target, hit.group("quoted") or hit.group("word"), "rst_anonymous"))
     refs.sort(key=lambda r: (r.start, -r.end))
     refs = _drop_link_labels(text, refs, links)
-    refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, text.rfind("\n", 0, r.start) + 1, r.start)
-            and not _RST_TARGET_LINE.match(text, text.rfind("\n", 0, r.start) + 1)]
+    refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, line := text.rfind("\n", 0, r.start) + 1, r.start)
+            and not _RST_TARGET_LINE.match(text, line)]
     _attach_qualifiers(text, refs)
     return refs
 
