@@ -39,8 +39,10 @@ Then it fires only on insufficient evidence, two checks and no fallback:
   with its neighbours in the paragraph: "See X for details." says only where to
   look), must match the query at least ``gate`` (1.0) times as well as, with
   ``swap``, the chunk it would displace (the pointer argues for its target at
-  least as strongly as the traded chunk argues for itself), else the best
-  candidate chunk (issue 14 replaced 0.85 x the best candidate, fitted on dev);
+  least as strongly as the traded chunk argues for itself, the chunk read by
+  its best sentence as the pointer is, unless the question names the referring
+  document), else the best candidate chunk (issue 14 replaced 0.85 x the best
+  candidate, fitted on dev);
 - (placements other than ``swap``) the pointer's lead chunk (the section the
   reference names, else the pointed-at document's best match for the query, by
   the core's document-filtered dense search under the host's filters) must not
@@ -444,8 +446,8 @@ class CrossrefHop(BaseNodePostprocessor):
     chunks_per_hop: int = Field(2, description="Chunks pulled from each pointed-at document, at most.")
     trigger_depth: int = Field(3, description="References in this many top candidates count.")
     gate: float = Field(1.0, description="swap: the pointer must match the query at least gate x as well as the "
-                                        "chunk it displaces does; other placements: as the best candidate does "
-                                        "(dense cosine).")
+                                        "chunk it displaces does (by the better of its cosine and its best "
+                                        "sentence's); other placements: as the best candidate does (dense cosine).")
     placement: Literal["swap", "after_referrer", "replace_tail", "append"] = Field(
         "swap", description="Where hopped chunks go.")
     reading: Literal["passage", "sentence"] = Field(
