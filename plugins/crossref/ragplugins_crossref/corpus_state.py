@@ -49,9 +49,10 @@ NAME = "documents"
 # heading that is one link, manual page names in emphasis and under a "## NAME" heading, a link cut at a chunk's
 # start; 9, reStructuredText references through the file's targets, underlined headings as anchors; 10, anonymous
 # and chained reStructuredText targets, web addresses of an indexed document's web copy, no reference on a target's
-# own line; 11, link words holding brackets, file names with their folders, TeX sources), so that the next write
-# resolves every document again rather than trusting records made the old way.
-STATE_VERSION = 11
+# own line; 11, link words holding brackets, file names with their folders, TeX sources; 12, a section starts at
+# its heading before a table of contents' entry), so that the next write resolves every document again rather
+# than trusting records made the old way.
+STATE_VERSION = 12
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 

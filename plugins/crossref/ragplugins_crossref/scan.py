@@ -173,6 +173,37 @@ def captions_agree(a: str, b: str) -> bool:
     return not a or not b or a.startswith(b) or b.startswith(a)
 
 
+# A table of contents' entry ends with its page number after a dot leader ("4.7 Option processing . . . 20"),
+# or with a bare one among such entries ("3 The structure of a class or package 9").
+_DOT_LEADER_END = re.compile(r"(?:\.[ \t]?){3,}[ \t]*\d{1,4}[ \t]*$")
+_PAGE_NUMBER_END = re.compile(r"\S[ \t]+\d{1,4}[ \t]*$")
+_CONTENTS_REACH = 60   # lines looked at either way for a dot leader
+
+
+def contents_entry(text: str, start: int) -> bool:
+    """Whether the line of ``text`` starting at ``start`` is an entry of a table of contents (the
+    section it numbers starts elsewhere: a PDF's contents page comes first and was taken for the
+    LaTeX guides' sections): it ends with a page number after a dot leader, or with a bare page
+    number in a run of lines ending so (an entry may wrap onto two), one of which has a dot leader."""
+    line = text[start:].split("\n", 1)[0]
+    if _DOT_LEADER_END.search(line):
+        return True
+    if not _PAGE_NUMBER_END.search(line):
+        return False
+    above = text[:start].split("\n")[-_CONTENTS_REACH - 1:-1][::-1]
+    below = text[start:].split("\n", _CONTENTS_REACH + 1)[1:_CONTENTS_REACH + 1]
+    for run in (above, below):
+        wrapped = False   # an entry wraps onto a second line, the number at the end of that line
+        for neighbour in run:
+            if _DOT_LEADER_END.search(neighbour):
+                return True
+            numbered = bool(_PAGE_NUMBER_END.search(neighbour))
+            if not numbered and wrapped:
+                break
+            wrapped = not numbered
+    return False
+
+
 def heading_like(line: str) -> bool:
     words = line.split()
     if not words or len(words) > 14 or len(line) > 140 or line.rstrip()[-1] in ".,;:":
@@ -297,7 +328,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             key = case_identifier_key(name, volume)
             if key not in prof.ids and OTHER_NAME + key not in prof.ids:
                 prof.ids.append(OTHER_NAME + key)
-    best_section: dict[str, tuple[bool, int, str]] = {}
+    best_section: dict[str, tuple[tuple[bool, bool], int, str]] = {}
     headings: dict[str, None] = {}
     for chunk_id, text in chunks:
         for sm in _SECTION_START.finditer(text):
@@ -310,11 +341,13 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                 # sentence that starts a line ("Chapter 4 covers ownership.", a wrapped "Section 4.3 of ...").
                 headings[key] = None
             room = len(text) - sm.start()
-            # A heading starts its section, wherever a list item of that number stands. Chunks overlap: a
-            # heading in the last lines of one chunk starts its section in the next.
+            # A heading starts its section, wherever a list item of that number stands, and either before a
+            # contents entry naming it. Chunks overlap: a heading in the last lines of one chunk starts its
+            # section in the next.
+            rank = (not contents_entry(text, sm.start()), heading)
             held = best_section.get(key)
-            if held is None or (heading and not held[0]) or (heading == held[0] and held[1] < 200 and room > held[1]):
-                best_section[key] = (heading, room, chunk_id)
+            if held is None or rank > held[0] or (rank == held[0] and held[1] < 200 and room > held[1]):
+                best_section[key] = (rank, room, chunk_id)
         if label_family is not None:
             for lm in _LABEL_LINE_PREFIX.finditer(text):
                 hit = label_family.pattern.match(text, lm.end())

@@ -132,6 +132,30 @@ def test_section_with_owner_after_or_before_resolves_to_its_chunk():
     assert recs["section 9"]["target"] is None                    # unqualified: internal, kept unresolved
 
 
+def test_a_section_starts_at_its_heading_not_at_its_table_of_contents_entry():
+    # A PDF's contents page comes first (LaTeX's clsguide): entries end with a page number after a dot leader,
+    # or, for chapters, a bare one among such entries, and may wrap onto two lines.
+    contents = ("Contents\n1 Introduction 2\n1.1 Overview . . . . . . . . . . . . 3\n2 Writing classes 4\n"
+                "3 Preconstructing command names\n(or otherwise expanding arguments) 5\n4 Case changing 7\n"
+                "Abstract\nThis guide is for class writers, and Section 4 says how to change case.\n")
+    chunks = {
+        "clsguide.pdf": [("c#0", "# Class Writers Guide\n" + contents),
+                         ("c#1", "1 Introduction\nClasses.\n1.1 Overview\nThe overview.\n2 Writing classes\n"
+                                 "Writing.\n"),
+                         ("c#2", "4 Case changing\nUse \\MakeUppercase for upper case.\n")],
+        "memo.pdf": [("m#0", "MEMO\nSee Section 1.1 of the Class Writers Guide; Section 4 of the Class Writers "
+                             "Guide covers case.")],
+    }
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES)
+    sections = ann.profiles["clsguide.pdf"].sections
+    assert sections["section 1"] == sections["section 1.1"] == sections["section 2"] == "c#1"
+    assert sections["section 4"] == "c#2"           # past a wrapped entry ("3 ... names" / "(or ...) 5")
+    recs = {r["ref"]: r for r in ann.refs["m#0"] if r["kind"] == "section"}
+    assert recs["section 1.1"]["chunk"] == "c#1" and recs["section 4"]["chunk"] == "c#2"
+    # A section no heading starts keeps its contents entry (it still says which document part is meant).
+    assert sections["section 3"] == "c#0"
+
+
 def test_identifiers_and_citation_keys():
     refs, _ = run({
         "rfc9000.txt": "RFC 9000: QUIC: A UDP-Based Multiplexed and Secure Transport\nText.",
