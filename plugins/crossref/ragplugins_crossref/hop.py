@@ -268,7 +268,8 @@ def sentences(text: str) -> list[str]:
         for sentence in _SENTENCE_END.split(text[left:right]):
             words = sentence.split()
             while words:
-                piece, size = [], 0
+                piece: list[str] = []
+                size = 0
                 while words and (not piece or size + len(words[0]) < 2 * _CONTEXT_CHARS):
                     size += len(words[0]) + 1
                     piece.append(words.pop(0))
