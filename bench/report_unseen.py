@@ -212,11 +212,7 @@ def main() -> None:
                             for arm in PLUGINS if arm in unseen[c][sp]
                             for q in dict.fromkeys(unseen[c][sp][arm]["regressed_recall10"]
                                                    + [r.split(" ")[0] for r in unseen[c][sp][arm]["regressed_ndcg10"]]))
-                  or "none") + "."
-               # The plugin run predates the hop's last change; its crossref arm alone was rerun since.
-               + " The crossref and all-three rows predate the hop's change of 2026-12-04 night (a chunk it would"
-                 " trade read by its sentences): rerun alone on both splits of every corpus, the crossref arm lowers"
-                 " no question (nodejs_q15 included; the crossref section).\n")
+                  or "none") + ".\n")
     slices: list[str] = []
     for corpus in CORPORA:
         arms, plug = first[corpus], unseen.get(corpus, {})
