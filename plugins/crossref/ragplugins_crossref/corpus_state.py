@@ -50,9 +50,9 @@ NAME = "documents"
 # start; 9, reStructuredText references through the file's targets, underlined headings as anchors; 10, anonymous
 # and chained reStructuredText targets, web addresses of an indexed document's web copy, no reference on a target's
 # own line; 11, link words holding brackets, file names with their folders, TeX sources; 12, a section starts at
-# its heading before a table of contents' entry), so that the next write resolves every document again rather
-# than trusting records made the old way.
-STATE_VERSION = 12
+# its heading before a table of contents' entry; 13, a section after a standard's designator is that standard's),
+# so that the next write resolves every document again rather than trusting records made the old way.
+STATE_VERSION = 13
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 

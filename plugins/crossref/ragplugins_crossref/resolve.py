@@ -361,7 +361,7 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
         return [_record(ref, None, "ambiguous" if targets else None)]
     owners = _owner_docs(ref.qualifier, doc_id, registry, families)
     if ref.kind == "section" and ref.qualifier is None:
-        return _section_by_heading(ref, doc_id, registry)
+        return [_record(ref, None, None)] if ref.designated else _section_by_heading(ref, doc_id, registry)
     if ref.kind == "section":
         owners.discard(doc_id)
         if len(owners) != 1:

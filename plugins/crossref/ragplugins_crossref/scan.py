@@ -104,6 +104,10 @@ _QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”]
                               r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"
                               r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3})?")
 _QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
+# A standard's designator written just before a section ("see H.262 section 6.3.3", "ETS 300 706, Section 15",
+# "RFC 4629 Section 3"): the section is that document's, indexed or not.
+_DESIGNATOR_BEFORE = re.compile(r"(?<![\w.-])[A-Z]{1,8}(?:-[A-Z]{1,4})?(?:[ .]?[A-Z]?\d[\d.:-]*)(?:[ ]\d[\d.-]*)*,?"
+                                r"[ \t\n]{1,3}\Z")
 _CHAIN = re.compile(r"[ \t\n]{0,3}[,;]?[ \t\n]{0,3}(?:(?:and|or)[ \t\n]{1,3})?")
 
 
@@ -501,6 +505,7 @@ class RawRef:
     caption: str = ""
     docs: frozenset[str] = frozenset()       # documents a name mention points at
     qualifier: RawRef | None = None         # the document a label/section is said to belong to
+    designated: bool = False               # a section of a document named by a designator no reference resolved
     entries: tuple[str, ...] = ()          # a link's fragment and shown words: an entry the target may define
     fragment: str = ""                     # a link's fragment: also one of the target's headings
     case_key: str = ""                     # an identifier's key with its case (case_identifier_key)
@@ -724,6 +729,10 @@ def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
             if owner is not None and _QUALIFIER_BEFORE.fullmatch(text, owner.end, ref.start):
                 ref.qualifier = owner
                 break
+        else:
+            # "H.264 section 7.4.2.1.1" in FFmpeg's manuals: a standard nobody indexed owns it, and the nearest
+            # enclosing section of an indexed document ("7", mailing-list-faq's) is not it.
+            ref.designated = _DESIGNATOR_BEFORE.search(text, max(0, ref.start - 40), ref.start) is not None
     # "Article IV, Section 4.1(a) of the Acquisition Agreement": the whole chain belongs to it.
     for earlier, later in zip(reversed(pointers[:-1]), reversed(pointers[1:])):
         if earlier.qualifier is None and later.qualifier is not None and \

@@ -156,6 +156,20 @@ def test_a_section_starts_at_its_heading_not_at_its_table_of_contents_entry():
     assert sections["section 3"] == "c#0"
 
 
+def test_a_section_after_a_standard_s_designator_is_that_standard_s():
+    # FFmpeg's manuals: "see H.264 section 7.4.2.1.1" went to the one page with a heading "7" (its nearest
+    # enclosing section); a standard nobody indexed owns it. Without a designator the heading rule still holds.
+    refs, _ = run({
+        "mailing-list-faq.html": "# Mailing List FAQ\n\n## 7 Rules\n\nBe polite.\n",
+        "bitstream-filters.html": "# Bitstream Filters\n\nSizes may not be representable (see H.264 section "
+                                  "7.4.2.1.1). Timing follows ETS 300 706, Section 7.1, and XML 1.0, section 7.2. "
+                                  "Posting rules: see section 7.\n",
+    })
+    got = {(r["text"], r["target"]) for r in refs["bitstream-filters.html"] if r["kind"] == "section"}
+    assert got == {("section 7.4.2.1.1", None), ("Section 7.1", None), ("section 7.2", None),
+                   ("section 7", "mailing-list-faq.html")}
+
+
 def test_identifiers_and_citation_keys():
     refs, _ = run({
         "rfc9000.txt": "RFC 9000: QUIC: A UDP-Based Multiplexed and Secure Transport\nText.",
