@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -266,14 +267,8 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     for left, right in zip(cuts, cuts[1:]):
         for sentence in _SENTENCE_END.split(text[left:right]):
-            words = sentence.split()
-            while words:
-                piece: list[str] = []
-                size = 0
-                while words and (not piece or size + len(words[0]) < 2 * _CONTEXT_CHARS):
-                    size += len(words[0]) + 1
-                    piece.append(words.pop(0))
-                out.append(" ".join(piece))
+            out += textwrap.wrap(" ".join(sentence.split()), 2 * _CONTEXT_CHARS - 1, break_long_words=False,
+                                 break_on_hyphens=False)
     return list(dict.fromkeys(out))
 
 
@@ -607,8 +602,8 @@ class CrossrefHop(BaseNodePostprocessor):
         def standing(nws: NodeWithScore) -> float:
             """How strongly a chunk a swap may trade argues for itself. A question that names the referring
             document retells the pointer it means (its claim chose it): the chunk counts by its cosine. Any
-            other question has only the pointer's sentence to go by, so the chunk is read as the pointer is,
-            by the better of its cosine and its best sentence's: a short text's cosine with a question runs
+            other question has only the pointer's sentence to go by, so the chunk is read as a pointer's sentence
+            is, by the better of its cosine and its best sentence's: a short text's cosine with a question runs
             higher than a whole chunk's, and weighed against the chunk's cosine a pointer to a module the
             question never asks about traded a chunk that answers it (nodejs_q15: the cluster pointer's
             sentence 0.38 against the DNS answer chunk's 0.31; Django's dj16)."""

@@ -189,12 +189,14 @@ def contents_entry(text: str, start: int) -> bool:
     section it numbers starts elsewhere: a PDF's contents page comes first and was taken for the
     LaTeX guides' sections): it ends with a page number after a dot leader, or with a bare page
     number in a run of lines ending so (an entry may wrap onto two), one of which has a dot leader."""
-    line = text[start:].split("\n", 1)[0]
+    end = text.find("\n", start)
+    line = text[start:end if end >= 0 else len(text)]
     if _DOT_LEADER_END.search(line):
         return True
     if not _PAGE_NUMBER_END.search(line):
         return False
-    above = text[:start].split("\n")[-_CONTENTS_REACH - 1:-1][::-1]
+    # Only the lines within reach are split off: section starts are many, a contents entry is rare.
+    above = text[:start].rsplit("\n", _CONTENTS_REACH + 1)[-_CONTENTS_REACH - 1:-1][::-1]
     below = text[start:].split("\n", _CONTENTS_REACH + 1)[1:_CONTENTS_REACH + 1]
     for run in (above, below):
         wrapped = False   # an entry wraps onto a second line, the number at the end of that line
