@@ -561,14 +561,34 @@ def test_metric_labels_follow_the_longest_list_a_plugin_left():
 
     from ragplugins.eval.report import QUALITY, at_k, longest_list
 
-    # At k = 3 a plugin that appends (crossref's hop under its window) leaves lists of up to 5 chunks: a hit at
-    # rank 4 counts, so the columns say R@5, not R@3.
-    rows = [{"k": 3, "final": {"len": 3}}, {"k": 3, "final": {"len": 5}}, {"k": 20, "final": {"len": 20}}]
+    # At k = 3 a plugin that appends (crossref's hop under its window) leaves final lists of up to 5 chunks: a
+    # hit at rank 4 counts, so the final columns say R@5, not R@3; the first stage's lists stay 3 long.
+    rows = [{"k": 3, "first": {"len": 3}, "final": {"len": 3}}, {"k": 3, "first": {"len": 3}, "final": {"len": 5}},
+            {"k": 20, "first": {"len": 20}, "final": {"len": 20}}]
     run = SimpleNamespace(rows=rows)
-    assert longest_list(run, 3) == 5 and longest_list(run, 20) == 20
-    assert [label for _, label in at_k(QUALITY, longest_list(run, 3))] == \
-        ["1st R@5", "1st nDCG@5", "R@5", "nDCG@5"]
+    assert longest_list(run, 3) == 5 and longest_list(run, 20) == 20 and longest_list(run, 3, "first") == 3
+    assert [label for _, label in at_k(QUALITY, longest_list(run, 3), longest_list(run, 3, "first"))] == \
+        ["1st R@3", "1st nDCG@3", "R@5", "nDCG@5"]
     assert [label for _, label in at_k(QUALITY, 20)] == ["1st R@10", "1st nDCG@10", "R@5", "R@10", "R@20", "nDCG@10"]
+
+
+def test_a_measurement_recorded_on_fewer_questions_says_on_how_many():
+    from ragplugins.eval.report import table
+    from ragplugins.eval.runner import METRICS, EvalRun
+
+    def row(qid, instrument):
+        scores = {m: 1.0 for m in METRICS}
+        return {"arm": "hop", "k": 20, "k_used": 20, "id": qid, "slices": ["all"], "first": dict(scores, len=20),
+                "final": dict(scores, len=20), "latency_ms": 1.0, "instrument": instrument}
+
+    # The hop records whether it reached an expected source only where it hopped: 2 of 4 questions here.
+    rows = [row("q1", {"crossref.hit": 1.0, "crossref.fired": 1.0}), row("q2", {"crossref.hit": 0.0,
+                                                                             "crossref.fired": 1.0}),
+            row("q3", {"crossref.fired": 0.0}), row("q4", {"crossref.fired": 0.0})]
+    run = EvalRun(arms=["hop"], ks=[20], rows=rows, meta={})
+    lines = table(run, 20, extra=["crossref.fired", "crossref.hit"], metrics=False).splitlines()
+    assert lines[0] == "| arm | n | crossref.fired | crossref.hit |"
+    assert lines[2] == "| hop | 4 | 0.500 | 0.500 (of 2) |"
 
 
 def test_an_arm_whose_lists_are_longer_is_said_to_be_so_beside_its_gains():

@@ -23,20 +23,22 @@ def _fmt(value, key: str = "") -> str:
     )
 
 
-def longest_list(run, k: int) -> int:
-    """The most chunks a list at ``k`` held: k, or more where a plugin adds chunks (crossref's hop appends to a
-    list shorter than its window)."""
-    return max([k, *(r["final"].get("len", 0) for r in run.rows if r["k"] == k)])
+def longest_list(run, k: int, stage: str = "final") -> int:
+    """The most chunks a ``stage`` list at ``k`` held: k, or more where a plugin adds chunks to the final list
+    (crossref's hop appends to a list shorter than its window)."""
+    return max([k, *(r[stage].get("len", 0) for r in run.rows if r["k"] == k)])
 
 
-def at_k(columns: Sequence[tuple[str, str]], k: int) -> list[tuple[str, str]]:
-    """``columns`` labelled for lists of at most ``k`` chunks: a cutoff above k measures the whole list, so
-    R@10 at k = 3 is shown as R@3, once (R@5, R@10 and R@20 would be three copies of it)."""
+def at_k(columns: Sequence[tuple[str, str]], k: int, first: int | None = None) -> list[tuple[str, str]]:
+    """``columns`` labelled for lists of at most ``k`` chunks (the first stage's of at most ``first``, when
+    given): a cutoff above the list's length measures the whole list, so R@10 at k = 3 is shown as R@3, once
+    (R@5, R@10 and R@20 would be three copies of it)."""
     out: list[tuple[str, str]] = []
     for key, label in columns:
         cutoff = key.rpartition("@")[2]
-        if cutoff.isdigit() and int(cutoff) > k:
-            label = label.replace(f"@{cutoff}", f"@{k}")
+        longest = first if first is not None and key.startswith("first.") else k
+        if cutoff.isdigit() and int(cutoff) > longest:
+            label = label.replace(f"@{cutoff}", f"@{longest}")
         if all(shown != label for _, shown in out):
             out.append((key, label))
     return out
@@ -46,8 +48,8 @@ def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
           extra: Sequence[str] = (), metrics: bool = True, columns: Sequence[tuple[str, str]] | None = None) -> str:
     """One row per arm: ``columns`` (default: quality metrics, unless ``metrics`` is false) and the
     ``extra`` summary columns."""
-    cols = at_k(columns if columns is not None else QUALITY if metrics else [], longest_list(run, k)) + \
-        [(e, e) for e in extra]
+    cols = at_k(columns if columns is not None else QUALITY if metrics else [], longest_list(run, k),
+                longest_list(run, k, "first")) + [(e, e) for e in extra]
     head = "| arm | n | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 2)]
     for arm in arms or run.arms:
@@ -55,8 +57,16 @@ def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
         if not s.get("n"):
             continue
         name = arm if s.get("k_used", k) == k else f"{arm} (k={s['k_used']})"
-        lines.append(f"| {name} | {s['n']} | " + " | ".join(_fmt(s.get(c[0]), c[0]) for c in cols) + " |")
+        lines.append(f"| {name} | {s['n']} | " + " | ".join(_cell(s, c[0]) for c in cols) + " |")
     return "\n".join(lines)
+
+
+def _cell(summary: dict, key: str) -> str:
+    """A summary value; a plugin's measurement recorded on fewer questions than the row's n says on how many
+    (a mean over the 3 questions where the hop fired is not a mean over all 24)."""
+    counted = summary.get(f"{key}.n")
+    cell = _fmt(summary.get(key), key)
+    return cell if counted is None or counted == summary.get("n") else f"{cell} (of {counted})"
 
 
 def identical_arms_note(run) -> str | None:
@@ -74,7 +84,8 @@ def instrument_keys(run) -> list[str]:
 
 # An instrument value is recorded where the plugin had something to say (``hit_expected_source`` only where it
 # hopped), so its mean is over those questions, not all of them.
-INSTRUMENT_MEAN = "each the mean over the questions where the plugin recorded it"
+INSTRUMENT_MEAN = ("each the mean over the questions where the plugin recorded it; \"(of 3)\": recorded on 3 of the "
+                   "row's n")
 
 
 def changes(run) -> list[str]:

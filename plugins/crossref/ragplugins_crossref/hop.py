@@ -654,7 +654,9 @@ class CrossrefHop(BaseNodePostprocessor):
                             fired=bool(added), considered=ranked, named=sorted(named),
                             chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)),
                             added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
-                            placement=self.placement)
+                            placement=self.placement if self.placement != "swap" or len(nodes) >= self.window
+                            else f"swap: the list is shorter than its window ({self.window}), so a hopped chunk "
+                                 "goes after it and nothing is traded")
         return out
 
     def _claim(self, query: str, named: set[str]) -> str:

@@ -104,6 +104,8 @@ def test_no_hop_when_the_candidates_answer_better_than_any_reference_sentence(de
     assert pointer["target"] == LIABILITY and decision["fired"] is True
     assert docs_of(out) == [NOTE, CANTEEN, PRICING, LIABILITY]
     assert pointer["context"] >= pointer["displaces"]
+    # The trace says why a swap traded nothing (a new user read "swap" with nothing removed as a contradiction).
+    assert decision["removed"] == [] and decision["placement"].startswith("swap: the list is shorter than its window")
 
 
 def test_a_question_that_names_a_document_follows_only_references_that_document_makes(deal):
