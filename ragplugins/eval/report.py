@@ -139,7 +139,8 @@ def slice_table(run, k: int) -> str | None:
 
 def markdown(run) -> str:
     out = [f"# ragplugins eval: {', '.join(run.meta.get('corpus', []))}", "",
-           f"{run.meta.get('n_queries')} queries; embedder {run.meta.get('embedder')}; seed {run.meta.get('seed')}.",
+           f"{run.meta.get('n_queries')} queries; embedder {run.meta.get('embedder')}; random, numpy and torch "
+           f"seeded with {run.meta.get('seed')} (an arm that samples nothing gives the same lists whatever the seed).",
            ""]
     note = identical_arms_note(run)
     if note:
