@@ -8,7 +8,8 @@ most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's `
 ``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Other generators' chrome
 is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation, unless they hold
 the page itself; a page's own table of contents; links that only move the reader, and rows of navigation
-buttons ("[ << ] [ < ] [ Up ] [ > ]"); buttons; the same page in other languages; a site's name as a heading
+buttons ("[ << ] [ < ] [ Up ] [ > ]", "top | back | next | contents", in a block of their own or not);
+buttons; the same page in other languages; a site's name as a heading
 above the page's own title (``_drop_site_heading``). Link titles (tooltips repeating a target's heading) are
 dropped so they do not crowd the text a chunk is embedded with. A page that only sends the reader to another
 (``<meta http-equiv="refresh">``) says where (``HtmlPage.redirect``): the reader skips it.
@@ -31,6 +32,7 @@ from bs4 import (
     Declaration,
     Doctype,
     NavigableString,
+    PageElement,
     ProcessingInstruction,
     Tag,
     XMLParsedAsHTMLWarning,
@@ -51,16 +53,17 @@ BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 MAIN_PART = "main, article, [role=main]"
 # A link that only moves the reader through the site: "<-previous", "Next »", "Up", "Top", "Table of Contents".
-MOVES = r"prev|previous|next|up|top|home|back to top|contents|table of contents"
+MOVES = r"prev|previous|next|back|up|top|home|back to top|contents|table of contents"
 NAVIGATION_LINK = re.compile(rf"\W*(?:{MOVES})\W*", re.I)
 CONTENTS_LABEL = re.compile(
     r"\W*(?:(?:table of )?contents|on this page|in this (?:article|section|chapter)|topics)?\W*", re.I)
 ARROWS = re.compile(r"<-|->|[«»←→↑‹›]")
 # A button of a navigation bar: a symbol ("<<", ">", "?"), a word that moves the reader, or such a word with what
 # it moves by ("Next Chapter", "Previous section"). texi2html writes every node's bar as a table of them,
-# "[ << ] [ < ] [ Up ] [ > ] [ >> ] [Top] [Contents] [Index] [ ? ]", the zsh FAQ as a list of three.
-NAVIGATION_BUTTON = re.compile(rf"\W*(?:(?:{MOVES}|index|about)(?:\s+(?:chapter|section|page|topic|node))?)?\W*",
-                               re.I)
+# "[ << ] [ < ] [ Up ] [ > ] [ >> ] [Top] [Contents] [Index] [ ? ]", the zsh FAQ as a list of three; an index
+# may say which ("function index").
+NAVIGATION_BUTTON = re.compile(rf"\W*(?:(?:{MOVES}|(?:[a-z]+\s+)?index|about)"
+                               r"(?:\s+(?:chapter|section|page|topic|node))?)?\W*", re.I)
 NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "contents", "toc", "index", "nav"})
 # HTML's link types for moving through a set of pages (texinfo writes each node's "Next: X, Previous: Y, Up: Z"
 # bar with them, the links named after the nodes they lead to).
@@ -239,6 +242,9 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     for element in reversed(soup.find_all(BLOCKS)):
         if not element.decomposed and _navigation_bar(element):
             element.decompose()
+    for row in _link_rows(soup):
+        for node in row:
+            node.extract()
     for element in soup.find_all("button"):
         element.decompose()
     # The same page in other languages ("Available languages: en | fr | ja"): links, some marked with the
@@ -330,6 +336,37 @@ def _navigation_bar(block: Tag) -> bool:
     if not all(text and NAVIGATION_BUTTON.fullmatch(text) for text in texts):
         return False
     return len(_WORD.findall(block.get_text(" "))) == sum(len(_WORD.findall(text)) for text in texts)
+
+
+def _link_rows(soup: BeautifulSoup) -> list[list[PageElement]]:
+    """Rows of navigation buttons that stand among a block's other content rather than in a block of their own:
+    at least two buttons side by side (:data:`NAVIGATION_BUTTON`) with nothing but separators and leftover
+    labels between them (the Haskell 98 Report's "top | back | next | contents | function index" under the
+    report's name at the top and bottom of every page, ``<br>`` before and after)."""
+    rows: list[list[PageElement]] = []
+    seen: set[int] = set()
+    for link in soup.find_all("a", href=True):
+        if id(link) in seen or not _button(link):
+            continue
+        row: list[PageElement] = [link]
+        for step in ("previous_sibling", "next_sibling"):
+            node = getattr(link, step)
+            while node is not None and (_button(node) or isinstance(node, NavigableString)
+                                        and NAVIGATION_LABELS.fullmatch(str(node))):
+                row.append(node)
+                node = getattr(node, step)
+        seen.update(id(node) for node in row)
+        if sum(isinstance(node, Tag) for node in row) >= 2:
+            rows.append(row)
+    return rows
+
+
+def _button(node: PageElement) -> bool:
+    """A link whose words are a navigation button's (a link with no words, an image's, is none)."""
+    if not isinstance(node, Tag) or node.name != "a":
+        return False
+    text = node.get_text(" ", strip=True)
+    return bool(text) and bool(NAVIGATION_BUTTON.fullmatch(text))
 
 
 def _holds_the_page(element: Tag, page: int, marks_main: bool, title: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ragplugins_crossref.families import TERM, ReferenceFamily
-from ragplugins_crossref.names import NameIndex, file_stem_name, title_variants, tokens
+from ragplugins_crossref.names import Mention, NameIndex, file_stem_name, title_variants, tokens
 
 _HEADING_LINE = r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$"
 _MD_HEADING = re.compile("^" + _HEADING_LINE, re.M)
@@ -30,7 +30,9 @@ _SECTION_START = re.compile(
     # A heading's number may link to its own anchor, as HAProxy's manuals write them: "# [2.](#2) Configuring".
     r"(?P<link>\[)?"
     r"(?P<value>(?(word)\d{1,4}|\d{1,2})(?:\.\d{1,3}){0,4}|(?(word)[IVXLC]{1,7}(?=[ \t.:\-–—])|(?!)))"
-    r"[.:]?(?(link)\]\(#[^()\s]{0,80}\))[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])",
+    r"[.:]?(?(link)\]\(#[^()\s]{0,80}\))[ \t\u00a0]{1,4}(?=[A-Z\"“(\-–—])"
+    # A date on a line of its own ("18 February 2016", a PDF's title page) is no section 18.
+    r"(?!(?:January|February|March|April|May|June|July|August|September|October|November|December),?[ \t]+\d{4}\b)",
     re.M)
 # A setext title, as AsciiDoc and reStructuredText write it: "git-config(1)" over a line of "=".
 _SETEXT_TITLE = re.compile(
@@ -84,6 +86,12 @@ _TERM_DEFINITION = re.compile(
     rf"(?![^\n]*\n[ \t]{{0,3}}\|[ \t]{{0,4}}:?-{{3}})"
     rf"|(?:`|\*\*)?(?P<term>{_NAME})(?:`|\*\*|[ \t(,][^\n]{{0,300}})?\n[ \t]{{0,3}}:[ \t]"
     rf"|(?P<adoc>{_NAME})::[ \t]*$)", re.M)
+# A command-line option's definition-list term, "`-of, -print_format writer_name[=writer_options]`" over ":   Set
+# the output printing format": it defines each option it lists, without its dashes (the page's prose calls it "the
+# `print_format` option"; FFmpeg's filters page defines an option of that name too).
+_OPTION_TERM = re.compile(r"^(?:`|\*\*)?(?P<line>--?[A-Za-z][^\n]{0,300})\n[ \t]{0,3}:[ \t]", re.M)
+_OPTION_NAME = re.compile(r"(?:^|,[ \t]{0,4})(?:`|\*\*)?--?(?P<name>[A-Za-z][\w.-]{0,60}[A-Za-z0-9])")
+_LIST_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022][ \t]|\d{1,3}[.)][ \t])")
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
 # standards wrap their reference lists), or with the entry starting on the next line.
@@ -194,7 +202,10 @@ def contents_entry(text: str, start: int) -> bool:
     if _DOT_LEADER_END.search(line):
         return True
     if not _PAGE_NUMBER_END.search(line):
-        return False
+        # An entry's first line, wrapped: the next line continues it (it starts no section of its own) up to
+        # the dot leader ("B.2 Using the ... package to\n   typeset ... . . . 14").
+        following = text[end + 1:].split("\n", 1)[0] if end >= 0 else ""
+        return bool(_DOT_LEADER_END.search(following)) and not _SECTION_START.match(following)
     # Only the lines within reach are split off: section starts are many, a contents entry is rare.
     above = text[:start].rsplit("\n", _CONTENTS_REACH + 1)[-_CONTENTS_REACH - 1:-1][::-1]
     below = text[start:].split("\n", _CONTENTS_REACH + 1)[1:_CONTENTS_REACH + 1]
@@ -449,9 +460,13 @@ def _signature_names(titles: Sequence[str], text: str) -> list[str]:
 
 
 def _defined_terms(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Configuration names the document defines (``_TERM_DEFINITION``) -> the chunk holding the entry."""
-    return _earliest_chunk(chunks, lambda text: ((m.group(m.lastgroup or ""), m.start())
-                                                 for m in _TERM_DEFINITION.finditer(text)))
+    """Configuration names the document defines (``_TERM_DEFINITION``, ``_OPTION_TERM``) -> the chunk holding
+    the entry."""
+    def found(text: str) -> Iterator[tuple[str, int]]:
+        yield from ((m.group(m.lastgroup or ""), m.start()) for m in _TERM_DEFINITION.finditer(text))
+        for m in _OPTION_TERM.finditer(text):
+            yield from ((o.group("name"), m.start()) for o in _OPTION_NAME.finditer(m.group("line")))
+    return _earliest_chunk(chunks, found)
 
 
 def _earliest_chunk(chunks: Sequence[tuple[str, str]],
@@ -513,6 +528,16 @@ class RawRef:
     case_key: str = ""                     # an identifier's key with its case (case_identifier_key)
 
 
+def _alone_on_its_line(text: str, mention: Mention) -> bool:
+    """Whether a name stands alone on its line, emphasis aside: a banner or a heading set in italics, not a
+    sentence or a list's item pointing at the document ("*The Haskell 98 Report*" atop every page of the
+    report, its bibliography page titled by it for want of a heading)."""
+    start = text.rfind("\n", 0, mention.start) + 1
+    end = text.find("\n", mention.end)
+    line = text[start:len(text) if end < 0 else end]
+    return not _LIST_ITEM.match(line) and tokens(line) == tokens(mention.text)
+
+
 def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                file_docs: dict[str, set[str]], exact_names: dict[tuple, set[str]]) -> list[RawRef]:
     """Every reference in ``text``, in text order, with qualifiers attached to labels and sections."""
@@ -523,7 +548,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
     # Authorization and Access Control" in its caching guide to the access control one.
     headings = [(h.start("text"), h.end("text")) for h in _MD_HEADING.finditer(text)]
     for m in names.find(text):
-        if any(start <= m.start and m.end <= end for start, end in headings):
+        if any(start <= m.start and m.end <= end for start, end in headings) or _alone_on_its_line(text, m):
             continue
         refs.append(RawRef("document", " ".join(tokens(m.text)), m.text, m.start, m.end, "name", docs=m.doc_ids))
     for fam in families:

@@ -137,12 +137,14 @@ def test_a_section_starts_at_its_heading_not_at_its_table_of_contents_entry():
     # or, for chapters, a bare one among such entries, and may wrap onto two lines.
     contents = ("Contents\n1 Introduction 2\n1.1 Overview . . . . . . . . . . . . 3\n2 Writing classes 4\n"
                 "3 Preconstructing command names\n(or otherwise expanding arguments) 5\n4 Case changing 7\n"
+                "4.1 Changing the case of text that is\n    wrapped in an entry . . . . . . . . . 8\n"
                 "Abstract\nThis guide is for class writers, and Section 4 says how to change case.\n")
     chunks = {
         "clsguide.pdf": [("c#0", "# Class Writers Guide\n" + contents),
                          ("c#1", "1 Introduction\nClasses.\n1.1 Overview\nThe overview.\n2 Writing classes\n"
                                  "Writing.\n"),
-                         ("c#2", "4 Case changing\nUse \\MakeUppercase for upper case.\n")],
+                         ("c#2", "4 Case changing\nUse \\MakeUppercase for upper case.\n"
+                                 "4.1 Changing the case of text that is wrapped in an entry\nText.\n")],
         "memo.pdf": [("m#0", "MEMO\nSee Section 1.1 of the Class Writers Guide; Section 4 of the Class Writers "
                              "Guide covers case.")],
     }
@@ -150,10 +152,19 @@ def test_a_section_starts_at_its_heading_not_at_its_table_of_contents_entry():
     sections = ann.profiles["clsguide.pdf"].sections
     assert sections["section 1"] == sections["section 1.1"] == sections["section 2"] == "c#1"
     assert sections["section 4"] == "c#2"           # past a wrapped entry ("3 ... names" / "(or ...) 5")
+    assert sections["section 4.1"] == "c#2"         # an entry whose first line ends before its dot leader
     recs = {r["ref"]: r for r in ann.refs["m#0"] if r["kind"] == "section"}
     assert recs["section 1.1"]["chunk"] == "c#1" and recs["section 4"]["chunk"] == "c#2"
     # A section no heading starts keeps its contents entry (it still says which document part is meant).
     assert sections["section 3"] == "c#0"
+
+
+def test_a_date_on_a_line_of_its_own_is_no_section():
+    # A PDF's title page: "18 February 2016" under the title was read as section 18 (LaTeX's guides).
+    chunks = {"ltnews.pdf": [("n#0", "LaTeX News\nIssue 24, February 2016\n18 February 2016\nContents\n"),
+                             ("n#1", "1 Introduction\nNews.\n")]}
+    sections = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES).profiles["ltnews.pdf"].sections
+    assert "section 18" not in sections and sections["section 1"] == "n#1"
 
 
 def test_a_section_after_a_standard_s_designator_is_that_standard_s():

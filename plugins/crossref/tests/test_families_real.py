@@ -318,6 +318,37 @@ def test_cmake_pages_own_words_and_encoded_links():
     assert resolved(refs["command/ctest_test.html"]) == {("term:PROJECT_NAME", "command/ctest_build.html")}
 
 
+def test_ffmpeg_pages_own_command_line_options_are_their_own():
+    # FFmpeg's manuals: ffprobe's "the `print_format` option" is its own "-of, -print_format" option (a
+    # definition-list term written with dashes), not the loudnorm filter's `print_format` on the filters page;
+    # on a third page the name is now two pages' (no guess), and a name only the filters page defines is its.
+    refs, _ = run({
+        "ffprobe.html": "# ffprobe Documentation\n\nThe output is printed by the writer, which is specified by the "
+                        "`print_format` option.\n\n`-of, -print_format writer_name[=writer_options]`\n:   Set the "
+                        "output printing format.\n",
+        "ffmpeg-filters.html": "# FFmpeg Filters Documentation\n\n## loudnorm\n\n`print_format`\n:   Set print "
+                               "format for stats.\n\n`dual_mono`\n:   Treat mono input files as dual-mono.\n",
+        "ffmpeg.html": "# ffmpeg Documentation\n\nloudnorm's statistics follow the `print_format` option; see "
+                       "the `dual_mono` option.\n",
+    })
+    assert resolved(refs["ffprobe.html"]) == set()
+    assert resolved(refs["ffmpeg.html"]) == {("term:dual_mono", "ffmpeg-filters.html")}
+
+
+def test_a_name_alone_on_its_line_is_a_banner_not_a_reference():
+    # The Haskell 98 Report's pages (haskell98-report) open and close with the report's name in italics; its
+    # bibliography page has no heading, so that line titles it: 57 of the pages' banners resolved to it. A
+    # sentence or a list's item naming it still points at it.
+    refs, _ = run({
+        "haskell.html": "*The Haskell 98 Report*\n\n---\n\n[1]\nJ. Backus. Can programming be liberated?\n",
+        "decls.html": "*The Haskell 98 Report*\n\n---\n\n## 4 Declarations\n\nText.\n\n*The Haskell 98 Report*\n",
+        "exps.html": "*THE HASKELL 98 REPORT*\n\n## 3 Expressions\n\nAs The Haskell 98 Report lists.\n",
+        "intro.html": "# 1 Introduction\n\nRead next:\n- The Haskell 98 Report\n",
+    })
+    assert resolved(refs["decls.html"]) == set()
+    assert resolved(refs["exps.html"]) == resolved(refs["intro.html"]) == {("the haskell 98 report", "haskell.html")}
+
+
 def test_haproxy_manuals_headings_with_anchors_paths_on_a_server_and_aliases_in_lower_case():
     # HAProxy's manuals: a heading's number links to its anchor, a numbered list stands before the heading of
     # the same number, a log example requests "/index.html", and the manuals call each other "the management
