@@ -169,11 +169,12 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref is None:
         return set()
     if ref.kind == "document":
-        if ref.docs or ref.family != "filename" or not ref.text.lower().endswith(_TYPESET_SOURCES):
+        if ref.docs or ref.family != "filename" or not ref.text.lower().endswith(_SOURCES):
             return set(ref.docs)
-        # A TeX source named for the document typeset from it, as a link to a rendered page names its source: "see
-        # clsguide.tex" with clsguide.pdf indexed. (Not any file name's stem: "index.html" in Python's http.server
-        # page is a file a server serves.)
+        # A source named for the document rendered from it, as a link to a rendered page names its source: "see
+        # clsguide.tex" with clsguide.pdf indexed, the kernel's "Documentation/admin-guide/cgroup-v1/cpusets.rst"
+        # with its HTML. (Not any file name's stem: "index.html" in Python's http.server page is a file a server
+        # serves.)
         return _link_target(ref.text, doc_id, registry)
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
@@ -238,6 +239,7 @@ def _web_copy_of(path: str, registry: Registry) -> set[str]:
 
 
 _TYPESET_SOURCES = (".tex", ".texi", ".texinfo")
+_SOURCES = (".rst", ".txt", ".md", ".markdown", ".adoc", ".asciidoc", *_TYPESET_SOURCES)
 _DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf", *_TYPESET_SOURCES)
 
 
@@ -352,7 +354,8 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
             return []
         targets = owners - {doc_id}
         if len(targets) == 1:
-            how = {"document": "filename" if ref.family != "name" and ref.key in registry.files else "name",
+            by_file = ref.family == "filename" or ref.family != "name" and ref.key in registry.files
+            how = {"document": "filename" if by_file else "name",
                    "identifier": "identifier", "citation": "citation", "link": "link"}[ref.kind]
             target = targets.pop()
             return [_record(ref, target, how, _entry_chunk(registry, target, *_link_entry(ref, doc_id, registry)))]

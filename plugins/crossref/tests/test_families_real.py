@@ -335,6 +335,22 @@ def test_ffmpeg_pages_own_command_line_options_are_their_own():
     assert resolved(refs["ffmpeg.html"]) == {("term:dual_mono", "ffmpeg-filters.html")}
 
 
+def test_a_source_file_s_path_names_the_page_rendered_from_it():
+    # The kernel's rendered admin guide: "Documentation/admin-guide/cgroup-v1/cpusets.rst" is the page built from
+    # that source; an old name no page has ("binfmt_misc.txt", now binfmt-misc) names nothing, nor does a page's
+    # file name with another extension than a source's ("index.json").
+    refs, _ = run({
+        "admin-guide/mm/numa_memory_policy.html": "# NUMA Memory Policy\n\nSee "
+                                                  "Documentation/admin-guide/cgroup-v1/cpusets.rst for cpusets; "
+                                                  "binfmt_misc.txt and index.json too.\n",
+        "admin-guide/cgroup-v1/cpusets.html": "# CPUSETS\n\ntext\n",
+        "admin-guide/binfmt-misc.html": "# Kernel Support for miscellaneous Binary Formats\n\ntext\n",
+        "admin-guide/index.html": "# The Linux kernel user's and administrator's guide\n\ntext\n",
+    })
+    assert resolved(refs["admin-guide/mm/numa_memory_policy.html"]) == {
+        ("cpusets rst", "admin-guide/cgroup-v1/cpusets.html")}
+
+
 def test_a_name_alone_on_its_line_is_a_banner_not_a_reference():
     # The Haskell 98 Report's pages (haskell98-report) open and close with the report's name in italics; its
     # bibliography page has no heading, so that line titles it: 57 of the pages' banners resolved to it. A
