@@ -123,6 +123,7 @@ def read_html(html: str) -> HtmlPage:
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
+    _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
     # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does
     # re-cut every chunk and was lower on some dev corpora (bench/results/firststage/NOTES.md).
@@ -140,6 +141,35 @@ def read_html(html: str) -> HtmlPage:
     if target and len(_WORD.findall(page.text)) <= REDIRECT_WORDS:
         return HtmlPage(page.text, page.anchors, redirect=target)
     return page
+
+
+# Inline elements whose words markdownify marks ("*em*", "**strong**", "[link](href)", "`code`").
+INLINE = ["a", "b", "strong", "i", "em", "cite", "dfn", "var", "code", "tt", "kbd", "samp"]
+
+
+def _line_breaks_out_of_inline(soup: BeautifulSoup) -> None:
+    """A source line break at the edge of an inline element, a word beside the element, is a space: markdownify
+    moves a space outside the element's marks but drops a line break, so "<I>By a top level declaration.\n</I>A
+    top-level" read "*By a top level declaration.*A top-level", two words glued (the Haskell 98 Report)."""
+    for element in soup.find_all(INLINE):
+        if element.find_parent("pre") is not None or not element.get_text().strip():
+            continue
+        strings = element.find_all(string=True)
+        block = _block(element)
+        after, before = strings[-1].find_next(string=True), strings[0].find_previous(string=True)
+        for at, edge, glued in (
+                (-1, r"\s+\Z", after is not None and str(after)[:1].isalnum() and _block(after) is block),
+                (0, r"\A\s+", before is not None and str(before)[-1:].isalnum() and _block(before) is block)):
+            string = element.find_all(string=True)[at]
+            text = str(string)
+            found = re.search(edge, text)
+            if found and "\n" in found.group() and glued:
+                string.replace_with(NavigableString(text[:found.start()] + " " + text[found.end():]))
+
+
+def _block(node: PageElement) -> Tag | None:
+    """The nearest element around ``node`` that is not inline."""
+    return next((parent for parent in node.parents if parent.name not in INLINE), None)
 
 
 def _refresh_target(refresh: str) -> str:
@@ -291,10 +321,20 @@ def _repeats_title(element: Tag, title: str) -> bool:
 
 
 def _names_navigation(element: Tag) -> bool:
-    """Whether a block's class or id says it is a site's navigation, banner or footer."""
-    words = _words(element, "class", "id")
+    """Whether a block's class or id says it is a site's navigation, banner or footer. An id made from the block's
+    own heading names a section of the page (Sphinx: "The menu Governor" is ``section#the-menu-governor``, the
+    kernel's cpuidle page's whole account of that governor)."""
+    words = _words(element, "class") | (set() if _heading_slug(element) else _words(element, "id"))
     return bool(CHROME_NAMES.intersection(words)) or any(
         w != NAV_AFFIX and (w.startswith(NAV_AFFIX) or w.endswith(NAV_AFFIX)) for w in words)
+
+
+def _heading_slug(element: Tag) -> bool:
+    """Whether the block's id is its first heading's words (a numbered duplicate's number aside)."""
+    heading = element.find(HEADINGS)
+    named = _words(element, "id")
+    return heading is not None and bool(named) and \
+        {w for w in named if not w.isdigit()} <= set(_WORD.findall(heading.get_text(" ").lower()))
 
 
 def _a_box_of_prose(element: Tag) -> bool:

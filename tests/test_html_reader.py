@@ -255,6 +255,29 @@ def test_a_row_of_navigation_buttons_between_line_breaks_is_navigation(tmp_path)
     assert "[Section 16](ix.html)" in text and "December 2002" in text
 
 
+def test_a_line_break_at_an_inline_element_s_edge_is_a_space_not_nothing():
+    # The Haskell 98 Report writes "<I>By a top level declaration.\n</I>A top-level"; markdownify drops the line
+    # break and glued the words. Punctuation after the element stays where it is; code keeps its lines.
+    text = read_html("<p><I>By a top level declaration.\n</I>A top-level <i>and\n</i>the name, "
+                     "<a href='x.html'><em>The Manifesto\n</em></a>. See<a href='y.html'>\nthis</a>.</p>"
+                     "<pre><b>x\n</b>y</pre>").text
+    assert "*By a top level declaration.* A top-level *and* the name, [*The Manifesto*](x.html). See " \
+           "[this](y.html)." in text
+    assert "x\ny" in text
+
+
+def test_a_section_whose_id_is_its_heading_s_words_is_the_page_s_whatever_the_words():
+    # Sphinx makes a section's id from its heading: the kernel's cpuidle page lost "The menu Governor"
+    # (section#the-menu-governor, "menu" a navigation word) and svga.html its "Menu" section. A block named menu
+    # without such a heading is still a site's.
+    text = read_html("<title>CPU Idle</title><h1>CPU Idle</h1><section id='the-menu-governor'><h2>The menu "
+                     "Governor</h2><p>The menu governor is the default for tickless systems.</p></section>"
+                     "<section id='menu-1'><h2>Menu</h2><p>Pick a mode.</p></section>"
+                     "<div id='menu'><h3>Site</h3><a href='a.html'>Home</a> <a href='b.html'>Docs</a></div>").text
+    assert "## The menu Governor" in text and "tickless systems" in text and "Pick a mode." in text
+    assert "Site" not in text and "b.html" not in text
+
+
 BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
 <h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
 <div class="tagline">Small. Fast. Reliable.</div>
