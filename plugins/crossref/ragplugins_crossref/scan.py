@@ -91,6 +91,7 @@ _TERM_DEFINITION = re.compile(
 # `print_format` option"; FFmpeg's filters page defines an option of that name too).
 _OPTION_TERM = re.compile(r"^(?:`|\*\*)?(?P<line>--?[A-Za-z][^\n]{0,300})\n[ \t]{0,3}:[ \t]", re.M)
 _OPTION_NAME = re.compile(r"(?:^|,[ \t]{0,4})(?:`|\*\*)?--?(?P<name>[A-Za-z][\w.-]{0,60}[A-Za-z0-9])")
+_LINE_SLACK = 12   # characters of emphasis and indent a name alone on its line may stand among
 _LIST_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022][ \t]|\d{1,3}[.)][ \t])")
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
@@ -534,7 +535,10 @@ def _alone_on_its_line(text: str, mention: Mention) -> bool:
     report, its bibliography page titled by it for want of a heading)."""
     start = text.rfind("\n", 0, mention.start) + 1
     end = text.find("\n", mention.end)
-    line = text[start:len(text) if end < 0 else end]
+    end = len(text) if end < 0 else end
+    if (end - start) - (mention.end - mention.start) > _LINE_SLACK:   # more than marks and spaces around it
+        return False
+    line = text[start:end]
     return not _LIST_ITEM.match(line) and tokens(line) == tokens(mention.text)
 
 
