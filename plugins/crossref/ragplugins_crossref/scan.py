@@ -529,6 +529,13 @@ class RawRef:
     case_key: str = ""                     # an identifier's key with its case (case_identifier_key)
 
 
+def _string_literal(text: str, start: int, end: int) -> bool:
+    """Whether a file name stands in quotes of its own, a value in code: Django's `{% extends "base.html" %}` and
+    `template_name = "index.html"` name a project's templates, not Django's pages of those names."""
+    quote = text[start - 1: start]
+    return quote in ("'", '"') and text[end: end + 1] == quote
+
+
 def _alone_on_its_line(text: str, mention: Mention) -> bool:
     """Whether a name stands alone on its line, emphasis aside: a banner or a heading set in italics, not a
     sentence or a list's item pointing at the document ("*The Haskell 98 Report*" atop every page of the
@@ -584,7 +591,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             else:
                 name = groups["name"]
                 at = hit.start(fam.pattern.groupindex["name"])   # (RE2's matches take a group's number only)
-                if _SERVER_PATH.search(text, max(0, at - 300), at):
+                if _SERVER_PATH.search(text, max(0, at - 300), at) or _string_literal(text, at, hit.end()):
                     continue
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
                 docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()

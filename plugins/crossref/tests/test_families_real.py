@@ -335,6 +335,19 @@ def test_ffmpeg_pages_own_command_line_options_are_their_own():
     assert resolved(refs["ffmpeg.html"]) == {("term:dual_mono", "ffmpeg-filters.html")}
 
 
+def test_a_file_name_in_quotes_of_its_own_is_a_value_in_code():
+    # Django's pages: `{% extends "base.html" %}` and `template_name = 'index.html'` name the reader's templates,
+    # not Django's pages base.html and index.html; the same names in prose still point at them.
+    refs, _ = run({
+        "intro/overview.html": "# Overview\n\n```\n{% extends \"base.html\" %}\ntemplate_name = 'index.html'\n```\n\n"
+                               "The generic views are in base.html.\n",
+        "ref/class-based-views/base.html": "# Base views\n\ntext\n",
+        "ref/contrib/admin/index.html": "# The Django admin site\n\ntext\n",
+    })
+    assert resolved(refs["intro/overview.html"]) == {("base.html", "ref/class-based-views/base.html")}
+    assert len([r for r in refs["intro/overview.html"] if r[0] == "document"]) == 1
+
+
 def test_a_source_file_s_path_names_the_page_rendered_from_it():
     # The kernel's rendered admin guide: "Documentation/admin-guide/cgroup-v1/cpusets.rst" is the page built from
     # that source; an old name no page has ("binfmt_misc.txt", now binfmt-misc) names nothing, nor does a page's
