@@ -123,6 +123,10 @@ def read_html(html: str) -> HtmlPage:
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
+    # A heading that links back to the page's table of contents (Sphinx's "toc-backref", the kernel's every
+    # sysctl entry) is the heading's words; the contents it led to are gone.
+    for backlink in soup.select("a[role=doc-backlink], a.toc-backref"):
+        backlink.unwrap()
     _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
     # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does

@@ -278,6 +278,15 @@ def test_a_section_whose_id_is_its_heading_s_words_is_the_page_s_whatever_the_wo
     assert "Site" not in text and "b.html" not in text
 
 
+def test_a_heading_s_link_back_to_the_contents_is_its_words():
+    # The kernel's Sphinx pages: each sysctl entry's heading links back to the removed contents ("## [acct](#id1)"),
+    # footnotes back to their citation ("[[1](#id1)]"). A link in a heading's words stays.
+    text = read_html('<h2><a class="toc-backref" href="#id1" role="doc-backlink">acct</a></h2><p>Text.</p>'
+                     '<h3>Customizing the <a href="#site">AdminSite</a> class</h3>').text
+    assert "## acct\n" in text and "#id1" not in text
+    assert "### Customizing the [AdminSite](#site) class" in text
+
+
 BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
 <h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
 <div class="tagline">Small. Fast. Reliable.</div>
