@@ -205,7 +205,8 @@ def contents_entry(text: str, start: int) -> bool:
     if not _PAGE_NUMBER_END.search(line):
         # An entry's first line, wrapped: the next line continues it (it starts no section of its own) up to
         # the dot leader ("B.2 Using the ... package to\n   typeset ... . . . 14").
-        following = text[end + 1:].split("\n", 1)[0] if end >= 0 else ""
+        after = text.find("\n", end + 1) if end >= 0 else -1
+        following = "" if end < 0 else text[end + 1:len(text) if after < 0 else after]
         return bool(_DOT_LEADER_END.search(following)) and not _SECTION_START.match(following)
     # Only the lines within reach are split off: section starts are many, a contents entry is rare.
     above = text[:start].rsplit("\n", _CONTENTS_REACH + 1)[-_CONTENTS_REACH - 1:-1][::-1]
