@@ -149,6 +149,8 @@ def read_html(html: str) -> HtmlPage:
 
 # Inline elements whose words markdownify marks ("*em*", "**strong**", "[link](href)", "`code`").
 INLINE = ["a", "b", "strong", "i", "em", "cite", "dfn", "var", "code", "tt", "kbd", "samp"]
+_BREAK_AT_START = re.compile(r"\s*\n\s*")
+_BREAK_AT_END = re.compile(r"\s*\n\s*\Z")
 
 
 def _line_breaks_out_of_inline(soup: BeautifulSoup) -> None:
@@ -156,19 +158,19 @@ def _line_breaks_out_of_inline(soup: BeautifulSoup) -> None:
     moves a space outside the element's marks but drops a line break, so "<I>By a top level declaration.\n</I>A
     top-level" read "*By a top level declaration.*A top-level", two words glued (the Haskell 98 Report)."""
     for element in soup.find_all(INLINE):
-        if element.find_parent("pre") is not None or not element.get_text().strip():
-            continue
         strings = element.find_all(string=True)
+        if not strings or not (_BREAK_AT_START.match(strings[0]) or _BREAK_AT_END.search(strings[-1])) \
+                or element.find_parent("pre") is not None or not element.get_text().strip():
+            continue   # most elements have no line break at an edge: nothing else is looked up for them
         block = _block(element)
-        after, before = strings[-1].find_next(string=True), strings[0].find_previous(string=True)
-        for at, edge, glued in (
-                (-1, r"\s+\Z", after is not None and str(after)[:1].isalnum() and _block(after) is block),
-                (0, r"\A\s+", before is not None and str(before)[-1:].isalnum() and _block(before) is block)):
-            string = element.find_all(string=True)[at]
-            text = str(string)
-            found = re.search(edge, text)
-            if found and "\n" in found.group() and glued:
-                string.replace_with(NavigableString(text[:found.start()] + " " + text[found.end():]))
+        before, after = strings[0].find_previous(string=True), strings[-1].find_next(string=True)
+        head = _BREAK_AT_START.match(strings[0])
+        if head and before is not None and str(before)[-1:].isalnum() and _block(before) is block:
+            strings[0].replace_with(spaced := NavigableString(" " + strings[0][head.end():]))
+            strings[0] = spaced   # (also the last string, when it is the only one)
+        tail = _BREAK_AT_END.search(strings[-1])
+        if tail and after is not None and str(after)[:1].isalnum() and _block(after) is block:
+            strings[-1].replace_with(NavigableString(strings[-1][:tail.start()] + " "))
 
 
 def _block(node: PageElement) -> Tag | None:
@@ -328,16 +330,21 @@ def _names_navigation(element: Tag) -> bool:
     """Whether a block's class or id says it is a site's navigation, banner or footer. An id made from the block's
     own heading names a section of the page (Sphinx: "The menu Governor" is ``section#the-menu-governor``, the
     kernel's cpuidle page's whole account of that governor)."""
-    words = _words(element, "class") | (set() if _heading_slug(element) else _words(element, "id"))
+    if _say_navigation(_words(element, "class")):
+        return True
+    named = _words(element, "id")
+    return _say_navigation(named) and not _heading_slug(element, named)
+
+
+def _say_navigation(words: set[str]) -> bool:
     return bool(CHROME_NAMES.intersection(words)) or any(
         w != NAV_AFFIX and (w.startswith(NAV_AFFIX) or w.endswith(NAV_AFFIX)) for w in words)
 
 
-def _heading_slug(element: Tag) -> bool:
-    """Whether the block's id is its first heading's words (a numbered duplicate's number aside)."""
+def _heading_slug(element: Tag, named: set[str]) -> bool:
+    """Whether the block's id words ``named`` are its first heading's words (a numbered duplicate's number aside)."""
     heading = element.find(HEADINGS)
-    named = _words(element, "id")
-    return heading is not None and bool(named) and \
+    return heading is not None and \
         {w for w in named if not w.isdigit()} <= set(_WORD.findall(heading.get_text(" ").lower()))
 
 

@@ -239,8 +239,9 @@ def _web_copy_of(path: str, registry: Registry) -> set[str]:
 
 
 _TYPESET_SOURCES = (".tex", ".texi", ".texinfo")
+# What a page is written in, and what it is rendered as.
 _SOURCES = (".rst", ".txt", ".md", ".markdown", ".adoc", ".asciidoc", *_TYPESET_SOURCES)
-_DOC_EXTENSIONS = (".html", ".htm", ".txt", ".rst", ".md", ".markdown", ".adoc", ".asciidoc", ".pdf", *_TYPESET_SOURCES)
+_DOC_EXTENSIONS = (".html", ".htm", ".pdf", *_SOURCES)
 
 
 def _source_stem(path: str) -> str:
