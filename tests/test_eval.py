@@ -67,6 +67,7 @@ def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bun
     # while the dense arm has other core settings and is compared with nobody.
     assert run.invariant["offenders"] == [] and run.invariant["checked"] > 0
     assert run.summary("control", 3)["k_used"] == 3
+    assert run.meta["configs"]["control"]["top_k"] == {"2": 2, "3": 3}
     # Each row names its chunks as people read them (document#position) beside the ids.
     row = run.rows[0]
     assert [row["chunks"][i].rsplit("#", 1)[0] for i in row["final_ids"]] == row["final_docs"]
@@ -280,6 +281,8 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     # What each arm ran with: the --set value on top of the config.
     configs = data["meta"]["configs"]
     assert configs["dense"]["core"]["retrieval"] == "dense" and configs["off"]["core"]["retrieval"] != "dense"
+    # The k each pass searched with, not the config's top_k (20 by default), which an eval does not use.
+    assert configs["off"]["top_k"] == {"3": 3} and "top_k" not in configs["off"]["core"]
 
 
 def test_eval_cli_names_a_missing_folder_and_the_arm_of_a_bad_config_before_any_model_loads(tiny_corpus, gold_file,

@@ -457,8 +457,12 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                                                        if rp.config.for_plugin(n) is not None},
                                            "budget_of": arm.budget_of, "base": repr(arm.base)},
                                           sort_keys=True, default=str)
-            # What each arm ran with: the config file's [ragplugins] table (or base_config), its --set on top.
-            run.meta.setdefault("configs", {})[arm.name] = json.loads(setups[arm.name])
+            # What each arm ran with: the config file's [ragplugins] table (or base_config), its --set on top. The
+            # config's top_k is not what ran: each pass searches with its own k (below).
+            arm_config = json.loads(setups[arm.name])
+            arm_config["core"].pop("top_k", None)
+            arm_config["top_k"] = {}
+            run.meta.setdefault("configs", {})[arm.name] = arm_config
             if fp not in covered:
                 covered[fp], found_elsewhere[fp], unknown_documents[fp] = _coverage(rp, gold)
             wraps_first = bool(rp._contributions("ragplugins_retriever_wrappers", rp.context(rp.index())))
@@ -471,6 +475,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     ref = run.summary(arm.budget_of, k)
                     # Raised to at least the feature arm's mean final length: never below it.
                     k_used = max(k, math.ceil(ref.get("final_len", k) - 1e-9))
+                arm_config["top_k"][str(k)] = k_used
                 step(f"arm {arm.name}, k={k}: {len(gold)} questions")
                 # Untimed warm-up: the first search of an arm builds the BM25 index and the plugins'
                 # caches, which no later query pays; a question outside the gold set so no gold query
