@@ -260,10 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[],
                    help="extra ragplugins arm: NAME=JSON config, e.g. 'bm25s={\"sparse\": \"bm25s\"}'")
     p.add_argument("--out", type=Path, help="write the results as JSON here")
+    p.add_argument("--k", type=int, default=K, help="places each retriever returns (its top k; default %(default)s)")
     p.add_argument("--extra-dev", type=Path, metavar="FOLDER", nargs="+",
                    help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split and "
                         "FOLDER/<corpus>.jsonl to a Debian corpus's")
     args = p.parse_args(argv)
+    set_k(args.k)
 
     from ragplugins.embeddings import load_embed_model
 
@@ -305,6 +307,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {arm} | {chunks} | {cells} |", flush=True)
     write_results(args.out, args.split, results)
     return 0
+
+
+def set_k(k: int) -> None:
+    """The places every retriever of this run returns (a module setting, read by each retriever)."""
+    global K
+    K = k
 
 
 def write_results(out: Path | None, split: str, results: dict) -> None:

@@ -33,7 +33,10 @@ PEER_RUNS = ("public_git.json", "python_postgres.json", "peer_default_python_pos
 # sentence reading).
 # nodejs since 2026-12-03 (this session's machine): Node.js 18's pages, peers and ours again (nodejs18_both.json).
 # docutils (2026-12-04): a new user's set, peers, ours and the plugin arms in runs of their own.
-FIRST_STAGE = ("passages_both.json", "heldout_exim.json", "nodejs18_both.json", "docutils_both.json")
+# Ours on all thirteen since 2026-12-04, night (first_places_both.json: the first places the same whatever k), and
+# the plugin arms again with it (final_both.json, docutils_both.json).
+FIRST_STAGE = ("passages_both.json", "heldout_exim.json", "nodejs18_both.json", "docutils_both.json",
+               "first_places_both.json")
 PLUGIN_RUN = ("final_both.json", "docutils_both.json")
 # The two corpora where the first stage trails LlamaIndex's default on test, measured again on 28 fresh dev
 # questions each (bench/goldsets/debian_dev4, written after that result, first look).

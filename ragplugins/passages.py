@@ -22,20 +22,19 @@ from ragplugins.stores.base import CHUNK_INDEX_KEY
 
 def merge_adjacent(ranked: list[NodeWithScore], k: int, max_chunks: int) -> list[NodeWithScore]:
     """The first ``k`` places of ``ranked`` (best first): a chunk that follows or precedes one already placed,
-    in the same document, joins that place while it holds fewer than ``max_chunks`` chunks; the walk ends when
-    the k-th place is taken."""
+    in the same document, joins that place while it holds fewer than ``max_chunks`` chunks. The walk goes on
+    past the k-th place, so a neighbour ranked below it still joins: the first k places are the same whatever k
+    (an app asking for 3 gets the first 3 of what asking for 20 gives, not places that lack their neighbour)."""
     if max_chunks < 2:
         return ranked[:k]
     places: list[list[NodeWithScore]] = []
     for nws in ranked:
-        if len(places) >= k:
-            break
         home = next((members for members in places
                      if len(members) < max_chunks and any(_adjacent(m.node, nws.node) for m in members)), None)
-        if home is None:
-            places.append([nws])
-        else:
+        if home is not None:
             home.append(nws)
+        elif len(places) < k:
+            places.append([nws])
     return [_passage(members) if len(members) > 1 else members[0] for members in places]
 
 

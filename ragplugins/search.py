@@ -243,8 +243,9 @@ class HybridRetriever(BaseRetriever):
             # averaged when there are several; the BM25 leg always reads query_str.
             vectors = [self.embed_query(text) for text in query_bundle.embedding_strs]
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
-        # Joining neighbours frees places, which the candidates below top_k fill (ragplugins.passages).
-        depth = self.top_k * self.merge_adjacent if self.mode == "dense" else max(self.top_k, self.fusion_depth)
+        # Joining neighbours frees places, which the candidates below top_k fill, and a neighbour ranked below the
+        # k-th place joins its place (ragplugins.passages): the candidates do not depend on top_k (up to the depth).
+        depth = max(self.top_k, self.fusion_depth)
         passing = None
         if self.filters is not None:
             self.store.check_filters(self.filters)
@@ -263,8 +264,8 @@ class HybridRetriever(BaseRetriever):
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
-        # k places of up to merge_adjacent chunks each take at most that many candidates.
-        fused = fuse(dense, sparse, self.top_k * self.merge_adjacent, self.fusion)
+        # Every candidate of either leg, fused.
+        fused = fuse(dense, sparse, len(dense) + len(sparse), self.fusion)
         return for_callers(merge_adjacent(fused, self.top_k, self.merge_adjacent))
 
 

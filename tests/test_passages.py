@@ -37,12 +37,23 @@ def test_neighbours_share_a_place_with_their_overlap_read_once_and_lower_hits_fi
     assert out[0].node.node_id == "d-1" and out[0].score == 1.0  # the chunk that earned the place
     assert (out[0].node.start_char_idx, out[0].node.end_char_idx) == (0, 160)
     assert b.get_content() == DOCUMENT[70:160]  # the stored chunk is not changed
-    # A full place takes no more: the third neighbour starts its own (the k-th place ends the walk).
+    # A full place takes no more: the third neighbour starts its own (no place after the k-th).
     out = merge_adjacent(_ranked(a, b, c, other), k=2, max_chunks=2)
     assert [passage_members(n) for n in out] == [["d-0", "d-1"], ["d-2"]]
     assert [passage_members(n) for n in merge_adjacent(_ranked(a, b, c), k=2, max_chunks=3)] == [["d-0", "d-1", "d-2"]]
     # 1: every chunk its own place, as before.
     assert [n.node.node_id for n in merge_adjacent(_ranked(b, other, a), k=3, max_chunks=1)] == ["d-1", "e-1", "d-0"]
+
+
+def test_the_first_places_are_the_same_whatever_k():
+    # Postfix's user: at top_k = 3 the answer sat in the neighbour of a top-3 chunk, ranked below the third place,
+    # which joined that place at top_k = 20 but not at 3 (master.5.html#2+3 against #3).
+    a, b = _chunk("d", 2, 0, 90), _chunk("d", 3, 70, 160)
+    others = [_chunk(doc, 0, 0, 40) for doc in ("e", "f", "g", "h")]
+    ranked = _ranked(b, *others, a)
+    few, many = merge_adjacent(ranked, k=2, max_chunks=2), merge_adjacent(ranked, k=5, max_chunks=2)
+    assert [passage_members(n) for n in few] == [["d-2", "d-3"], ["e-0"]]
+    assert [n.node.get_content() for n in few] == [n.node.get_content() for n in many[:2]]
 
 
 def test_an_index_ragplugins_did_not_write_is_joined_by_the_splitter_s_links():
@@ -94,3 +105,21 @@ def test_search_returns_a_passage_of_neighbouring_chunks_that_both_rank(tmp_path
     assert len(joined.node.get_content()) > max(len(t) for t in members.values())
     # One stretch of the document (the whitespace between two chunks that do not overlap is not kept by them).
     assert " ".join(joined.node.get_content().split()) in " ".join((docs / "town.txt").read_text().split())
+
+
+def test_a_search_for_fewer_places_returns_the_first_places_of_a_longer_one(tmp_path, bundled_embed_model):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    topics = ["weather", "market prices", "lighthouse lamp oil", "harbour tolls", "lighthouse lamp wick",
+              "school hours"]
+    (docs / "town.txt").write_text("\n\n".join(
+        f"Paragraph {i} is about the {topic} and nothing else at all, written out at some length so that it fills "
+        f"most of a small chunk on its own: the {topic}, again the {topic}." for i, topic in enumerate(topics)))
+    (docs / "coast.txt").write_text("The lighthouse keepers of the coast trade lamp oil and lamp wicks. " * 4)
+    rp = ragplugins.load({"ragplugins": {"persist_dir": str(tmp_path / "idx"), "chunk_size": 48, "chunk_overlap": 8}},
+                         embed_model=bundled_embed_model)
+    rp.index_paths([docs])
+    query = "lighthouse lamp oil"
+    longer = [n.node.get_content() for n in rp.search(query, top_k=6).final]
+    for k in (1, 2, 3):
+        assert [n.node.get_content() for n in rp.search(query, top_k=k).final] == longer[:k]
