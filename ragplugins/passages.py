@@ -1,7 +1,8 @@
 """Neighbouring hits of one document returned as one passage.
 
-When two chunks that follow each other in a document both rank, the second adds its text to the first's place
-instead of taking a place of its own, so the first stage's k places hold more distinct stretches of text. A
+When two chunks that follow each other in a document both rank among the first stage's candidates, the lower one
+adds its text to the higher one's place instead of taking a place of its own (also when it ranks below the k-th
+place, so the first k places are the same whatever k), and the k places hold more distinct stretches of text. A
 passage holds at most ``max_chunks`` chunks: two 512-token chunks make about LlamaIndex's default chunk size
 (1024 tokens), so no passage is longer than the chunks of the pipeline a host would otherwise run. This is
 what LlamaIndex's ``AutoMergingRetriever`` does with a hierarchy of chunk sizes, done with a document's own
