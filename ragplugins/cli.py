@@ -637,8 +637,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    + (f" ({len(lost)} of them can never be found and count as misses: {', '.join(lost)}; "
                       if lost else " (each is still found by its other strings; ")
                    + "expected strings are matched in the chunks' text as indexed, where an HTML or PDF page is "
-                     "Markdown: `code` and **bold** marks can sit inside a sentence; `ragplugins query QUESTION "
-                     "--full` prints that text)")
+                     "Markdown: `code` and **bold** marks and a link's target, [words](page.html), can sit inside "
+                     "a sentence; `ragplugins query QUESTION --full` prints that text)")
     if run.unknown_documents:
         click.echo(f"unknown documents: {len(run.unknown_documents)} names in expected_sources or anchor_doc are no "
                    "indexed document (a name matches an id equal to it or ending with '/' + it; fix the gold file: "
