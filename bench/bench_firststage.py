@@ -252,6 +252,7 @@ ARMS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    global K   # the places every retriever of this run returns (--k)
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", nargs="+", default=[*PUBLIC, *DEBIAN])
     p.add_argument("--split", choices=["dev", "test", "all", "both"], default="dev",
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="add FOLDER/{docs,atlas7,hr}.jsonl to the public corpora's dev split and "
                         "FOLDER/<corpus>.jsonl to a Debian corpus's")
     args = p.parse_args(argv)
-    set_k(args.k)
+    K = args.k
 
     from ragplugins.embeddings import load_embed_model
 
@@ -307,12 +308,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {arm} | {chunks} | {cells} |", flush=True)
     write_results(args.out, args.split, results)
     return 0
-
-
-def set_k(k: int) -> None:
-    """The places every retriever of this run returns (a module setting, read by each retriever)."""
-    global K
-    K = k
 
 
 def write_results(out: Path | None, split: str, results: dict) -> None:

@@ -2,10 +2,9 @@
 
     python bench/report_unseen.py
 
-It reads the peers' recorded runs (bench/results/firststage/{public_git,python_postgres,heldout_*}.json),
-the first stage's arms (either_both.json: the default, blend and first window only, dev and test) and the
-plugin arms (bench/results/unseen/either_both.json). Dev here is each corpus's own dev split (the public
-corpora's extra public_dev2 rows are in the Core section).
+It reads the peers' recorded runs (PEER_RUNS in bench/results/firststage/), the first stage's run
+(FIRST_STAGE, the same folder) and the plugin arms' (PLUGIN_RUN, bench/results/unseen/). Dev here is each
+corpus's own dev split (the public corpora's extra public_dev2 rows are in the Core section).
 """
 
 from __future__ import annotations
@@ -27,16 +26,10 @@ PLUGINS = ["crossref", "overview", "retry", "all"]
 PEER_RUNS = ("public_git.json", "python_postgres.json", "peer_default_python_postgres.json", "heldout_policy.json",
              "heldout_manpages.json", "heldout_nodejs.json", "heldout_sqlite.json", "passages_both.json",
              "heldout_exim.json", "nodejs18_both.json", "docutils_both.json")
-# Our first-stage arm and the peers (which reproduce their recorded runs) on the eleven corpora in one run, since
-# passages became the default (2026-12-03), and the held-out exim's first look (both splits, run once); the plugin
-# arms: the twelve corpora in one run on the final code of 2026-12-03 (overview's asking sentence, crossref's
-# sentence reading).
-# nodejs since 2026-12-03 (this session's machine): Node.js 18's pages, peers and ours again (nodejs18_both.json).
-# docutils (2026-12-04): a new user's set, peers, ours and the plugin arms in runs of their own.
-# Ours on all thirteen since 2026-12-04, night (first_places_both.json: the first places the same whatever k), and
-# the plugin arms again with it (final_both.json, docutils_both.json).
-FIRST_STAGE = ("passages_both.json", "heldout_exim.json", "nodejs18_both.json", "docutils_both.json",
-               "first_places_both.json")
+# The peers' numbers come from their recorded runs (PEER_RUNS); ours and the plugin arms from one run each over
+# the thirteen corpora on the current code (2026-12-04, night: the first places the same whatever k), docutils'
+# plugin arms in a run of their own.
+FIRST_STAGE = ("first_places_both.json",)
 PLUGIN_RUN = ("final_both.json", "docutils_both.json")
 # The two corpora where the first stage trails LlamaIndex's default on test, measured again on 28 fresh dev
 # questions each (bench/goldsets/debian_dev4, written after that result, first look).

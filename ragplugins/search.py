@@ -193,10 +193,10 @@ def _distribution_normalised(scores: list[float]) -> list[float]:
     return [(x - (mean - 3 * sd)) / (6 * sd) for x in scores]
 
 
-def fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int,
+def fuse(dense: list[NodeWithScore], sparse: list[NodeWithScore], k: int | None = None,
          method: str = "distribution", rrf_k: int = RRF_K) -> list[NodeWithScore]:
-    """The two legs' lists as one, best first. ``distribution``: each leg's scores normalised by
-    their own distribution and summed (a node missing from a leg adds 0 for it); ``rrf``:
+    """The two legs' lists as one, best first (the first ``k``, or all). ``distribution``: each leg's scores
+    normalised by their own distribution and summed (a node missing from a leg adds 0 for it); ``rrf``:
     reciprocal-rank fusion with 1-based ranks. Ties keep the dense order."""
     fused: dict[str, dict[str, Any]] = {}
     for leg, results in (("dense_rank", dense), ("sparse_rank", sparse)):
@@ -245,7 +245,9 @@ class HybridRetriever(BaseRetriever):
             embedding = vectors[0] if len(vectors) == 1 else [sum(v) / len(vectors) for v in zip(*vectors)]
         # Joining neighbours frees places, which the candidates below top_k fill, and a neighbour ranked below the
         # k-th place joins its place (ragplugins.passages): the candidates do not depend on top_k (up to the depth).
-        depth = max(self.top_k, self.fusion_depth)
+        # Dense alone without passages takes the first top_k as they come.
+        merging = self.mode != "dense" or self.merge_adjacent > 1
+        depth = max(self.top_k, self.fusion_depth) if merging else self.top_k
         passing = None
         if self.filters is not None:
             self.store.check_filters(self.filters)
@@ -264,8 +266,7 @@ class HybridRetriever(BaseRetriever):
             except Exception as exc:  # noqa: BLE001 - degrade to dense, loudly
                 logger.warning("ragplugins: BM25 leg failed, dense only for this query: %s", exc)
                 sparse = []
-        # Every candidate of either leg, fused.
-        fused = fuse(dense, sparse, len(dense) + len(sparse), self.fusion)
+        fused = fuse(dense, sparse, method=self.fusion)
         return for_callers(merge_adjacent(fused, self.top_k, self.merge_adjacent))
 
 

@@ -193,20 +193,25 @@ _PAGE_NUMBER_END = re.compile(r"\S[ \t]+\d{1,4}[ \t]*$")
 _CONTENTS_REACH = 60   # lines looked at either way for a dot leader
 
 
+def _line_end(text: str, pos: int) -> int:
+    """Where the line holding ``pos`` ends: its line break, or the end of ``text``."""
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
 def contents_entry(text: str, start: int) -> bool:
     """Whether the line of ``text`` starting at ``start`` is an entry of a table of contents (the
     section it numbers starts elsewhere: a PDF's contents page comes first and was taken for the
     LaTeX guides' sections): it ends with a page number after a dot leader, or with a bare page
     number in a run of lines ending so (an entry may wrap onto two), one of which has a dot leader."""
-    end = text.find("\n", start)
-    line = text[start:end if end >= 0 else len(text)]
+    end = _line_end(text, start)
+    line = text[start:end]
     if _DOT_LEADER_END.search(line):
         return True
     if not _PAGE_NUMBER_END.search(line):
         # An entry's first line, wrapped: the next line continues it (it starts no section of its own) up to
         # the dot leader ("B.2 Using the ... package to\n   typeset ... . . . 14").
-        after = text.find("\n", end + 1) if end >= 0 else -1
-        following = "" if end < 0 else text[end + 1:len(text) if after < 0 else after]
+        following = text[end + 1:_line_end(text, end + 1)]
         return bool(_DOT_LEADER_END.search(following)) and not _SECTION_START.match(following)
     # Only the lines within reach are split off: section starts are many, a contents entry is rare.
     above = text[:start].rsplit("\n", _CONTENTS_REACH + 1)[-_CONTENTS_REACH - 1:-1][::-1]
@@ -542,8 +547,7 @@ def _alone_on_its_line(text: str, mention: Mention) -> bool:
     sentence or a list's item pointing at the document ("*The Haskell 98 Report*" atop every page of the
     report, its bibliography page titled by it for want of a heading)."""
     start = text.rfind("\n", 0, mention.start) + 1
-    end = text.find("\n", mention.end)
-    end = len(text) if end < 0 else end
+    end = _line_end(text, mention.end)
     if (end - start) - (mention.end - mention.start) > _LINE_SLACK:   # more than marks and spaces around it
         return False
     line = text[start:end]
