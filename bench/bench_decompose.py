@@ -50,7 +50,7 @@ ARMS = {
 
 
 def split_ids(gold) -> dict[str, list[str]]:
-    from ragplugins_decompose.rules import RuleDecomposer
+    from ragplugins_decompose.decomposers.rules import RuleDecomposer
 
     rules = RuleDecomposer()
     return {row.id: rules.decompose(row.query).sub_queries for row in gold}

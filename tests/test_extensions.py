@@ -82,7 +82,7 @@ def test_the_three_plugins_share_the_duplicate_rule(tmp_path, bundled_embed_mode
     import ragplugins_retry.plugin as retry
     import ragplugins_verifier.plugin as verifier
     from ragplugins.testing import make_rag
-    from ragplugins_decompose.rules import RuleDecomposer
+    from ragplugins_decompose.decomposers.rules import RuleDecomposer
     from ragplugins_retry import QueryCoverageSignal
 
     cases = [

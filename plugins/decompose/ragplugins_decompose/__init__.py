@@ -2,14 +2,15 @@
 
 __version__ = "0.1.0"
 
-from ragplugins_decompose.decomposer import Decomposer, Decomposition, NoDecomposer  # noqa: E402
-from ragplugins_decompose.embedding import EmbeddingScorer  # noqa: E402
-from ragplugins_decompose.hybrid import HybridScorer  # noqa: E402
-from ragplugins_decompose.llm import LLMDecomposer  # noqa: E402
+from ragplugins_decompose.decomposers import (  # noqa: E402
+    Decomposer,
+    Decomposition,
+    LLMDecomposer,
+    NoDecomposer,
+    RuleDecomposer,
+)
 from ragplugins_decompose.postprocessor import DecomposeRerank  # noqa: E402
-from ragplugins_decompose.postprocessor_scorer import PostprocessorScorer  # noqa: E402
-from ragplugins_decompose.rules import RuleDecomposer  # noqa: E402
-from ragplugins_decompose.scorer import Scorer  # noqa: E402
+from ragplugins_decompose.scorers import EmbeddingScorer, HybridScorer, PostprocessorScorer, Scorer  # noqa: E402
 
 __all__ = ["DecomposeRerank", "Decomposer", "Decomposition", "EmbeddingScorer", "HybridScorer", "LLMDecomposer",
            "NoDecomposer", "PostprocessorScorer", "RuleDecomposer", "Scorer"]

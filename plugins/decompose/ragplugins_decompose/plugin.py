@@ -7,14 +7,9 @@ import warnings
 from ragplugins import api
 from ragplugins_decompose import __version__, hookspecs, loading
 from ragplugins_decompose.config import DecomposeConfig
-from ragplugins_decompose.decomposer import Decomposer, NoDecomposer
-from ragplugins_decompose.embedding import EmbeddingScorer
-from ragplugins_decompose.hybrid import HybridScorer
-from ragplugins_decompose.llm import LLMDecomposer
+from ragplugins_decompose.decomposers import Decomposer, LLMDecomposer, NoDecomposer, RuleDecomposer
 from ragplugins_decompose.postprocessor import PLUGIN, DecomposeRerank
-from ragplugins_decompose.postprocessor_scorer import PostprocessorScorer
-from ragplugins_decompose.rules import RuleDecomposer
-from ragplugins_decompose.scorer import Scorer
+from ragplugins_decompose.scorers import EmbeddingScorer, HybridScorer, PostprocessorScorer, Scorer
 
 
 @api.hookimpl

@@ -12,8 +12,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import api
 from ragplugins_decompose import ranking
-from ragplugins_decompose.decomposer import Decomposer, Decomposition, clean
-from ragplugins_decompose.scorer import Scorer
+from ragplugins_decompose.decomposers.base import Decomposer, Decomposition, clean
+from ragplugins_decompose.scorers.base import Scorer
 
 PLUGIN = "decompose"
 

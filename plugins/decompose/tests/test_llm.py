@@ -7,7 +7,7 @@ import pytest
 
 from ragplugins.testing import FakeLLM
 from ragplugins_decompose import LLMDecomposer
-from ragplugins_decompose.llm import parse_reply
+from ragplugins_decompose.decomposers.llm import parse_reply
 
 QUERY = "What is the annual fee, and when does the agreement end?"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ragplugins_decompose.rules import RuleDecomposer, has_content
+from ragplugins_decompose.decomposers.rules import RuleDecomposer, has_content
 
 rules = RuleDecomposer()
 

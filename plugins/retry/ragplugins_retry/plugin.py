@@ -7,17 +7,21 @@ from typing import Any
 from ragplugins import api
 from ragplugins_retry import __version__, hookspecs
 from ragplugins_retry.config import RetryConfig
-from ragplugins_retry.corpus_coverage import CorpusCoverageSignal
-from ragplugins_retry.dense_contrast import DenseContrastSignal
-from ragplugins_retry.keywords import KeywordsStrategy
-from ragplugins_retry.llm import LLMStrategy
-from ragplugins_retry.prf import PseudoRelevanceFeedbackStrategy
-from ragplugins_retry.query_coverage import QueryCoverageSignal
-from ragplugins_retry.rerank_probability import RerankProbabilitySignal
 from ragplugins_retry.retriever import PLUGIN, RetryRetriever
-from ragplugins_retry.signal import RetrySignal
-from ragplugins_retry.strategy import RetryStrategy
-from ragplugins_retry.vocabulary_strategy import VocabularyStrategy
+from ragplugins_retry.signals import (
+    CorpusCoverageSignal,
+    DenseContrastSignal,
+    QueryCoverageSignal,
+    RerankProbabilitySignal,
+    RetrySignal,
+)
+from ragplugins_retry.strategies import (
+    KeywordsStrategy,
+    LLMStrategy,
+    PseudoRelevanceFeedbackStrategy,
+    RetryStrategy,
+    VocabularyStrategy,
+)
 
 
 @api.hookimpl

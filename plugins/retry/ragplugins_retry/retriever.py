@@ -7,8 +7,8 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import api
-from ragplugins_retry.signal import Measurement, RetrySignal
-from ragplugins_retry.strategy import Reformulation, RetryStrategy
+from ragplugins_retry.signals.base import Measurement, RetrySignal
+from ragplugins_retry.strategies.base import Reformulation, RetryStrategy
 
 PLUGIN = "retry"
 

@@ -203,7 +203,7 @@ def test_an_acronym_is_defined_only_where_a_chunk_writes_it_as_one():
 
 
 def test_a_file_name_the_question_types_names_a_document_and_is_not_respelt():
-    from ragplugins_retry.vocabulary_strategy import _linked
+    from ragplugins_retry.strategies.vocabulary import _linked
 
     # Vim's help: "usr_21.txt says the :marks command ..." was respelt "usr_toc.txt" (the part "usr"), and the
     # retry set lost the answer's rank.

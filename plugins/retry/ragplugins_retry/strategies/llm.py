@@ -10,7 +10,7 @@ from llama_index.core.schema import NodeWithScore
 
 from ragplugins import api
 from ragplugins_retry import text
-from ragplugins_retry.strategy import Reformulation, RetryStrategy, same_query
+from ragplugins_retry.strategies.base import Reformulation, RetryStrategy, same_query
 
 DEFAULT_PROMPT = (
     "A document search for the question below returned weak matches. Rewrite it once as a single, "

@@ -6,7 +6,7 @@ from llama_index.core.schema import NodeWithScore
 
 from ragplugins import api
 from ragplugins_retry import text
-from ragplugins_retry.strategy import Reformulation, RetryStrategy, same_query
+from ragplugins_retry.strategies.base import Reformulation, RetryStrategy, same_query
 
 
 class KeywordsStrategy(RetryStrategy):

@@ -8,7 +8,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ragplugins import api
-from ragplugins_decompose.scorer import Scorer
+from ragplugins_decompose.scorers.base import Scorer
 
 
 class PostprocessorScorer(Scorer):

@@ -10,8 +10,8 @@ from llama_index.core.schema import NodeWithScore
 
 from ragplugins import api
 from ragplugins_retry import text, vocabulary
-from ragplugins_retry.keywords import KeywordsStrategy
-from ragplugins_retry.strategy import Reformulation, RetryStrategy
+from ragplugins_retry.strategies.base import Reformulation, RetryStrategy
+from ragplugins_retry.strategies.keywords import KeywordsStrategy
 
 # The candidates the query_coverage signal judges the question's terms on (its "best of the top 3").
 TOP = 3

@@ -6,7 +6,7 @@ from llama_index.core.schema import NodeWithScore
 
 from ragplugins import api
 from ragplugins_decompose import ranking
-from ragplugins_decompose.embedding import EmbeddingScorer
+from ragplugins_decompose.scorers.embedding import EmbeddingScorer
 
 
 def bm25_scores(queries: list[str], texts: list[str]) -> list[list[float]]:

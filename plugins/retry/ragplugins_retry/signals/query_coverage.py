@@ -7,7 +7,7 @@ from llama_index.core.schema import NodeWithScore
 
 from ragplugins import api
 from ragplugins_retry import text
-from ragplugins_retry.signal import Measurement, RetrySignal
+from ragplugins_retry.signals.base import Measurement, RetrySignal
 
 
 class QueryCoverageSignal(RetrySignal):

@@ -24,7 +24,7 @@ import re
 from typing import ClassVar
 
 from ragplugins import api
-from ragplugins_decompose.decomposer import Decomposer, Decomposition
+from ragplugins_decompose.decomposers.base import Decomposer, Decomposition
 
 WH = ("what", "when", "where", "who", "whom", "whose", "which", "why", "how")
 # Relative pronouns open a clause about the preceding noun ("the fee, which is due"), not a new question.

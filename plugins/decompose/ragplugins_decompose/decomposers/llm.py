@@ -10,8 +10,8 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.prompts import PromptTemplate
 
 from ragplugins import api
-from ragplugins_decompose.decomposer import Decomposer, Decomposition
-from ragplugins_decompose.rules import has_content, words
+from ragplugins_decompose.decomposers.base import Decomposer, Decomposition
+from ragplugins_decompose.decomposers.rules import has_content, words
 
 DEFAULT_PROMPT = (
     "Split the question below into the separate questions it asks, so that each can be looked up on its "

@@ -6,7 +6,7 @@ from llama_index.core.schema import NodeWithScore
 
 from ragplugins import api
 from ragplugins.api import cosine, dense_cosine
-from ragplugins_retry.signal import Measurement, RetrySignal
+from ragplugins_retry.signals.base import Measurement, RetrySignal
 
 
 class DenseContrastSignal(RetrySignal):

@@ -6,7 +6,7 @@ import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from ragplugins import api
-from ragplugins_decompose.scorer import Scorer
+from ragplugins_decompose.scorers.base import Scorer
 
 
 class EmbeddingScorer(Scorer):
