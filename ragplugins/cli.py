@@ -609,6 +609,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     from ragplugins.eval.report import (
         COST,
         INSTRUMENT_MEAN,
+        as_indexed_lines,
         changes,
         elsewhere_lines,
         identical_arms_note,
@@ -639,6 +640,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    + "expected strings are matched in the chunks' text as indexed, where an HTML or PDF page is "
                      "Markdown: `code` and **bold** marks and a link's target, [words](page.html), can sit inside "
                      "a sentence; `ragplugins query QUESTION --full` prints that text)")
+        if lines := as_indexed_lines(run):
+            click.echo(f"  with Markdown marks inside (the gold file can take the chunk's wording): {lines}")
     if run.unknown_documents:
         click.echo(f"unknown documents: {len(run.unknown_documents)} names in expected_sources or anchor_doc are no "
                    "indexed document (a name matches an id equal to it or ending with '/' + it; fix the gold file: "

@@ -617,3 +617,36 @@ def test_an_arm_whose_lists_are_longer_is_said_to_be_so_beside_its_gains():
     # Once the run has that control, the line says nothing more.
     run.meta["configs"]["control"] = {"budget_of": "hop"}
     assert "longer" not in changes(run)[0]
+
+
+def test_the_gate_gives_a_browser_copied_string_as_the_chunk_holds_it(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "strings.html").write_text(
+        "<html><head><title>Strings</title></head><body><h1>Strings</h1><p>A string the caller owns. Call "
+        '<a href="memory.html#g-free"><code>g_free()</code></a> on the string when it is no longer needed.</p>'
+        "</body></html>")
+    (docs / "memory.html").write_text("<html><body><h1>Memory</h1><p id='g-free'>g_free() frees memory.</p>"
+                                      "</body></html>")
+    browser = "Call g_free() on the string when it is no longer needed."
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"id": "s1", "query": "Who frees the string?", "expected": [browser]}) + "\n")
+    monkeypatch.chdir(tmp_path)
+
+    def run():
+        return CliRunner().invoke(get_cli(), ["eval", str(docs), "--gold", str(gold), "--arm", "off", "--k", "3",
+                                              "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
+                                  catch_exceptions=False)
+
+    result = run()
+    assert result.exit_code == 0, result.output
+    indexed = "Call [`g_free()`](memory.html#g-free) on the string when it is no longer needed."
+    assert f"s1 {browser!r} stands in a chunk as {indexed!r}" in result.output
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["coverage_failures"][0]["as_indexed"] == {browser: indexed}
+    assert "stands in a chunk as" in (tmp_path / "o" / "results.md").read_text()
+    # The chunk's wording in the gold file: the row passes the gate and the chunk counts.
+    gold.write_text(json.dumps({"id": "s1", "query": "Who frees the string?", "expected": [indexed]}) + "\n")
+    again = run()
+    assert "coverage gate" not in again.output
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["rows"][0]["final"]["recall@10"] == 1.0

@@ -160,7 +160,8 @@ def markdown(run) -> str:
         out.append("")
     out += ["## Checks", "",
             f"- coverage gate: {len(run.coverage_failures)} rows with an expected string in no chunk"
-            + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else ""),
+            + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else "")
+            + (f"; with Markdown marks inside: {lines}" if (lines := as_indexed_lines(run)) else ""),
             f"- {len(run.expected_elsewhere)} rows whose expected strings also stand in documents outside their "
             "expected_sources (a chunk of those counts as a hit)"
             + (f": {elsewhere_lines(run)}" if run.expected_elsewhere else ""),
@@ -176,6 +177,13 @@ def unknown_lines(run) -> str:
     return "; ".join(f"{f['id']} {f['key']} '{f['name']}'"
                      + (f" (indexed: {', '.join(f['like'])}?)" if f["like"] else "")
                      for f in run.unknown_documents)
+
+
+def as_indexed_lines(run) -> str:
+    """The missing expected strings a chunk holds with Markdown marks inside (``coverage_failures``' ``as_indexed``),
+    in one line: each row's string and the chunk's wording, which the gold file can take instead."""
+    return "; ".join(f"{f['id']} {expected!r} stands in a chunk as {indexed!r}"
+                     for f in run.coverage_failures for expected, indexed in f.get("as_indexed", {}).items())
 
 
 def elsewhere_lines(run) -> str:

@@ -10,6 +10,7 @@ import inspect
 import json
 import math
 import random
+import re
 import shutil
 import statistics
 import time
@@ -294,7 +295,8 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
     make a chunk of another document relevant (``match = "any"``: any one string there; ``"all"``: every string
     in one chunk), so that a hit need not hold the answer; and ``expected_sources`` or ``anchor_doc`` names that
     are no indexed document (a typo, or a path the index's ids do not end with), with the ids most like them."""
-    chunks = [(n.ref_doc_id or "", metrics.norm(n.get_content())) for n in rp.context(rp.index()).all_nodes()]
+    texts = [(n.ref_doc_id or "", n.get_content()) for n in rp.context(rp.index()).all_nodes()]
+    chunks = [(doc, metrics.norm(text)) for doc, text in texts]
     documents = sorted({doc for doc, _ in chunks})
     failures, elsewhere, unknown = [], [], []
     for row in gold:
@@ -308,7 +310,9 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
         if missing:
             # With match = "any" the row's other strings can still find it; with "all" it is a miss whatever ranks.
             failures.append({"id": row.id, "missing": missing,
-                             "unreachable": row.match == "all" or len(missing) == len(wanted)})
+                             "unreachable": row.match == "all" or len(missing) == len(wanted),
+                             "as_indexed": {e: found for e in missing
+                                            if (found := as_indexed(e, (text for _, text in texts)))}})
         if not row.expected_sources:
             continue
         others = [(doc, text) for doc, text in chunks if not _is_source(doc, row.expected_sources)]
@@ -322,6 +326,33 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
             elsewhere.append({"id": row.id, "expected": {e: {"documents": len(d), "e.g.": d[:3]}
                                                          for e, d in loose.items()}})
     return failures, elsewhere, unknown
+
+
+# What the reader writes into a sentence a browser shows without it: a link's target, code and emphasis marks,
+# a link's brackets, a block quote's mark where a line breaks.
+_MARKUP = r"(?:\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)?\)|[`*\[\]]|\s>(?=\s)|\s)*"
+
+
+_CLOSING_MARKS = re.compile(r"(?:\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)?\)|[`*\]])*")
+
+
+def as_indexed(expected: str, texts: Iterable[str]) -> str | None:
+    """``expected``, copied from the page a browser shows, as it stands in the first of the chunk ``texts`` that
+    holds it once Markdown marks are set aside, white space collapsed: "Note that g_free() frees" -> "Note that
+    [`g_free()`](glib-Memory-Allocation.html#g-free) frees", a string the metrics find. None when no text holds
+    it either way."""
+    chars = metrics.norm(expected).strip()
+    if not chars:
+        return None
+    pattern = re.compile(_MARKUP.join(r"\s" if c == " " else re.escape(c) for c in chars), re.IGNORECASE)
+    for text in texts:
+        if (found := pattern.search(text)) is not None:
+            # Whole marks at either end: "**gtester** is", "[zero value](#The_zero_value)", not "gtester** is".
+            start = len(text[: found.start()].rstrip("`*["))
+            closing = _CLOSING_MARKS.match(text, found.end())
+            end = closing.end() if closing is not None else found.end()
+            return " ".join(text[start:end].split())
+    return None
 
 
 def _is_source(doc_id: str, sources: Sequence[str]) -> bool:
