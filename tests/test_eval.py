@@ -650,3 +650,14 @@ def test_the_gate_gives_a_browser_copied_string_as_the_chunk_holds_it(tmp_path, 
     again = run()
     assert "coverage gate" not in again.output
     assert json.loads((tmp_path / "o" / "results.json").read_text())["rows"][0]["final"]["recall@10"] == 1.0
+
+
+def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued():
+    from ragplugins.eval.runner import as_indexed
+
+    chunk = ("A string the caller owns: call [`g_free()`](glib-Memory.html#g-free) on it. Note that\n"
+             ">    **any** module may load it.")
+    assert as_indexed("call g_free() on it.", [chunk]) == "call [`g_free()`](glib-Memory.html#g-free) on it."
+    assert as_indexed("Note that any module", ["other text", chunk]) == "Note that > **any** module"
+    assert as_indexed("callg_free() on it", [chunk]) is None     # words run together are other words
+    assert as_indexed("not in any chunk", [chunk]) is None
