@@ -22,6 +22,10 @@ A family is a compiled pattern plus a ``kind``:
   ``defines`` pattern (group ``key``): where a document declares a name the family's references look up
   (Vim's help: ``|textwidth|`` -> the file holding ``*textwidth*``); its space is then the family's name.
 
+A family may read only the documents that match its ``only_in`` pattern somewhere (Vim's help: the header a
+help file opens with, ``*usr_27.txt*  For Vim version 9.0``, or its modeline, ``vim:tw=78:ts=8:noet:ft=help``),
+so that a way of writing a reference one documentation system owns is not read into every other document.
+
 An identifier family may also have a ``volume`` group: the key is then ``id(volume)``, so
 ``linkgit:git-config[1]`` and ``git-config(1)`` name the same manual page.
 
@@ -34,6 +38,7 @@ cannot run (look-around, back-references) is refused with the family's name.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -102,6 +107,12 @@ _RST_EMBEDDED = r"(?<![`\w:])`(?P<text>[^`<>]{0,200})<(?P<href>[^<>\s`]{1,300})>
 # inside a Markdown, reStructuredText or HTML link (those families read it); its sentence's last stop is no part of it.
 _WEB_ADDRESS = (r"(?<![^\s<(])(?<!\]\()(?P<href>https?://[^\s<>\"'`()\[\]]{0,298}[^\s<>\"'`()\[\].,;:!?])"
                 r"(?=[.,;:!?]{0,3}(?:[\s<>\"'`()\[\]]|\Z))(?!>`)")
+# Vim's help: a file declares the tags it answers for as *tag* and points at another's with |tag| (":help" jumps
+# there). A help file opens with its own tag and the version ("*usr_27.txt*	For Vim version 9.0.") or ends with a
+# modeline naming the help filetype (vim-doc's HTML keeps the first, drops the second on 73 of 109 pages).
+_VIM_TAG = r"\|(?P<key>[^\s|*]{1,60})\|"
+_VIM_TAG_DECLARATION = r"\*(?P<key>[^\s*|]{1,60})\*"
+_VIM_HELP = r"\*[\w.+-]{1,60}\.txt\*[ \t]{1,20}For Vim version|\bvim:[^\n]{0,80}\bft=help\b"
 # A configuration name as code writes it: at least one "_" or "." inside, so a prose word never is one
 # ("tls_dhparam", "$lookup_dnssec_authenticated", "core.editor").
 TERM = r"\$?[A-Za-z][A-Za-z0-9]{0,40}(?:[_.][A-Za-z0-9]{1,40}){1,6}"
@@ -127,6 +138,7 @@ class ReferenceFamily:
     description: str = ""
     space: str = ""       # an anchor family without a ``space`` group: the declarations it looks names up in
     defines: re.Pattern | None = None   # an anchor family's own declarations (group ``key``), in its ``space``
+    only_in: re.Pattern | None = None   # the documents it reads hold a match somewhere (None: every document)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -144,14 +156,27 @@ class ReferenceFamily:
                                  "key, e.g. \\*(?P<key>[^*\\s]+)\\*")
 
 
-def family(name: str, kind: str, pattern: str, description: str = "", space: str = "") -> ReferenceFamily:
+def family(name: str, kind: str, pattern: str, description: str = "", space: str = "",
+           defines: str | None = None, only_in: str | None = None) -> ReferenceFamily:
     """Build a family from a pattern string; errors name the family and the bad pattern."""
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
         raise ValueError(f"reference family '{name}': pattern {pattern!r} is not a valid regular expression: "
                          f"{exc}") from exc
-    return ReferenceFamily(name, kind, compiled, description, space)
+    return ReferenceFamily(name, kind, compiled, description, space or (name if defines else ""),
+                           defines=re.compile(defines) if defines else None,
+                           only_in=re.compile(only_in) if only_in else None)
+
+
+def families_for(families: Sequence[ReferenceFamily], texts: Iterable[str]) -> list[ReferenceFamily]:
+    """The families that read a document made of ``texts``: every family but those whose ``only_in`` it lacks."""
+    limited = [f for f in families if f.only_in is not None]
+    if not limited:
+        return list(families)
+    whole = "\n".join(texts)
+    lacking = {f.name for f in limited if f.only_in is not None and f.only_in.search(whole) is None}
+    return [f for f in families if f.name not in lacking]
 
 
 def _message(exc: Exception) -> str:
@@ -213,6 +238,9 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,
            "Sphinx roles :mod:/:func:/:class:/:ref:..., resolved through .. module:: and .. _label: declarations"),
+    family("vim_help_tag", "anchor", _VIM_TAG,
+           "Vim's help: |tag| resolved to the help file declaring *tag* (files with Vim's help modeline only)",
+           defines=_VIM_TAG_DECLARATION, only_in=_VIM_HELP),
     family("defined_term", "anchor", _DEFINED_TERM,
            "configuration names in prose (the tls_dhparam option), resolved to the one document defining them "
            "in a table's first column or a definition list", space="term"),

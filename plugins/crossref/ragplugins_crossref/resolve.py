@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragplugins_crossref.families import ReferenceFamily
+from ragplugins_crossref.families import ReferenceFamily, families_for
 from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.scan import (
     OTHER_NAME,
@@ -491,8 +491,10 @@ class Resolution:
     def scan(self, doc_id: str, texts: Iterable[tuple[str, str]]) -> list[tuple[str, list[RawRef]]]:
         """[(chunk id, its raw references)] of one document's chunks [(chunk id, text)]."""
         self._noting(doc_id)
+        texts = list(texts)
+        families = families_for(self.families, (text for _, text in texts))
         try:
-            return [(cid, self.registry.scan(text, self.families)) for cid, text in texts]
+            return [(cid, self.registry.scan(text, families)) for cid, text in texts]
         finally:
             self._reads.into = None
 

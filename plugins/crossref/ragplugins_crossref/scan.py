@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from ragplugins_crossref.families import TERM, ReferenceFamily
+from ragplugins_crossref.families import TERM, ReferenceFamily, families_for
 from ragplugins_crossref.names import Mention, NameIndex, file_stem_name, title_variants, tokens
 
 _HEADING_LINE = r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$"
@@ -328,6 +328,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     if not chunks:
         return prof
     prof.titles = _first_title(chunks[0][1], metadata)
+    families = families_for(families, (text for _, text in chunks))
     label_family = next((f for f in families if f.kind == "label"), None)
     id_families = [f for f in families if f.kind == "identifier"]
     stem = file_stem_name(prof.file_name)

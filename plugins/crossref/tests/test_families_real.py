@@ -645,6 +645,29 @@ def test_a_config_family_declares_where_its_names_are_defined():
         FamilySpec(name="vimtag", kind="anchor", pattern=bar, defines=r"\*(?P<key>\w+)(?=\*)")
 
 
+def test_vim_s_help_files_resolve_their_tags_without_a_config_family_and_no_other_document_does():
+    # Each of Vim's help files ends with its modeline; only such files are read for *tag* and |tag| (new users'
+    # Vim help, as .txt and as vim-doc's HTML: without a family crossref stored no |tag| reference).
+    modeline = "\n vim:tw=78:ts=8:noet:ft=help:norl:\n"
+    help_files = {name: text + modeline for name, text in VIM_HELP.items()}
+    markdown = {"notes.md": "Tables of *formatting* rules, and |formatting| in a table cell.\n"}
+    refs, ann = run({**help_files, **markdown})
+    assert resolved(refs["usr_25.txt"]) == {("vim_help_tag:'textwidth'", "options.txt"),
+                                            ("vim_help_tag:'tw'", "options.txt"),
+                                            ("vim_help_tag:formatting", "change.txt")}
+    assert ann.refs["usr_25.txt#0"][0]["chunk"] == "options.txt#0"
+    assert not resolved(refs["options.txt"])
+    assert not any("vim_help_tag" in str(ref) for ref in refs["notes.md"])     # no modeline: not Vim's help
+    # vim-doc's HTML drops most modelines and keeps each file's header: that says it too.
+    headed = {name: f"*{name}*\tFor Vim version 9.0.  Last change: 2022 Jun 01\n\n{text}"
+              for name, text in VIM_HELP.items()}
+    refs, _ = run({**headed, **markdown})
+    assert ("vim_help_tag:formatting", "change.txt") in resolved(refs["usr_25.txt"])
+    # The same files with neither are no help files: nothing is read as a tag.
+    refs, _ = run(VIM_HELP)
+    assert not resolved(refs["usr_25.txt"])
+
+
 def test_a_configuration_name_defined_once_resolves_from_documentation_of():
     docs = {k: v for k, v in CONFIG_REFERENCE.items() if k != "routers.html"}
     refs, _ = run(docs)
