@@ -239,7 +239,7 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("sphinx_role", "anchor", _SPHINX_ROLE,
            "Sphinx roles :mod:/:func:/:class:/:ref:..., resolved through .. module:: and .. _label: declarations"),
     family("vim_help_tag", "anchor", _VIM_TAG,
-           "Vim's help: |tag| resolved to the help file declaring *tag* (files with Vim's help modeline only)",
+           "Vim's help: |tag| resolved to the file declaring *tag* (in files whose header or modeline says so)",
            defines=_VIM_TAG_DECLARATION, only_in=_VIM_HELP),
     family("defined_term", "anchor", _DEFINED_TERM,
            "configuration names in prose (the tls_dhparam option), resolved to the one document defining them "
