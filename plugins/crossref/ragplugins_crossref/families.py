@@ -38,7 +38,7 @@ cannot run (look-around, back-references) is refused with the family's name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -169,14 +169,9 @@ def family(name: str, kind: str, pattern: str, description: str = "", space: str
                            only_in=re.compile(only_in) if only_in else None)
 
 
-def families_for(families: Sequence[ReferenceFamily], texts: Iterable[str]) -> list[ReferenceFamily]:
-    """The families that read a document made of ``texts``: every family but those whose ``only_in`` it lacks."""
-    limited = [f for f in families if f.only_in is not None]
-    if not limited:
-        return list(families)
-    whole = "\n".join(texts)
-    lacking = {f.name for f in limited if f.only_in is not None and f.only_in.search(whole) is None}
-    return [f for f in families if f.name not in lacking]
+def families_for(families: Sequence[ReferenceFamily], document: str) -> list[ReferenceFamily]:
+    """The families that read ``document`` (its chunks' text joined): all but those whose ``only_in`` it lacks."""
+    return [f for f in families if f.only_in is None or f.only_in.search(document) is not None]
 
 
 def _message(exc: Exception) -> str:

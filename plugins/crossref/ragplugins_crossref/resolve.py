@@ -492,7 +492,7 @@ class Resolution:
         """[(chunk id, its raw references)] of one document's chunks [(chunk id, text)]."""
         self._noting(doc_id)
         texts = list(texts)
-        families = families_for(self.families, (text for _, text in texts))
+        families = families_for(self.families, "\n".join(text for _, text in texts))
         try:
             return [(cid, self.registry.scan(text, families)) for cid, text in texts]
         finally:

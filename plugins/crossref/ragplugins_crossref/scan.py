@@ -328,7 +328,8 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     if not chunks:
         return prof
     prof.titles = _first_title(chunks[0][1], metadata)
-    families = families_for(families, (text for _, text in chunks))
+    whole = "\n".join(text for _, text in chunks)
+    families = families_for(families, whole)
     label_family = next((f for f in families if f.kind == "label"), None)
     id_families = [f for f in families if f.kind == "identifier"]
     stem = file_stem_name(prof.file_name)
@@ -358,8 +359,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     for chunk_id, text in chunks:
         for sm in _SECTION_START.finditer(text):
             key = section_key(sm.group("word"), sm.group("value"))
-            line_end = text.find("\n", sm.start())
-            line = text[sm.start(): len(text) if line_end < 0 else line_end]
+            line = text[sm.start():_line_end(text, sm.start())]
             heading = bool(sm.group("hashes") or (sm.group("word") and heading_like(line)))
             if heading:
                 # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item, nor a
@@ -378,8 +378,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                 hit = label_family.pattern.match(text, lm.end())
                 if not hit:
                     continue
-                line_end = text.find("\n", hit.start())
-                line = text[lm.end(): len(text) if line_end < 0 else line_end]
+                line = text[lm.end():_line_end(text, hit.start())]
                 # A heading ("# Exhibit B - Pricing") or a definition ("- Exhibit A: MegaCorp Consent Letter").
                 if heading_like(line) or text[hit.end("value"):hit.end("value") + 2].lstrip().startswith(":"):
                     key = label_key(hit.group("word"), hit.group("value"))
@@ -393,7 +392,6 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             prof.citations.setdefault(citation_key(em.group("quoted") or em.group("key")), em.group("entry"))
     prof.sections = {k: v[2] for k, v in best_section.items()}
     prof.headings = list(headings)
-    whole = "\n".join(text for _, text in chunks)
     prof.anchors, prof.scope = _declarations(whole)
     prof.terms = _defined_terms(chunks)
     prof.parameters = _signature_names(prof.titles, whole)
