@@ -53,7 +53,10 @@ class CrossrefConfig(BaseModel):
     extract: bool = Field(True, description="Annotate chunks with their references at index time.")
     hop: bool = Field(True, description="At query time, follow references from the top candidates.",
                       json_schema_extra=api.QUERY_TIME)
-    max_hops: int = Field(1, ge=0, le=10, description="References the hop may follow per query (best-matching first).",
+    max_hops: int = Field(1, ge=0, le=10,
+                          description="References the hop may follow per query (best-matching first). One whose page "
+                                      "the candidates already hold counts for none: that page's own pointers are "
+                                      "weighed next.",
                           json_schema_extra=api.QUERY_TIME)
     chunks_per_hop: int = Field(
         2, ge=1, le=20,

@@ -70,6 +70,10 @@ list's length: the lowest-ranked candidates below the referrer make room, so a
 wrong hop can displace a relevant one. ``append`` adds the chunks after the
 whole list. With the other placements, a pointer whose lead chunk is already a
 candidate is "covered" and adds nothing.
+
+A covered pointer (the candidates already hold the page it leads to) uses up no hop: the question may go
+on from that page, so the pointers that page makes among the top candidates are weighed next, by the same
+gate (a chain: the question's pointer leads to a listed page, which points on to the answer).
 """
 
 from __future__ import annotations
@@ -630,7 +634,13 @@ class CrossrefHop(BaseNodePostprocessor):
         # retrieved and pointed at, it has two pieces of evidence, and a swap would trade one pointer's
         # target for another's (git_d16: a pack-format answer traded for a second pointer's chunks).
         untradable = named | {p["target"] for p in ranked}
-        for pointer in ranked[: self.max_hops]:
+        decided = 0
+        onward: set[str] = set()   # after a covered pointer: the pages listed on its way, which the hop goes on from
+        for pointer in ranked:
+            if decided == self.max_hops:
+                break
+            if onward and pointer["from_doc"] not in onward:
+                continue
             if self.placement == "swap":
                 picks = self._follow_swap(pointer, search, present, nodes, query_embedding, cosine_of,
                                           standing, untradable)
@@ -638,17 +648,27 @@ class CrossrefHop(BaseNodePostprocessor):
                 picks = self._follow(pointer, search, present, threshold, nodes, query_embedding)
             present.update(nws.node.node_id for _, nws in picks)
             hops.append((pointer, picks))
+            # A pointer to a page the candidates already hold uses up no hop: the question may go on from that
+            # page, so its own pointers are weighed next (libcurl's c11: a pointer to CONNECTTIMEOUT's page,
+            # listed, ended the hop before that page's "See also the CURLOPT_TIMEOUT(3) option", which leads to
+            # the answer). Other candidates' pointers are not: after a covered pointer they led to pages nobody
+            # asked for (acq: 18 more hops at k = 3, none reaching an answer).
+            if pointer.get("outcome") == "covered":
+                onward.add(pointer["target"])
+            else:
+                decided += 1
+                onward.clear()
         if self.placement == "swap":
             out, added, removed = self._swap(nodes, hops, standing, untradable)
         else:
             out, added, removed = self._place(nodes, hops)
         if not _scored_by_cosine(nodes, cosine_of):
             _score_in_line(out)
-        best = hops[0][0] if hops else None
         name = self._document_names().get
-        reason = ("no pointer left to follow" if best is None else
-                  f"the best pointer, '{best['ref']}' in {name(best['from_doc'], best['from_doc'])} -> "
-                  f"{name(best['target'], best['target'])}: {best.get('outcome', 'not followed')}")
+        reason = "; ".join(f"the {'best' if i == 0 else 'next'} pointer, '{p['ref']}' in "
+                           f"{name(p['from_doc'], p['from_doc'])} -> {name(p['target'], p['target'])}: "
+                           f"{p.get('outcome', 'not followed')}" for i, (p, _) in enumerate(hops)) \
+            or "no pointer left to follow"
         api.record_decision(PLUGIN, "hop", before=nodes, after=out, reason=reason,
                             numbers={"threshold": round(threshold, 4), "chunks_added": len(added)},
                             fired=bool(added), considered=ranked, named=sorted(named),

@@ -14,6 +14,7 @@ from ragplugins_crossref.hop import CrossrefHop, cited_clause, mention_spans, re
 
 NOTE, PRICING, LIABILITY, CANTEEN = ("07_board_note.md", "02_exhibit_b_pricing.md", "05_liability_memo.md",
                                      "06_canteen_notice.md")
+MASTER = "01_master_agreement.md"
 # One chunk, four references, one per sentence; the liability memo is the third in text order.
 BOARD_NOTE = ("# Board Note\n\nThe board approved the purchase on 3 March. Unit prices follow Exhibit B - Pricing. "
               "Security duties follow the Information Security Addendum. The cap on damages is analysed in the "
@@ -82,7 +83,23 @@ def test_no_hop_when_the_pointed_at_evidence_is_already_a_candidate(deal):
     candidates, out, decision = run(deal, PRICE_Q, [NOTE, PRICING, CANTEEN], gate=0.0)
     assert out == candidates and decision["fired"] is False and decision["chosen"] == []
     assert decision["considered"][0]["target"] == PRICING and decision["considered"][0]["outcome"] == "covered"
-    assert all("outcome" not in c for c in decision["considered"][1:])   # no fallback to other references
+    # The pricing exhibit makes no pointer the question may follow, and the note's others are not weighed.
+    assert all("outcome" not in c for c in decision["considered"][1:])
+
+
+def test_from_a_covered_pointer_s_page_the_hop_goes_on_to_the_page_it_points_at(deal):
+    # The question's pointer (the note's, to the liability memo) leads to a page already listed; the memo
+    # points on to the agreement, which answers (libcurl's c11: the CONNECTTIMEOUT page, listed, says "See also
+    # the CURLOPT_TIMEOUT(3) option").
+    query = ("Where the cap on damages is analysed, a schedule of the parties' contract is cited. Between which "
+             "companies was that contract made?")
+    candidates, out, decision = run(deal, query, [NOTE, LIABILITY, CANTEEN])
+    tried = [(c["from_doc"], c["target"], c["outcome"]) for c in decision["considered"] if c.get("outcome")]
+    assert tried == [(NOTE, LIABILITY, "covered"), (LIABILITY, MASTER, "followed")]
+    # (the note's other pointers, to the pricing exhibit, the plan and the addendum, are not weighed)
+    assert docs_of(out) == [NOTE, LIABILITY, CANTEEN, MASTER] and decision["chosen"] == [MASTER]
+    assert out[:3] == candidates   # a list shorter than the window: nothing moves
+    assert "the best pointer, 'Liability Memo'" in decision["reason"] and "the next pointer" in decision["reason"]
 
 
 def test_no_hop_when_the_candidates_answer_better_than_any_reference_sentence(deal):
@@ -435,5 +452,6 @@ def test_a_passage_counts_the_references_of_every_chunk_it_joins_and_covers_them
         out = CrossrefHop(ctx=ctx, gate=0.0, placement="append").postprocess_nodes(
             list(passage) + joined, query_bundle=QueryBundle(PRICE_Q))
     assert len(pricing) == 2  # the exhibit's two chunks, as one passage
-    assert out == list(passage) + joined
+    # (gate 0: from the covered exhibit the hop may go on to the agreement it points at, never back to the exhibit)
+    assert out[:2] == list(passage) + joined and PRICING not in docs_of(out[2:])
     assert [c.get("outcome") for c in tr.get("crossref", "hop")["considered"] if c["target"] == PRICING] == ["covered"]
