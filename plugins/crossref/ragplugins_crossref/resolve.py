@@ -95,7 +95,8 @@ class _Watched(dict):
 
 
 # The tables a reference's resolution reads (names are found through ``names``: see corpus_state).
-WATCHED_TABLES = ("profiles", "exact", "files", "ids", "definers", "claims", "anchors", "headings", "paths", "stems")
+WATCHED_TABLES = ("profiles", "exact", "files", "ids", "definers", "claims", "anchors", "headings", "paths", "stems",
+                  "folders")
 
 
 @dataclass
@@ -114,6 +115,7 @@ class Registry:
     headings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     paths: dict[str, str] = field(default_factory=dict)
     stems: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    folders: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     entry_owners: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     # Set by watch(): every lookup of a table in WATCHED_TABLES is noted there.
     reads: Reads | None = None
@@ -143,6 +145,7 @@ class Registry:
                 self.headings[key].add(doc_id)
             self.paths[posixpath.normpath(doc_id.replace("\\", "/"))] = doc_id
             self.stems[_source_stem(doc_id)].add(doc_id)
+            self.folders[_folder(doc_id)].add(doc_id)
         self.refresh_claims()
 
     def refresh_claims(self) -> None:
@@ -175,7 +178,7 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
         # clsguide.tex" with clsguide.pdf indexed, the kernel's "Documentation/admin-guide/cgroup-v1/cpusets.rst"
         # with its HTML. (Not any file name's stem: "index.html" in Python's http.server page is a file a server
         # serves.)
-        return _link_target(ref.text, doc_id, registry)
+        return _link_target(ref.text, doc_id, registry, named=True)
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
         # A page's own name first, then a manual page whose NAME section lists it.
@@ -187,36 +190,62 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
             # A link definition or hyperlink target is a path, relative to the citing file; a reference
             # list's entry is prose naming a document.
             path = link_path(entry) if entry and not any(c.isspace() for c in entry) else ""
-            found: set[str] = _link_target(path, doc_id, registry) - {doc_id} if path else set()
+            found: set[str] = _link_target(path, doc_id, registry, fragment=entry.partition("#")[2]) - {doc_id} \
+                if path else set()
             for inner in registry.scan(entry, families) if entry and not found else ():
                 if inner.kind in ("document", "identifier", "link"):
                     found |= _owner_docs(inner, doc_id, registry, families, depth + 1) - {doc_id}
             registry.entry_owners[(doc_id, ref.key)] = found
         return set(registry.entry_owners[(doc_id, ref.key)])
     if ref.kind == "link":
-        return _link_target(ref.key, doc_id, registry)
+        return _link_target(ref.key, doc_id, registry, fragment=ref.fragment)
     return set()
 
 
-def _link_target(href: str, doc_id: str, registry: Registry) -> set[str]:
-    """The indexed document a hyperlink's path names, relative to the citing document's own path;
-    else the one document with that file name (the link was written for another folder layout) in the
-    folders the link names: ``c3ref/stmt.html`` is not ``stmt.html`` when c3ref/ was not indexed."""
+def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False, fragment: str = "") -> set[str]:
+    """The indexed document a hyperlink's path names, relative to the citing document's own path (or,
+    rendered from a source, the page beside it: "os.path.html" for os.path.rst.txt); else the one document
+    with that file name or stem (the link was written for another folder layout) in the folders the link
+    names: ``c3ref/stmt.html`` is not ``stmt.html`` when c3ref/ was not indexed. A link into a folder that was
+    indexed and lacks the file names another folder's only where its ``fragment`` names a place there:
+    Sphinx's tutorial links "todo.html", its own page, not the extension's page of that name elsewhere, while
+    docutils' "latex.html#latex-preamble", written for another layout, is the LaTeX writer's page holding that
+    section. A path from the site's root ("/doc/go1.17_spec.html") may name folders above the indexed one.
+    ``named``: a source's file name written in prose ("see Documentation/admin-guide/cgroup-v1/cpusets.rst"),
+    which names a file wherever it is, not a path from the page."""
     web = WEB_ADDRESS.match(href)
     if web:
         return _web_copy_of(web.group("path") or "", registry)
-    base = posixpath.dirname(doc_id.replace("\\", "/"))
-    exact = registry.paths.get(posixpath.normpath(posixpath.join(base, href)))
-    if exact is not None:
-        return {exact}
-    folders = href.replace("\\", "/").split("/")[:-1]
-    by_name = {d for d in registry.files.get(href.rsplit("/", 1)[-1].lower(), set()) if in_folders(d, folders)}
-    if len(by_name) == 1:
-        return by_name
-    # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in
-    # user-manual.txt's neighbours, "os.path.html" for os.path.rst.txt): the one source with that stem.
-    by_stem = {d for d in registry.stems.get(_source_stem(href), set()) if in_folders(d, folders)}
-    return by_stem if len(by_stem) == 1 else set()
+    path = href.replace("\\", "/")
+    rooted = path.startswith("/")
+    astray = False   # the path leads into an indexed folder that lacks its file
+    if not rooted:
+        where = posixpath.normpath(posixpath.join(posixpath.dirname(doc_id.replace("\\", "/")), path))
+        exact = registry.paths.get(where)
+        if exact is not None:
+            return {exact}
+        folder = posixpath.dirname(where)
+        # (Not for a name in prose: "your index.rst" is the reader's file, not the index page beside it.)
+        beside = {d for d in registry.stems.get(_source_stem(path), set()) if _folder(d) == folder}
+        if len(beside) == 1 and not named:
+            return beside
+        astray = not named and folder in registry.folders
+    folders = path.split("/")[:-1]
+    # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in user-manual.txt's
+    # neighbours): the one file with that name, else the one source with that stem.
+    for table, key in ((registry.files, path.rsplit("/", 1)[-1].lower()), (registry.stems, _source_stem(path))):
+        found = {d for d in table.get(key, set()) if in_folders(d, folders, overlap=rooted)
+                 and (not astray or _holds_place(registry, d, fragment))}
+        if len(found) == 1:
+            return found
+    return set()
+
+
+def _holds_place(registry: Registry, doc_id: str, fragment: str) -> bool:
+    """Whether a document has the anchor or heading a link's ``fragment`` names."""
+    prof = registry.profiles.get(doc_id) if fragment else None
+    key = entry_name_key(fragment)
+    return prof is not None and bool(prof.fragments.get(key) or prof.slugs.get(key))
 
 
 def _web_copy_of(path: str, registry: Registry) -> set[str]:
@@ -309,6 +338,7 @@ def _link_entry(ref: RawRef, doc_id: str, registry: Registry) -> tuple[tuple[str
 
 
 def _folder(doc_id: str) -> str:
+    """The folder a document was indexed in ('' at the top)."""
     return doc_id.replace("\\", "/").rpartition("/")[0]
 
 

@@ -197,12 +197,37 @@ def test_identifiers_and_citation_keys():
 
 
 def test_file_names_in_links():
-    refs, _ = run({"manual/guide.md": "# Guide\nSee [the verifier](verifier.md#setup) and `indexing.md`.",
+    refs, _ = run({"manual/guide.md": "# Guide\nSee [the verifier](../reference/verifier.md#setup) and `indexing.md`.",
                    "reference/verifier.md": "# Verifier\nx", "indexing.md": "# Indexing\ny"})
     # The link names its file once (as a link, not again as a file name); the bare file name is a document.
-    # No verifier.md beside the guide: the one indexed elsewhere (the link was written for another layout).
-    assert targets(refs["manual/guide.md"]) == {("verifier.md", "reference/verifier.md"),
+    assert targets(refs["manual/guide.md"]) == {("../reference/verifier.md", "reference/verifier.md"),
                                                 ("indexing.md", "indexing.md")}
+
+
+def test_a_link_s_path_names_a_file_of_the_layout_indexed_or_of_the_folders_it_names():
+    pages = {
+        # Sphinx's tutorial links its own todo.html, which was not indexed; the extension's todo.html was.
+        "development/tutorials/recipe.html": "# Recipe\nAs in the [TODO tutorial](todo.html), a directive.",
+        "usage/extensions/todo.html": "# sphinx.ext.todo\nx",
+        # Docutils' math page links "latex.html#latex-preamble" as if beside it: the one latex page holding the place.
+        "ref/rst/mathematics.html": "# Mathematics\nSee the [LaTeX preamble](latex.html#latex-preamble).",
+        "user/latex.html": "# LaTeX writer\n\n## LaTeX preamble\n\nPackages.\n",
+        # A copy that left out the folders a link names: the one file of that name in the folders both have.
+        "spec.html": "# Spec\nThe old version is [here](../doc/go1.17_spec.html); also "
+                     "[the memory model](/doc/go_mem.html).",
+        "go1.17_spec.html": "# The Go Programming Language Specification (Go 1.17)\ny",
+        "go_mem.html": "# The Go Memory Model\nz",
+    }
+    refs, _ = run(pages)
+    assert targets(refs["development/tutorials/recipe.html"]) == set()
+    assert targets(refs["ref/rst/mathematics.html"]) == {("latex.html", "user/latex.html")}
+    # A path from the site's root may name folders above the one indexed.
+    assert targets(refs["spec.html"]) == {("/doc/go_mem.html", "go_mem.html")}
+    # Indexed where the site had it, a root path names the same file; a relative one too.
+    refs, _ = run({"doc/spec.html": pages["spec.html"], "doc/go1.17_spec.html": pages["go1.17_spec.html"],
+                   "doc/go_mem.html": pages["go_mem.html"]})
+    assert targets(refs["doc/spec.html"]) == {("../doc/go1.17_spec.html", "doc/go1.17_spec.html"),
+                                             ("/doc/go_mem.html", "doc/go_mem.html")}
 
 
 def test_names_inside_a_link_to_another_site_or_within_the_page_point_at_no_document_here():
