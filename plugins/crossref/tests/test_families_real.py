@@ -668,6 +668,21 @@ def test_vim_s_help_files_resolve_their_tags_without_a_config_family_and_no_othe
     assert not resolved(refs["usr_25.txt"])
 
 
+def test_a_config_family_repeating_a_built_in_one_stores_each_reference_once():
+    # The README's Vim family, declared in a config before vim_help_tag was built in, read every tag a second time.
+    from ragplugins_crossref.config import FamilySpec
+
+    vimtag = FamilySpec(name="vimtag", kind="anchor", pattern=r"\|(?P<key>[^\s|*]{1,60})\|",
+                        defines=r"\*(?P<key>[^\s*|]{1,60})\*").build()
+    modeline = "\n vim:tw=78:ts=8:noet:ft=help:norl:\n"
+    help_files = {name: text + modeline for name, text in VIM_HELP.items()}
+    alone, alone_ann = run(help_files)
+    both, both_ann = run(help_files, families=[*BUILTIN_FAMILIES, vimtag])
+    stored = [(r["text"], r["target"]) for r in both_ann.refs["usr_25.txt#0"]]
+    assert len(stored) == len(set(stored)) == len(alone_ann.refs["usr_25.txt#0"]) == 4
+    assert resolved(both["usr_25.txt"]) == resolved(alone["usr_25.txt"])
+
+
 def test_a_configuration_name_defined_once_resolves_from_documentation_of():
     docs = {k: v for k, v in CONFIG_REFERENCE.items() if k != "routers.html"}
     refs, _ = run(docs)
