@@ -190,8 +190,8 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
             # A link definition or hyperlink target is a path, relative to the citing file; a reference
             # list's entry is prose naming a document.
             path = link_path(entry) if entry and not any(c.isspace() for c in entry) else ""
-            found: set[str] = _link_target(path, doc_id, registry, fragment=entry.partition("#")[2]) - {doc_id} \
-                if path else set()
+            found: set[str] = _link_target(path, doc_id, registry, fragment=(entry or "").partition("#")[2]) \
+                - {doc_id} if path else set()
             for inner in registry.scan(entry, families) if entry and not found else ():
                 if inner.kind in ("document", "identifier", "link"):
                     found |= _owner_docs(inner, doc_id, registry, families, depth + 1) - {doc_id}
