@@ -224,12 +224,13 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
         exact = registry.paths.get(where)
         if exact is not None:
             return {exact}
-        folder = posixpath.dirname(where)
         # (Not for a name in prose: "your index.rst" is the reader's file, not the index page beside it.)
-        beside = {d for d in registry.stems.get(_source_stem(path), set()) if _folder(d) == folder}
-        if len(beside) == 1 and not named:
-            return beside
-        astray = not named and folder in registry.folders
+        if not named:
+            folder = posixpath.dirname(where)
+            beside = {d for d in registry.stems.get(_source_stem(path), set()) if _folder(d) == folder}
+            if len(beside) == 1:
+                return beside
+            astray = folder in registry.folders
     folders = path.split("/")[:-1]
     # Documentation sources link to their rendered pages ("link:user-manual.html[...]" in user-manual.txt's
     # neighbours): the one file with that name, else the one source with that stem.
