@@ -615,7 +615,10 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
     # The same words read as the same kind by two families are one reference, the first family's: a config
     # family repeating a built-in one (Vim's `|tag|`, declared in the config before vim_help_tag was built in)
     # stored each tag twice, and the chunk's cap kept fewer references.
-    refs = list({(r.kind, r.start, r.end): r for r in reversed(refs)}.values())[::-1]   # (the first family's kept)
+    first: dict[tuple[str, int, int], RawRef] = {}
+    for ref in refs:
+        first.setdefault((ref.kind, ref.start, ref.end), ref)
+    refs = list(first.values())
     refs = _drop_link_labels(text, refs, links)
     refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, line := text.rfind("\n", 0, r.start) + 1, r.start)
             and not _RST_TARGET_LINE.match(text, line)]
