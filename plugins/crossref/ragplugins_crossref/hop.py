@@ -5,7 +5,7 @@ elsewhere ("the NDA can be superseded by a later agreement: as of what date was
 it entered into?"). So the hop first finds that pointer: among the references
 made by the top ``trigger_depth`` candidates (to documents among the candidates
 or not), the one whose sentence is most like the question (soft-wrapped PDF
-lines joined, each mention of a document scored on its own; ties go to the
+and HTML source lines joined, each mention of a document scored on its own; ties go to the
 higher-ranked referrer, then to a mention naming a section). Which document to
 follow is decided by the query, not by the order references appear in the text
 (localGPT's 0-of-11 trap), nor by how much the target looks like the question.
@@ -101,23 +101,28 @@ _LEAD_LINES = 6       # lines an item may sit below its lead-in (siblings, wrapp
 _CLAUSE_SEPARATORS = (",", ";", "(", " - ")
 # A list item read with its numbered lead-in: "4.1 Buyer's obligation ... subject to: (b) ...".
 _CLAUSE_ID = re.compile(r"(\d+(?:\.\d+)*)\s[^:]{0,200}:\s\(?([a-z0-9]{1,3})\)")
-# A line break ends a sentence when the line ends like one, stops well short of the wrap width, or
-# the next line opens a list item, a numbered clause or a heading; any other break is a soft wrap
-# (PDF text wraps mid-sentence, and the sentence is what says what a reference is for).
+# A line break ends a sentence when the line ends like one, stops well short of the wrap width
+# before a line that starts like a sentence, or the next line opens a list item, a numbered clause
+# or a heading; any other break is a soft wrap (PDF text wraps mid-sentence, and the sentence is
+# what says what a reference is for). Text read from HTML or Markdown keeps its source's wraps,
+# whose width counted the markup ("(also possible via" above "[`-D`](../../man/sphinx-build.html)"),
+# so there a short line is often mid-sentence.
 _HARD_END = re.compile(r"[.;!?]\s*$")
 _SOFT_WRAP = 2 / 3   # of the longest line: a wrapped line runs (nearly) to the wrap width
+_SENTENCE_START = re.compile(r"\s*[A-Z]")
 _LIST_START = re.compile(r"\s*(?:[-*\u2022]|\[[ xX]?\]|\(?[0-9A-Za-z]{1,4}[.)]\s|\d+(?:\.\d+)+|[A-Z]{2,}\b)")
 
 
 def _hard_breaks(text: str) -> list[int]:
     """Offsets of the line breaks that end a sentence: after a line that ends like a sentence or
-    stops well short of the wrap width, or before a list item, numbered clause or heading."""
+    stops well short of the wrap width before a capital, or before a list item, numbered clause or
+    heading."""
     lines = text.split("\n")
     width = max(len(line.rstrip()) for line in lines)
     out, offset = [], 0
     for line, nxt in zip(lines, lines[1:]):
         offset += len(line)
-        short = len(line.rstrip()) < _SOFT_WRAP * width
+        short = len(line.rstrip()) < _SOFT_WRAP * width and _SENTENCE_START.match(nxt)
         if not nxt.strip() or short or _HARD_END.search(line) or _LIST_START.match(nxt):
             out.append(offset)
         offset += 1

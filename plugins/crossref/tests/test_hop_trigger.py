@@ -200,6 +200,20 @@ def test_reference_sentences_join_soft_wrapped_lines_and_keep_list_items_apart()
     assert reference_contexts(text, " ") == []
 
 
+def test_a_short_line_of_text_read_from_html_goes_on_into_a_line_that_does_not_start_a_sentence():
+    # As the reader writes a Sphinx page: the HTML's source wraps stay, and their width counted the markup.
+    text = ("If you make these files discoverable with [`locale_dirs`](../configuration.html#confval-locale_dirs) "
+            "for your [`language`](../configuration.html#confval-language), Sphinx\n"
+            "will pick them up automatically.\n"
+            "\n"
+            "- Set [`language`](../configuration.html#confval-language) to `es` (also possible via\n"
+            "  [`-D`](../../man/sphinx-build.html#cmdoption-sphinx-build-D)).\n"
+            "- Run your desired build.\n")
+    assert reference_contexts(text, "[`-D`](../../man/sphinx-build.html#cmdoption-sphinx-build-D)") == [
+        "- Set [`language`](../configuration.html#confval-language) to `es` (also possible via "
+        "[`-D`](../../man/sphinx-build.html#cmdoption-sphinx-build-D))."]
+
+
 def test_list_items_read_with_their_lead_in_and_lead_ins_with_their_items():
     text = ("ARTICLE IV - CONDITIONS\n"
             "4.1 Buyer's obligation to close is subject to:\n"
