@@ -707,9 +707,12 @@ class CrossrefHop(BaseNodePostprocessor):
         """Referenced documents, the question's pointer first: by how well the best of their
         reference sentences matches the query."""
         # Reference sentences recur across queries (hub chunks are retrieved again and again): the
-        # context caches their embeddings.
+        # context caches their embeddings. Passages count only with reading = "passage"; with the default
+        # sentence reading they are not embedded (that was half the hop's time), and the trace shows no match.
+        reads = self.reading == "passage"
         vectors = self.context.embed_texts([m["sentence"] for p in pointers.values() for m in p["mentions"]]
-                                        + [text for p in pointers.values() for _, text in p["passages"]])
+                                           + [text for p in pointers.values() for _, text in p["passages"]
+                                              if reads])
         claim = self._claim(query, named)
         claim_embedding = self.context.embed_query(claim) if claim else None
         asked = set(tokens(query))
@@ -729,17 +732,18 @@ class CrossrefHop(BaseNodePostprocessor):
                                                      m["section_chunk"] is None))
             # A pointer sentence often only says where to look ("See X for details."); the sentences
             # around it say what for. The pointer is read both ways and counts by the better reading.
-            match = {t: round(api.cosine(query_embedding, vectors[t]) or 0.0, 4) for _, t in p["passages"]}
-            passage = max(((match[t], -rank, t) for rank, t in p.pop("passages")), default=(0.0, 0, ""))
+            match = {t: round(api.cosine(query_embedding, vectors[t]) or 0.0, 4)
+                     for _, t in p["passages"]} if reads else {}
+            passage = max(((match.get(t, 0.0), -rank, t) for rank, t in p.pop("passages")), default=(0.0, 0, ""))
             own_passages = p.pop("own_passages")
-            own = max((match[t] for t in own_passages), default=0.0)
-            reads = self.reading == "passage"
-            choice = max(best["match"], own) if reads and named else best["match"]
+            choice = best["match"]
+            if reads and named:
+                choice = max(choice, max((match[t] for t in own_passages), default=0.0))
             if claim_embedding is not None:
-                sentence_claim = max(m["claim_match"] for m in p["mentions"])
-                own_claim = max((round(api.cosine(claim_embedding, vectors[t]) or 0.0, 4) for t in own_passages),
-                                default=0.0)
-                choice = max(sentence_claim, own_claim) if reads else sentence_claim
+                choice = max(m["claim_match"] for m in p["mentions"])
+                if reads:
+                    choice = max(choice, max((round(api.cosine(claim_embedding, vectors[t]) or 0.0, 4)
+                                              for t in own_passages), default=0.0))
                 p["claim"] = claim
             # The references the best sentence makes to this document, in text order ("either an
             # :class:`io.BytesIO` or :class:`io.TextIOWrapper` object"): each names a place in it.
@@ -747,7 +751,7 @@ class CrossrefHop(BaseNodePostprocessor):
             p.update({k: v for k, v in best.items() if k not in ("match", "claim_match")},
                      context=max(best["match"], passage[0]) if reads else best["match"],
                      choice=choice,
-                     sentence_match=best["match"], passage_match=passage[0], passage=passage[2],
+                     sentence_match=best["match"], passage_match=passage[0] if reads else None, passage=passage[2],
                      mentions=len(p["mentions"]))
         # Which pointer: its sentence; when the question names the referring document (and so retells
         # what that document says around its pointer), the better of the sentence and a passage that

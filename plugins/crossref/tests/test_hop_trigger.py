@@ -336,6 +336,22 @@ def test_a_pointer_in_a_short_sentence_is_read_with_its_passage(deal):
     assert next(p for p in decision["considered"] if p["target"] == ANNEX)["outcome"] == "under the gate"
 
 
+def test_with_the_sentence_reading_no_passage_is_embedded(deal, monkeypatch):
+    # A passage decides nothing with the default reading: embedding every pointer's passages was half the hop's time.
+    ctx, chunks = deal
+    candidates = [NodeWithScore(node=chunks[d], score=1.0) for d in (OPS, CANTEEN, PRICING)]
+    embedded: list[str] = []
+    real = ctx.embed_texts
+    monkeypatch.setattr(ctx, "embed_texts", lambda texts: embedded.extend(texts) or real(texts))
+    _, decision = run_nodes(deal, SHIPPING_Q, candidates, window=3)
+    pointer = next(p for p in decision["considered"] if p["target"] == ANNEX)
+    assert pointer["sentence"] in embedded and "Rotterdam warehouse" in pointer["passage"]
+    assert pointer["passage"] not in embedded and pointer["passage_match"] is None
+    embedded.clear()
+    _, decision = run_nodes(deal, SHIPPING_Q, candidates, window=3, reading="passage")
+    assert next(p for p in decision["considered"] if p["target"] == ANNEX)["passage"] in embedded
+
+
 def test_swap_refuses_a_chunk_that_looks_more_like_the_answer_than_the_pointer_looks_like_the_question(deal):
     ctx, chunks = deal
     node = {d: NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING)}
