@@ -292,7 +292,9 @@ def test_memory_does_not_grow_with_the_collections_text(out_of_line):
         backfill_module._OUT_OF_LINE.discard("generated")
     assert found == ["crossref: 200 chunks of 50 documents hold references out of line with the index; "
                      "'ragplugins check --repair' resolves them again"]
-    assert peak < text_bytes / 4, f"peak {peak:,} bytes for {text_bytes:,} bytes of text"
+    # Streamed, the peak is about a quarter of the text (998 kB for 4.0 MB); held whole, it was 1.45 times the text.
+    # Half the text leaves the streamed peak room (at a quarter, a cache filled by an earlier test failed it).
+    assert peak < text_bytes / 2, f"peak {peak:,} bytes for {text_bytes:,} bytes of text"
 
 
 def test_a_document_is_given_once_all_its_listed_rows_came():
