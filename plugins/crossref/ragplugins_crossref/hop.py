@@ -37,12 +37,13 @@ Then it fires only on insufficient evidence, two checks and no fallback:
 
 - the pointer, read by its sentence (with ``reading = "passage"``, by the better
   of its sentence and its passage, the sentence with its neighbours in the
-  paragraph: "See X for details." says only where to look), must match the query at least ``gate`` (1.0) times as well as, with
-  ``swap``, the chunk it would displace (the pointer argues for its target at
-  least as strongly as the traded chunk argues for itself, the chunk read by
-  its best sentence as the pointer is, unless the question names the referring
-  document), else the best candidate chunk (issue 14 replaced 0.85 x the best
-  candidate, fitted on dev);
+  paragraph: "See X for details." says only where to look), must match the
+  query at least ``gate`` (1.0) times as well as, with ``swap``, the chunk it
+  would displace (the pointer argues for its target at least as strongly as
+  the traded chunk argues for itself, the chunk read by its best sentence as
+  the pointer is, unless the question names the referring document), else the
+  best candidate chunk (issue 14 replaced 0.85 x the best candidate, fitted on
+  dev);
 - (placements other than ``swap``) the pointer's lead chunk (the section the
   reference names, else the pointed-at document's best match for the query, by
   the core's document-filtered dense search under the host's filters) must not
