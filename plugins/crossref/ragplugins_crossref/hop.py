@@ -626,13 +626,12 @@ class CrossrefHop(BaseNodePostprocessor):
                                                     for t in said)])
             return standings[chunk_id]
 
-        def outweighs(score: float, nws: NodeWithScore) -> bool:
-            """Whether a pointer matching the query ``score`` outweighs a chunk a swap may trade. A chunk's
-            standing is at least its cosine, so where that alone outweighs the pointer its sentences are not
-            read (embedding them was most of the hop's time: about 1 s a question on two cores)."""
-            if score < self.gate * cosine_of.get(nws.node.node_id, float("inf")):
-                return False
-            return score >= self.gate * standing(nws)
+        def standing_against(score: float, nws: NodeWithScore) -> float:
+            """A chunk's standing as far as a pointer matching the query ``score`` needs it: a standing is at
+            least the chunk's cosine, so where that alone outweighs the pointer, the cosine (its sentences are
+            not embedded: that was most of the hop's time, about 1 s a question on two cores)."""
+            found = cosine_of.get(nws.node.node_id, float("inf"))
+            return found if score < self.gate * found else standing(nws)
         depth = len(present) + self.max_hops * self.chunks_per_hop
         searched: dict[str, list[tuple[float, NodeWithScore]] | None] = {}
 
@@ -657,7 +656,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 continue
             if self.placement == "swap":
                 picks = self._follow_swap(pointer, search, present, nodes, query_embedding, cosine_of,
-                                          standing, untradable)
+                                          standing_against, untradable)
             else:
                 picks = self._follow(pointer, search, present, threshold, nodes, query_embedding)
             present.update(nws.node.node_id for _, nws in picks)
@@ -673,7 +672,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 decided += 1
                 onward.clear()
         if self.placement == "swap":
-            out, added, removed = self._swap(nodes, hops, outweighs, untradable)
+            out, added, removed = self._swap(nodes, hops, standing_against, untradable)
         else:
             out, added, removed = self._place(nodes, hops)
         if not _scored_by_cosine(nodes, cosine_of):
@@ -817,7 +816,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _follow_swap(self, pointer: dict[str, Any], search: Any, present: set[str],
                      nodes: list[NodeWithScore], query_embedding: list[float],
-                     cosine_of: dict[str, float], standing: Callable[[NodeWithScore], float],
+                     cosine_of: dict[str, float], standing: Callable[[float, NodeWithScore], float],
                      untradable: set[str]) -> list[tuple[float, NodeWithScore]]:
         """(cosine, chunk) of the pointed-at document to bring into the top ``window``, best first: the
         section the reference names, then the document's candidates ranked below the window in the
@@ -833,15 +832,10 @@ class CrossrefHop(BaseNodePostprocessor):
                 pointer["outcome"] = "no chunk to spare in the window"
                 return []
             # Weakest first by cosine, read sentence by sentence until one the pointer outweighs (reading
-            # every chunk's sentences would embed them all on each question), or until a chunk's cosine alone
-            # outweighs the pointer: so does every chunk after it, whatever its sentences say.
+            # every chunk's sentences would embed them all on each question).
             weakest = float("inf")
             for i in sorted(spare, key=lambda i: cosine_of.get(nodes[i].node.node_id, float("inf"))):
-                cosine = cosine_of.get(nodes[i].node.node_id, float("inf"))
-                if pointer["context"] < self.gate * cosine:
-                    weakest = min(weakest, cosine)
-                    break
-                weakest = min(weakest, standing(nodes[i]))
+                weakest = min(weakest, standing(pointer["context"], nodes[i]))
                 if pointer["context"] >= self.gate * weakest:
                     break
         else:   # room at the end: nothing is traded, the pointer need only match as well as a candidate
@@ -876,7 +870,7 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _swap(self, nodes: list[NodeWithScore],
               hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]],
-              outweighs: Callable[[float, NodeWithScore], bool], untradable: set[str],
+              standing: Callable[[float, NodeWithScore], float], untradable: set[str],
               ) -> tuple[list[NodeWithScore], list[NodeWithScore], list[NodeWithScore]]:
         """Each hopped chunk takes the place of the weakest chunk the top ``window`` can spare below its
         referrer: the lowest-ranked one that repeats a document already represented above it (never a hopped
@@ -909,7 +903,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 kept = self._kept(pointer, untradable)
                 slot = next((i for i in range(min(self.window, len(out)) - 1, start - 1, -1)
                              if self._spare(out, i, kept)
-                             and outweighs(pointer["context"], out[i])),
+                             and self.gate * standing(pointer["context"], out[i]) <= pointer["context"]),
                             None)
                 if slot is None:
                     continue

@@ -245,8 +245,10 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
 def _holds_place(registry: Registry, doc_id: str, fragment: str) -> bool:
     """Whether a document has the anchor or heading a link's ``fragment`` names."""
     prof = registry.profiles.get(doc_id) if fragment else None
+    if prof is None:
+        return False
     key = entry_name_key(fragment)
-    return prof is not None and bool(prof.fragments.get(key) or prof.slugs.get(key))
+    return bool(prof.fragments.get(key) or prof.slugs.get(key))
 
 
 def _web_copy_of(path: str, registry: Registry) -> set[str]:
