@@ -47,6 +47,9 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
 # Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
                           "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})
+# Class or id words of a site's logo: SQLite heads each of its 207 pages with one linking the home page
+# ("[![SQLite](images/sqlite370_banner.gif)](index.html)"), which crossref stored as 203 references to index.html.
+LOGO_NAMES = frozenset({"logo"})
 # ... and a word that starts or ends with "nav" (Publican's DocBook bars: ``ul.docnav``; ``topnav``, ``subnav``).
 NAV_AFFIX = "nav"
 BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
@@ -239,8 +242,8 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
     links that only move the reader ("<-previous", "Next", "Up", "Top"; any link whose ``rel`` says next,
-    previous, up or contents, with the labels left around it; a row of navigation buttons) and controls
-    (buttons, ``javascript:`` links)."""
+    previous, up or contents, with the labels left around it; a row of navigation buttons), controls
+    (buttons, ``javascript:`` links) and the site's logo."""
     page: list[int] = []   # the page's text length, measured once a block's name says navigation
     marks_main = soup.select_one(MAIN_PART) is not None
     in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]
@@ -283,6 +286,9 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
             node.extract()
     for element in soup.find_all("button"):
         element.decompose()
+    for image in soup.find_all("img"):
+        if LOGO_NAMES.intersection(_words(image, "class", "id")):
+            image.decompose()   # and with it a link that holds nothing else (markdownify drops an empty link)
     # The same page in other languages ("Available languages: en | fr | ja"): links, some marked with the
     # language they lead to, and a label. A page in two languages marks one (Apache's: the page's own "en" is a
     # link without hreflang).

@@ -412,3 +412,16 @@ def test_a_page_that_only_sends_the_reader_on_is_skipped_and_one_with_words_of_i
         report = read_documents([tmp_path])
     assert sorted(d.id_ for d in report.documents) == ["clock.html", "news.html"]
     assert read_html(stub).redirect == "Expansion.html#Brace-Expansion"
+
+
+def test_a_site_s_logo_and_the_link_around_it_are_the_site_s_and_a_figure_stays(tmp_path):
+    # SQLite heads each page with its logo linking the home page: crossref stored 203 references to index.html.
+    page = ('<html><head><title>SQLite Keywords</title></head><body><div class=nosearch><a href="index.html">'
+            '<img class="logo" src="images/sqlite370_banner.gif" alt="SQLite" border="0"></a></div>'
+            '<h1>SQLite Keywords</h1><p>The SQL standard specifies a large number of keywords; see the '
+            '<a href="lang.html"><img src="images/syntax/keyword.gif" alt="keyword diagram"></a> diagram.</p>'
+            '</body></html>')
+    [doc] = _read(tmp_path, "lang_keywords.html", page)
+    assert "index.html" not in doc.text and "sqlite370_banner" not in doc.text, doc.text
+    assert doc.text.startswith("# SQLite Keywords"), doc.text
+    assert "[![keyword diagram](images/syntax/keyword.gif)](lang.html)" in doc.text, doc.text
