@@ -107,13 +107,16 @@ class HtmlPage:
     redirect: str = ""
 
 
-def read_html(html: str) -> HtmlPage:
+def read_html(html: str, name: str = "") -> HtmlPage:
     """The page as :class:`HtmlPage`: its text, its anchors' offsets in that text, and where it sends the
-    reader if that is all it does."""
+    reader if that is all it does. ``name``, the page's file name, tells its links into itself from links to
+    other pages."""
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(html, "lxml")
+    if name:
+        _links_into_the_page(soup, name)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
     refresh_content = str(refresh.get("content", "")) if refresh is not None else ""
@@ -130,6 +133,7 @@ def read_html(html: str) -> HtmlPage:
     # sysctl entry) is the heading's words; the contents it led to are gone.
     for backlink in soup.select("a[role=doc-backlink], a.toc-backref"):
         backlink.unwrap()
+    _emphasis_runs_as_text(soup)
     _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
     # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does
@@ -154,6 +158,39 @@ def read_html(html: str) -> HtmlPage:
 INLINE = ["a", "b", "strong", "i", "em", "cite", "dfn", "var", "code", "tt", "kbd", "samp"]
 _BREAK_AT_START = re.compile(r"\s*\n\s*")
 _BREAK_AT_END = re.compile(r"\s*\n\s*\Z")
+
+
+EMPHASIS = ["em", "i", "strong", "b"]
+
+
+def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
+    """Emphasis put on one token at a time is no emphasis: Sphinx writes a parameter's type that way
+    ("<em>Optional</em><em>[</em><em>str</em><em>]</em>", a link's <em> among them), which read as
+    "*Optional**[**str**]*": Flask's API page had 10,848 asterisks, a chunk of it mostly brackets. A run of
+    such pieces, side by side with nothing between, is read as its words."""
+    def alone_in_link(element: Tag) -> bool:
+        return element.parent is not None and element.parent.name == "a" and len(element.parent.contents) == 1
+
+    def next_piece(element: Tag) -> PageElement | None:
+        """What follows an emphasis, or the link it alone fills, as an emphasis (or a link it alone fills)."""
+        after = (element.parent if alone_in_link(element) else element).next_sibling
+        if isinstance(after, Tag) and after.name == "a" and len(after.contents) == 1:
+            after = after.contents[0]
+        return after if isinstance(after, Tag) and after.name in EMPHASIS else None
+
+    def as_text(run: list[Tag]) -> None:
+        if len(run) > 1:
+            for element in run:
+                element.unwrap()
+
+    run: list[Tag] = []
+    for element in soup.find_all(EMPHASIS):
+        if run and next_piece(run[-1]) is element:
+            run.append(element)
+            continue
+        as_text(run)
+        run = [element]
+    as_text(run)
 
 
 def _line_breaks_out_of_inline(soup: BeautifulSoup) -> None:
@@ -235,6 +272,16 @@ def _unmark(text: str, names: list[str]) -> HtmlPage:
         cut = m.end()
     parts.append(text[cut:])
     return HtmlPage("".join(parts), anchors)
+
+
+def _links_into_the_page(soup: BeautifulSoup, name: str) -> None:
+    """A link to a place of the page written with the page's own file name is a link within the page:
+    DocBook's chunked HTML writes each chapter's table of contents so ("[8.1.3. aptitude](pkgtools.en.html#aptitude)"
+    in the Debian FAQ, which stayed at the head of every chapter and resolved "Section 8.1.3" to itself)."""
+    for link in soup.find_all("a", href=True):
+        path, hash_, fragment = str(link["href"]).partition("#")
+        if hash_ and fragment and path.removeprefix("./") == name:
+            link["href"] = "#" + fragment
 
 
 def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
