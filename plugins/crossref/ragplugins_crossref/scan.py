@@ -535,8 +535,9 @@ class RawRef:
 
 
 def _string_literal(text: str, start: int, end: int) -> bool:
-    """Whether a file name stands in quotes of its own, a value in code: Django's `{% extends "base.html" %}` and
-    `template_name = "index.html"` name a project's templates, not Django's pages of those names."""
+    """Whether a file name, with the folders written before it, stands in quotes of its own, a value in code:
+    Django's `{% extends "base.html" %}` and `template_name = "index.html"`, Flask's `render_template(
+    'blog/index.html')` name a project's templates, not the pages of those names."""
     quote = text[start - 1: start]
     return quote in ("'", '"') and text[end: end + 1] == quote
 
@@ -595,17 +596,22 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
             else:
                 name = groups["name"]
                 at = hit.start(fam.pattern.groupindex["name"])   # (RE2's matches take a group's number only)
-                if _SERVER_PATH.search(text, max(0, at - 300), at) or _string_literal(text, at, hit.end()):
+                folders = _WRITTEN_FOLDERS.search(text, max(0, at - 300), at)
+                if _SERVER_PATH.search(text, max(0, at - 300), at) or \
+                        _string_literal(text, folders.start() if folders else at, hit.end()):
                     continue
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
                 docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
                 # A file written with its folders is a file of those folders: "admin/base.html" (a template) is not
                 # ref/class-based-views/base.html. The path may start above the folder indexed, as paths from a
                 # project's top do ("Documentation/revisions.txt" with Documentation/ indexed): the folders the two
-                # share must agree.
-                folders = _WRITTEN_FOLDERS.search(text, max(0, at - 300), at)
+                # share must agree. Where files of that name stand in several folders, the written folders pick one
+                # by being its own: Flask's "Open `htmlcov/index.html` in your browser" (a coverage report) is not
+                # the manual's front page, the one index.html that has no folder to disagree.
                 if folders:
-                    docs = {d for d in docs if in_folders(d, folders.group().split("/")[:-1], overlap=True)}
+                    written = folders.group().split("/")[:-1]
+                    docs = {d for d in docs if in_folders(d, written, overlap=True)
+                            and (len(docs) == 1 or "/" in d.replace("\\", "/"))}
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     for hit, target in _rst_anonymous_links(text) if "__" in text else ():

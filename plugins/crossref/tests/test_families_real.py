@@ -756,3 +756,20 @@ def test_a_sentence_starting_a_line_with_chapter_n_is_no_heading_of_that_chapter
     refs, _ = run({"ch04.md": "# The Book\nChapter 4: Understanding Ownership\nValues have owners.\n",
                    "ch10.md": "# Generics\nAs we saw in Chapter 4, values move.\n"})
     assert ("chapter 4", "ch04.md") in resolved(refs["ch10.md"])
+
+
+def test_a_path_names_one_of_several_same_named_files_only_by_its_folders():
+    # Flask's pages: a coverage report's "htmlcov/index.html" and a template's 'blog/index.html' are not the
+    # manual's front page, the one index.html with no folder to disagree; "tutorial/index.html" is the tutorial's,
+    # and a path from the project's top still names a file no other folder has.
+    refs, _ = run({
+        "tutorial/tests.html": "Open `htmlcov/index.html` in your browser. Back to tutorial/index.html or "
+                               "docs/testing.html. `return render_template('blog/index.html', posts=posts)`.",
+        "index.html": "# Welcome to Flask\ntext",
+        "tutorial/index.html": "# Tutorial\ntext",
+        "patterns/index.html": "# Patterns for Flask\ntext",
+        "testing.html": "# Testing Flask Applications\ntext",
+    })
+    assert resolved(refs["tutorial/tests.html"]) == {("index.html", "tutorial/index.html"),
+                                                     ("testing.html", "testing.html")}
+    assert not any(target == "index.html" for _, _, target in refs["tutorial/tests.html"])
