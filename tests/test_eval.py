@@ -215,6 +215,8 @@ def test_minimal_gold_form_and_bad_rows(tmp_path):
     path.write_text('{"query": "q?", "expected": "a"}\n')
     row = load_gold([path])[0]
     assert row.expected == ("a",) and row.match == "any" and row.id == "g:1"
+    # One file, as a path or its name (not the name's characters, each a missing file '/').
+    assert load_gold(path) == load_gold(str(path)) == [row]
     path.write_text('{"query": "q?"}\n')
     from ragplugins import InputError
 

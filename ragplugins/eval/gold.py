@@ -79,13 +79,14 @@ def _row_problems(data: Any) -> list[str]:
     return problems
 
 
-def load_gold(paths: Iterable[str | Path]) -> list[GoldRow]:
-    """Read gold rows; blank lines and lines starting with // are ignored. Sorted by id. Every problem of
-    every file is reported at once (the first 20), each with its file and line."""
+def load_gold(paths: str | Path | Iterable[str | Path]) -> list[GoldRow]:
+    """Read gold rows from one file or several; blank lines and lines starting with // are ignored. Sorted by
+    id. Every problem of every file is reported at once (the first 20), each with its file and line."""
     rows: list[GoldRow] = []
     problems: list[str] = []
     where: dict[str, list[str]] = {}
-    for path in paths:
+    # One path, not its characters (a new user's load_gold("gold.jsonl") read "gold file '/' does not exist").
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)
         if not path.is_file():
             raise InputError(f"gold file '{path}' does not exist")
