@@ -851,13 +851,20 @@ class CrossrefHop(BaseNodePostprocessor):
         below = [n for n in nodes[self.window:] if n.node.ref_doc_id == pointer["target"] and not hopped(n)]
         by_id = {nws.node.node_id: (score, nws) for score, nws in scored}
         section = pointer["section_chunk"]
+        declaring = self._declaring_chunks(pointer, nodes, by_id, query_embedding)
+        named = ([section] if section else []) + [n.node.node_id for _, n in declaring]
+        if named and set(named) <= top:
+            # The places the reference names are listed: the evidence it points at is there, and the page's
+            # other chunks are not what it points at (a new user's Flask: the TESTING entry listed, the hop
+            # brought config.html's changelog and JSON settings in place of two API entries).
+            pointer["outcome"] = "covered"
+            return []
         order: list[tuple[float, NodeWithScore]] = []
         if section and section not in top:
             # The section or entry the reference names, even where the document's best matches for the
             # question lie elsewhere (a link into one of a 400-entry page's entries).
             order += self._chunks_of([section], nodes, by_id, query_embedding, unscreened=True)
-        order += [entry for entry in self._declaring_chunks(pointer, nodes, by_id, query_embedding)
-                  if entry[1].node.node_id not in top]
+        order += [entry for entry in declaring if entry[1].node.node_id not in top]
         order += [by_id.get(n.node.node_id, (self._cosine(n, query_embedding), n)) for n in below]
         order += [(s, n) for s, n in scored if n.node.node_id not in present]
         picks = list({n.node.node_id: (s, n) for s, n in order if n.node.node_id not in top}.values())

@@ -282,3 +282,12 @@ def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_html_page_be
     assert "gzip_proxied" not in holder[0].get_content(metadata_mode=MetadataMode.EMBED).split("Syntax:")[0]
     [link] = [r for r in refs_of(rp, "proxy.html") if r["target"] == "gzip.html"]
     assert link["chunk"] == holder[0].node_id
+    # The place the link names already listed, the link is covered: the page's other chunks are not what it
+    # points at (a new user's Flask: the TESTING entry listed, the hop brought the page's changelog).
+    referrer = next(n for n in nodes.values() if n.ref_doc_id == "proxy.html")
+    candidates = [NodeWithScore(node=referrer, score=1.0), NodeWithScore(node=holder[0], score=0.9)]
+    query = "How are responses to proxied requests compressed?"
+    with query_scope(query, filters=None) as trace:
+        out = CrossrefHop(ctx=rp.context(), gate=0.0).postprocess_nodes(list(candidates), QueryBundle(query))
+    pointer = next(p for p in trace.get("crossref", "hop")["considered"] if p["target"] == "gzip.html")
+    assert pointer["outcome"] == "covered" and out == candidates
