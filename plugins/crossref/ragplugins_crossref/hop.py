@@ -64,7 +64,9 @@ chunk but that repeat leaves the window (the pointer's two documents are never
 traded: a question asked from the other end of a reference has its answer in
 the referring document; nor are the documents the question names or the top
 candidates point at). No chunk to spare, no hop; a list shorter than the
-window takes the chunk at its end. ``after_referrer`` puts hopped
+window takes the chunk at its end. A reference whose named place is listed
+already is covered: the page's other chunks are not what it points at.
+``after_referrer`` puts hopped
 chunks right after the chunk that pointed, dropping nothing (but shifting every
 chunk below by one, out of the window at its edge). ``replace_tail`` keeps the
 list's length: the lowest-ranked candidates below the referrer make room, so a
