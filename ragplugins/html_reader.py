@@ -48,7 +48,7 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
                           "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})
 # Class or id words of a site's logo: SQLite heads each of its 207 pages with one linking the home page
-# ("[![SQLite](images/sqlite370_banner.gif)](index.html)"), which crossref stored as 203 references to index.html.
+# ("[![SQLite](images/sqlite370_banner.gif)](index.html)"), which crossref stored as 202 references to index.html.
 LOGO_NAMES = frozenset({"logo"})
 # ... and a word that starts or ends with "nav" (Publican's DocBook bars: ``ul.docnav``; ``topnav``, ``subnav``).
 NAV_AFFIX = "nav"
@@ -168,12 +168,11 @@ def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
     ("<em>Optional</em><em>[</em><em>str</em><em>]</em>", a link's <em> among them), which read as
     "*Optional**[**str**]*": Flask's API page had 10,848 asterisks, a chunk of it mostly brackets. A run of
     such pieces, side by side with nothing between, is read as its words."""
-    def alone_in_link(element: Tag) -> bool:
-        return element.parent is not None and element.parent.name == "a" and len(element.parent.contents) == 1
-
     def next_piece(element: Tag) -> PageElement | None:
         """What follows an emphasis, or the link it alone fills, as an emphasis (or a link it alone fills)."""
-        after = (element.parent if alone_in_link(element) else element).next_sibling
+        holder = element.parent
+        alone_in_link = holder is not None and holder.name == "a" and len(holder.contents) == 1
+        after = (holder if alone_in_link and holder is not None else element).next_sibling
         if isinstance(after, Tag) and after.name == "a" and len(after.contents) == 1:
             after = after.contents[0]
         return after if isinstance(after, Tag) and after.name in EMPHASIS else None
@@ -276,8 +275,8 @@ def _unmark(text: str, names: list[str]) -> HtmlPage:
 
 def _links_into_the_page(soup: BeautifulSoup, name: str) -> None:
     """A link to a place of the page written with the page's own file name is a link within the page:
-    DocBook's chunked HTML writes each chapter's table of contents so ("[8.1.3. aptitude](pkgtools.en.html#aptitude)"
-    in the Debian FAQ, which stayed at the head of every chapter and resolved "Section 8.1.3" to itself)."""
+    DocBook's chunked HTML writes a chapter's table of contents so (the Debian FAQ's "[8.1.3.
+    aptitude](pkgtools.en.html#aptitude)"), and it stayed at the head of every chapter as the page's words."""
     for link in soup.find_all("a", href=True):
         path, hash_, fragment = str(link["href"]).partition("#")
         if hash_ and fragment and path.removeprefix("./") == name:
