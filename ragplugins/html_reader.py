@@ -47,9 +47,6 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
 # Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
                           "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})
-# Class or id words of a site's logo: SQLite heads each of its 207 pages with one linking the home page
-# ("[![SQLite](images/sqlite370_banner.gif)](index.html)"), which crossref stored as 202 references to index.html.
-LOGO_NAMES = frozenset({"logo"})
 # ... and a word that starts or ends with "nav" (Publican's DocBook bars: ``ul.docnav``; ``topnav``, ``subnav``).
 NAV_AFFIX = "nav"
 BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
@@ -107,16 +104,13 @@ class HtmlPage:
     redirect: str = ""
 
 
-def read_html(html: str, name: str = "") -> HtmlPage:
+def read_html(html: str) -> HtmlPage:
     """The page as :class:`HtmlPage`: its text, its anchors' offsets in that text, and where it sends the
-    reader if that is all it does. ``name``, the page's file name, tells its links into itself from links to
-    other pages."""
+    reader if that is all it does."""
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
         soup = BeautifulSoup(html, "lxml")
-    if name:
-        _links_into_the_page(soup, name)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
     refresh_content = str(refresh.get("content", "")) if refresh is not None else ""
@@ -273,23 +267,13 @@ def _unmark(text: str, names: list[str]) -> HtmlPage:
     return HtmlPage("".join(parts), anchors)
 
 
-def _links_into_the_page(soup: BeautifulSoup, name: str) -> None:
-    """A link to a place of the page written with the page's own file name is a link within the page:
-    DocBook's chunked HTML writes a chapter's table of contents so (the Debian FAQ's "[8.1.3.
-    aptitude](pkgtools.en.html#aptitude)"), and it stayed at the head of every chapter as the page's words."""
-    for link in soup.find_all("a", href=True):
-        path, hash_, fragment = str(link["href"]).partition("#")
-        if hash_ and fragment and path.removeprefix("./") == name:
-            link["href"] = "#" + fragment
-
-
 def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     """What a site wraps around every page, found by what it is rather than by one generator's names: blocks
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
     ``#footer``), a page's own table of contents (a list of links into the page: its headings follow),
     links that only move the reader ("<-previous", "Next", "Up", "Top"; any link whose ``rel`` says next,
-    previous, up or contents, with the labels left around it; a row of navigation buttons), controls
-    (buttons, ``javascript:`` links) and the site's logo."""
+    previous, up or contents, with the labels left around it; a row of navigation buttons) and controls
+    (buttons, ``javascript:`` links)."""
     page: list[int] = []   # the page's text length, measured once a block's name says navigation
     marks_main = soup.select_one(MAIN_PART) is not None
     in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]
@@ -332,9 +316,6 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
             node.extract()
     for element in soup.find_all("button"):
         element.decompose()
-    for image in soup.find_all("img"):
-        if LOGO_NAMES.intersection(_words(image, "class", "id")):
-            image.decompose()   # and with it a link that holds nothing else (markdownify drops an empty link)
     # The same page in other languages ("Available languages: en | fr | ja"): links, some marked with the
     # language they lead to, and a label. A page in two languages marks one (Apache's: the page's own "en" is a
     # link without hreflang).

@@ -255,7 +255,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
             text = read_pdf(path) if data is None else _decode(data, path)
             anchors: dict[str, int] = {}
             if suffix in HTML_SUFFIXES and text:
-                page = read_html(text, path.name.removesuffix(GZIP_SUFFIX))
+                page = read_html(text)
                 if page.redirect:
                     report.skip(path, REDIRECT)
                     continue

