@@ -162,14 +162,16 @@ def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
     ("<em>Optional</em><em>[</em><em>str</em><em>]</em>", a link's <em> among them), which read as
     "*Optional**[**str**]*": Flask's API page had 10,848 asterisks, a chunk of it mostly brackets. A run of
     such pieces, side by side with nothing between, is read as its words."""
-    def next_piece(element: Tag) -> PageElement | None:
-        """What follows an emphasis, or the link it alone fills, as an emphasis (or a link it alone fills)."""
+    def piece(node: PageElement | None) -> Tag | None:
+        """The emphasis a node is, or the one a link holds and nothing else."""
+        if isinstance(node, Tag) and node.name == "a" and len(node.contents) == 1:
+            node = node.contents[0]
+        return node if isinstance(node, Tag) and node.name in EMPHASIS else None
+
+    def next_piece(element: Tag) -> Tag | None:
+        """The piece right after an emphasis, or after the link it alone fills."""
         holder = element.parent
-        alone_in_link = holder is not None and holder.name == "a" and len(holder.contents) == 1
-        after = (holder if alone_in_link and holder is not None else element).next_sibling
-        if isinstance(after, Tag) and after.name == "a" and len(after.contents) == 1:
-            after = after.contents[0]
-        return after if isinstance(after, Tag) and after.name in EMPHASIS else None
+        return piece((holder if holder is not None and piece(holder) is element else element).next_sibling)
 
     def as_text(run: list[Tag]) -> None:
         if len(run) > 1:

@@ -610,8 +610,9 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 # the manual's front page, the one index.html that has no folder to disagree.
                 if folders:
                     written = folders.group().split("/")[:-1]
+                    several = len(docs) > 1   # then one at the top, with no folder to agree, is none of them
                     docs = {d for d in docs if in_folders(d, written, overlap=True)
-                            and (len(docs) == 1 or "/" in d.replace("\\", "/"))}
+                            and (not several or "/" in d.replace("\\", "/"))}
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
                                    hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
     for hit, target in _rst_anonymous_links(text) if "__" in text else ():
