@@ -51,6 +51,11 @@ _MANUAL_PAGE_NAMES = re.compile(r"^(?:#{1,6}[ \t]+)?NAME[ \t]*\n(?:[ \t]*\n)?"
                                 r"(?P<names>(?:[ \t]{0,12}\S[^\n]{0,300}(?:\n|\Z)){1,24})", re.M)
 _NAMES_END = re.compile(r"[ \t](?:\\?-|[\u2010-\u2014])[ \t]")
 _MANUAL_PAGE_NAME = re.compile(r"[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3}")
+# docutils' manual-page writer (rst2man) takes a page's volume from its field ":Manual section: 1", and HTML built
+# from the same source shows it under the title ("Manual section:" over ":   1" as the reader writes a definition
+# list, or a docinfo table's row): libvirt's manpages/virsh.html is virsh(1), whose title is just "virsh".
+_MANUAL_SECTION_FIELD = re.compile(r"^(?::?Manual section:[ \t]*(?:\n:[ \t]+)?|\|[ \t]*Manual section:[ \t]*\|[ \t]*)"
+                                   r"(?P<volume>[1-9][a-z]{0,3})\b", re.M)
 # Names a reStructuredText (Sphinx) document declares for others to point at.
 # A label ".. _name:" marks the place below it; with a path after it, on its line or the next indented one, it is
 # a hyperlink target (_RST_TARGET), the name of another page.
@@ -342,6 +347,9 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     page = _MANUAL_PAGE_FILE.match(prof.file_name)
     if page:
         named.append((page.group("id"), page.group("volume")))
+    field = _MANUAL_SECTION_FIELD.search(chunks[0][1])
+    if field and prof.titles and _MANUAL_PAGE_NAME.fullmatch(prof.titles[-1]):
+        named.append((prof.titles[-1], field.group("volume")))
     for name, volume in named:
         key = case_identifier_key(name, volume)
         if key not in prof.ids:

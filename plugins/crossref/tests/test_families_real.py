@@ -128,6 +128,25 @@ def test_a_manual_page_is_found_by_every_name_its_name_section_gives():
     assert resolved(refs["Tcl_Alloc.3tcl.txt"]) == set()
 
 
+def test_a_page_docutils_wrote_for_a_manual_section_is_that_manual_page():
+    # libvirt's HTML manual pages come from rst2man sources: the title is the bare name, the volume a field under
+    # it (read from a definition list; docutils' own HTML writer makes it a docinfo table row). A page without
+    # the field, or whose title is not one name, is no manual page.
+    refs, ann = run({
+        "manpages/virsh.html": "# virsh\n\nmanagement user interface\n\nManual section:\n:   1\n\n"
+                               "Manual group:\n:   Virtualization Support\n\n## SYNOPSIS\n\nvirsh [*OPTION*]...",
+        "manpages/libvirtd.html": "# libvirtd\n\n| Manual section: | 8 |\n|---|---|\n\nSee virsh(1) and libvirtd(8).",
+        "virtlogd.rst": "========\nvirtlogd\n========\n\n:Manual section: 8\n:Manual group: Virtualization Support",
+        "uri.html": "# Connection URIs\n\nSee virsh(1), libvirtd(8), virtlogd(8) and virt-admin(1).",
+        "kbase/secure.html": "# Secure usage of libvirt\n\nManual section:\n:   3\n\nSee secure(3).",
+    })
+    assert "virsh(1)" in ann.profiles["manpages/virsh.html"].ids
+    assert resolved(refs["uri.html"]) == {("virsh(1)", "manpages/virsh.html"),
+                                          ("libvirtd(8)", "manpages/libvirtd.html"), ("virtlogd(8)", "virtlogd.rst")}
+    assert resolved(refs["manpages/libvirtd.html"]) == {("virsh(1)", "manpages/virsh.html")}   # never itself
+    assert not [i for i in ann.profiles["kbase/secure.html"].ids if "(" in i]
+
+
 def test_sections_that_are_separate_files_resolve_through_their_titles():
     refs, ann = run({
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
