@@ -101,7 +101,9 @@ class CoreSettings(BaseModel):
                                     "rank fusion (k = 60), which ignores how far apart the scores are.",
         json_schema_extra=QUERY_TIME)
     splitter: Literal["auto", "sentence", "markdown", "sections"] = Field(
-        "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings); "
+        "sentence", description="Chunking: 'sentence' is SentenceSplitter alone (a chunk may span headings; a "
+                                "sentence too long for a chunk is cut where white space follows its punctuation, "
+                                "not inside a file name or address); "
                                 "'auto' splits Markdown files at every heading first, which leaves many small "
                                 "chunks (measured worse on Markdown corpora, docs/benchmarks.md); 'markdown' "
                                 "treats every file as Markdown; 'sections' packs whole sections (headings of "

@@ -94,3 +94,22 @@ def test_a_text_larger_than_a_block_is_split_one_block_at_a_time():
     text = "\n\n".join([paragraph] * (3 * BLOCK_CHARS // len(paragraph)))
     chunks = BlockedSentenceSplitter(chunk_size=256, chunk_overlap=0).split_text(text)
     assert all(len(c) <= BLOCK_CHARS for c in chunks) and "".join(chunks).count("Alpha") == text.count("Alpha")
+
+
+def test_a_sentence_too_long_for_a_chunk_is_cut_where_white_space_follows_its_punctuation():
+    # A code block of file names and addresses is one "sentence" to nltk; LlamaIndex's fallback regex cut it
+    # at every ".", inside "demo2.img" and "https://libvirt.org" (a new user's libvirt pages).
+    from llama_index.core.node_parser import SentenceSplitter
+
+    text = "<disk>\n" + "".join(f"  <source file='/var/lib/images/demo{i}.img'/> see https://libvirt.org/x{i}.html\n"
+                                for i in range(60)) + "</disk>"
+    names = [f"demo{i}.img" for i in range(60)] + [f"https://libvirt.org/x{i}.html" for i in range(60)]
+    ours = BlockedSentenceSplitter(chunk_size=64, chunk_overlap=0).split_text(text)
+    theirs = SentenceSplitter(chunk_size=64, chunk_overlap=0).split_text(text)
+    assert len(ours) > 3
+    assert all(any(name in chunk for chunk in ours) for name in names)
+    assert not all(any(name in chunk for chunk in theirs) for name in names)   # what LlamaIndex's default does
+    # Sentences still end at their marks: "a, b. c" is cut after "," or "." when it must be.
+    prose = "word " * 30 + "end, " + "more " * 30 + "stop. " + "tail " * 30
+    assert all(c.endswith((",", ".")) or c.endswith("tail") for c in
+               BlockedSentenceSplitter(chunk_size=40, chunk_overlap=0).split_text(prose))
