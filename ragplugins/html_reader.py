@@ -70,6 +70,12 @@ NAVIGATION_WORDS = frozenset({"prev", "previous", "next", "up", "top", "home", "
 NAVIGATION_RELS = frozenset({"next", "prev", "previous", "up", "contents", "index", "start", "first", "last"})
 # What is left of such a bar once its links are gone: labels and punctuation ("Next: , Previous: , Up: [][]").
 NAVIGATION_LABELS = re.compile(r"(?:\W|_|\b(?:next|previous|prev|up|top|contents|index)\b)*", re.I)
+# The label just before a link in such a bar. texinfo repeats the bar below a long node without ``rel`` (the GNU
+# Octave manual: 122 of 211 pages kept it).
+MOVE_LABEL = re.compile(r"\b(?:next|previous|prev|up):\s*$", re.I)
+# A link whose text is only this mark, to an anchor of the page, is the anchor's permalink (texinfo writes one
+# after every indexed definition, ``a.copiable-anchor``: 3.5 % of the Octave manual's read text).
+PERMALINK_MARKS = frozenset({"¶", "§", "#"})
 # A site's name, tagline or breadcrumb trail is a few words; a notice above a page's title is sentences long.
 BANNER_WORDS = 30
 # A page moved elsewhere says so in a sentence ("The node you are looking for is at Brace Expansion.", texinfo's
@@ -305,10 +311,14 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
         if NAVIGATION_RELS.intersection(_words(element, "rel")) and element.parent is not None:
             bars.append(element.parent)
             element.decompose()
-        elif str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element):
+        elif str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element) or \
+                _permalink(element):
             element.decompose()
     for bar in bars:
         if not bar.decomposed and NAVIGATION_LABELS.fullmatch(bar.get_text(" ")):
+            bar.decompose()
+    for bar in soup.find_all(["p", "div"]):
+        if not bar.decomposed and _labelled_move_bar(bar):
             bar.decompose()
     for element in reversed(soup.find_all(BLOCKS)):
         if not element.decomposed and _navigation_bar(element):
@@ -409,6 +419,24 @@ def _moves_the_reader(link: Tag) -> bool:
     if not NAVIGATION_LINK.fullmatch(text):
         return False
     return bool(ARROWS.search(text) or NAVIGATION_WORDS.intersection(_words(link, "rel", "class")))
+
+
+def _permalink(link: Tag) -> bool:
+    """A link to an anchor of the page whose text is only a mark (:data:`PERMALINK_MARKS`)."""
+    return str(link["href"]).startswith("#") and link.get_text(strip=True) in PERMALINK_MARKS
+
+
+def _labelled_move_bar(block: Tag) -> bool:
+    """texinfo's "Next: X, Previous: Y, Up: Z [Contents][Index]" without ``rel``: at least two links each right after
+    a label of moving (:data:`MOVE_LABEL`), and nothing but labels and punctuation besides the links."""
+    links = block.find_all("a")
+    labelled = [a for a in links if isinstance(a.previous_sibling, NavigableString)
+                and MOVE_LABEL.search(str(a.previous_sibling))]
+    if len(labelled) < 2:
+        return False
+    inside = {id(a) for a in links}
+    rest = "".join(str(s) for s in block.find_all(string=True) if id(s.find_parent("a")) not in inside)
+    return bool(NAVIGATION_LABELS.fullmatch(rest))
 
 
 def _navigation_bar(block: Tag) -> bool:

@@ -195,6 +195,28 @@ def test_a_bar_of_links_whose_rel_says_next_previous_or_up_is_navigation(tmp_pat
     assert "see [Cache Variable Names](Cache-Variable-Names.html)." in doc.text
 
 
+def test_texinfos_bar_below_a_node_and_its_definitions_permalinks_are_not_read(tmp_path):
+    # Below a long node texinfo repeats the bar without rel; after each indexed definition it writes a pilcrow
+    # linking the definition's anchor (the GNU Octave manual: 122 of 211 pages kept the bar, 999 pilcrows).
+    page = TEXINFO_PAGE.replace("</div></body>", """<dl><dt id="index-nargout"><strong>nargout</strong> ()<a
+href='#index-nargout' class='copiable-anchor'> &para;</a></dt><dd>Report the number of outputs.</dd></dl>
+<p>See <a href="#index-nargout">nargout</a> and section <a href="#s2">&sect; 2</a>.</p>
+<hr><div class="header"><p>Next: <a href="Cache-Checkpointing.html">Cache Checkpointing</a>,
+Previous: <a href="Cache-Variable-Names.html">Cache Variable Names</a>, Up: <a href="Caching-Results.html">Caching
+Results</a> &nbsp; [<a href="Top.html#SEC_Contents" title="Table of contents">Contents</a>]</p></div>
+<p>Next: <a href="cache-a.html">the a cache</a> and <a href="cache-b.html">the b cache</a>.</p>
+<p>Up: <a href="a.html">one</a>, Next: <a href="b.html">two</a>, said the guide.</p></div></body>""")
+    [doc] = _read(tmp_path, "Cache-Files.html", page)
+    assert "¶" not in doc.text and "**nargout** ()" in doc.text
+    for chrome in ("Previous:", "Cache Checkpointing", "Caching-Results.html", "Contents"):
+        assert chrome not in doc.text, chrome
+    # Links the page's words make stay, whatever their words: a label must stand before two links and nothing
+    # but labels besides them.
+    assert "See [nargout](#index-nargout) and section [§ 2](#s2)." in doc.text
+    assert "Next: [the a cache](cache-a.html) and [the b cache](cache-b.html)." in doc.text
+    assert "Up: [one](a.html), Next: [two](b.html), said the guide." in doc.text
+
+
 TEXI2HTML_BUTTONS = "".join(
     f'<td valign="middle" align="left">[<a href="{href}" title="{title}">{text}</a>]</td>'
     for href, title, text in [("#Completion-System", "Beginning of this chapter or previous chapter", " &lt;&lt; "),
