@@ -215,7 +215,7 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
     which names a file wherever it is, not a path from the page."""
     web = WEB_ADDRESS.match(href)
     if web:
-        return _web_copy_of(web.group("path") or "", registry)
+        return _web_copy_of(web.group("path") or "", registry, fragment)
     path = href.replace("\\", "/")
     rooted = path.startswith("/")
     astray = False   # the path leads into an indexed folder that lacks its file
@@ -251,11 +251,13 @@ def _holds_place(registry: Registry, doc_id: str, fragment: str) -> bool:
     return bool(prof.fragments.get(key) or prof.slugs.get(key))
 
 
-def _web_copy_of(path: str, registry: Registry) -> set[str]:
+def _web_copy_of(path: str, registry: Registry, fragment: str = "") -> set[str]:
     """The one indexed document a web address is a copy of: its folders, all of them (at least one), and its
     file name or stem end the address's path ("https://docutils.sourceforge.io/docs/ref/rst/roles.html" is
-    ref/rst/roles.txt of a folder indexed with ref/ inside it). A page at the top of the folder given, or one
-    whose name alone matches, is no more likely this site's than any other's: nothing."""
+    ref/rst/roles.txt of a folder indexed with ref/ inside it). A page whose folders are not the address's (or
+    that has none: the top of the folder given) is no more likely this site's than any other's, unless it is the
+    one of that file name holding the place the address's ``fragment`` names (R's manuals link each other as
+    "https://cran.r-project.org/doc/manuals/R-exts.html#Registering-native-routines"; indexed from manual/)."""
     name = path.rsplit("/", 1)[-1].lower()
 
     def copied(candidate: str) -> bool:
@@ -267,7 +269,8 @@ def _web_copy_of(path: str, registry: Registry) -> set[str]:
         found = {d for d in table.get(key, set()) if copied(d)}
         if found:
             return found if len(found) == 1 else set()
-    return set()
+    found = {d for d in registry.files.get(name, set()) if _holds_place(registry, d, fragment)}
+    return found if len(found) == 1 else set()
 
 
 _TYPESET_SOURCES = (".tex", ".texi", ".texinfo")

@@ -387,8 +387,10 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                 if not hit:
                     continue
                 line = text[lm.end():_line_end(text, hit.start())]
-                # A heading ("# Exhibit B - Pricing") or a definition ("- Exhibit A: MegaCorp Consent Letter").
-                if heading_like(line) or text[hit.end("value"):hit.end("value") + 2].lstrip().startswith(":"):
+                # A heading ("# Exhibit B - Pricing", marked or written as one; texinfo's "## Appendix C The
+                # command-line editor") or a definition ("- Exhibit A: MegaCorp Consent Letter").
+                marked = lm.group().lstrip().startswith("#")
+                if marked or heading_like(line) or text[hit.end("value"):hit.end("value") + 2].lstrip().startswith(":"):
                     key = label_key(hit.group("word"), hit.group("value"))
                     caption = hit.groupdict().get("caption") or ""
                     prof.labels.setdefault(key, {"caption": caption_key(caption), "chunk": chunk_id})

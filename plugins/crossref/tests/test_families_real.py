@@ -147,6 +147,34 @@ def test_a_page_docutils_wrote_for_a_manual_section_is_that_manual_page():
     assert not [i for i in ann.profiles["kbase/secure.html"].ids if "(" in i]
 
 
+def test_a_heading_defines_its_label_whatever_its_words_and_never_resolves_elsewhere():
+    # texinfo's "## Appendix C The command-line editor" (R's manuals): marked as a heading, it is this manual's
+    # Appendix C, though its words are not title case; another manual's Appendix C is not it.
+    refs, ann = run({
+        "R-intro.html": "- [Appendix C The command-line editor](#editor)\n\n"
+                        "## Appendix C The command-line editor\n\nText.",
+        "R-admin.html": "## Appendix C Platform notes\n\nText.",
+    })
+    assert "appendix c" in ann.profiles["R-intro.html"].labels
+    assert ("label", "appendix c", None) in refs["R-intro.html"]
+    assert not resolved(refs["R-intro.html"])
+
+
+def test_a_web_address_names_the_one_page_of_its_file_name_holding_the_place_its_fragment_names():
+    # R's manuals link each other by their CRAN addresses; the copy indexed is in manual/, not doc/manuals/.
+    docs = {"manual/R-FAQ.html": "See [Finding entry points](https://cran.r-project.org/doc/manuals/R-exts.html"
+                                 "#Finding-entry-points) and [the appendix](https://cran.r-project.org/doc/manuals/"
+                                 "R-exts.html#No-such-place), [news](https://example.org/R-exts.html).",
+            "manual/R-exts.html": "## Finding entry points\n\nUse the debugger.",
+            "old/R-exts.html": "## Other\n\nOlder copy."}
+    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    ann = annotate(chunks, {d: {"file_name": d.rsplit("/", 1)[-1]} for d in docs}, BUILTIN_FAMILIES, max_refs=50,
+                   anchors={"manual/R-exts.html#0": ["Finding-entry-points"]})
+    # The place held: that page, at that place. No place held, or another site's file name alone: no record.
+    found = [(r["target"], r.get("chunk")) for r in ann.refs["manual/R-FAQ.html#0"]]
+    assert found == [("manual/R-exts.html", "manual/R-exts.html#0")]
+
+
 def test_sections_that_are_separate_files_resolve_through_their_titles():
     refs, ann = run({
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
