@@ -136,6 +136,7 @@ def read_html(html: str) -> HtmlPage:
     _emphasis_runs_as_text(soup)
     _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
+    _drop_empty_anchors(soup)
     # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does
     # re-cut every chunk and was lower on some dev corpora (bench/results/firststage/NOTES.md).
     converter = MarkdownConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
@@ -258,6 +259,17 @@ def _mark_anchors(soup: BeautifulSoup) -> list[str]:
                 start.replace_with(marked)
                 start = marked
     return names
+
+
+def _drop_empty_anchors(soup: BeautifulSoup) -> None:
+    """Once marked, an anchor with no words of its own goes, and the text around it becomes one string: texinfo
+    writes an index entry's ``<span id="index-...">`` on a line of its own inside a paragraph, and its lines' breaks
+    on either side read as a blank line ("`R_PAPERSIZE`", blank line, "on the `make` command line": 101 of 333 in
+    R's manuals)."""
+    for element in soup.find_all(["span", "a"]):
+        if not element.contents and not element.has_attr("href"):
+            element.extract()
+    soup.smooth()
 
 
 def _unmark(text: str, names: list[str]) -> HtmlPage:

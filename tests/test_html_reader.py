@@ -217,6 +217,17 @@ Results</a> &nbsp; [<a href="Top.html#SEC_Contents" title="Table of contents">Co
     assert "Up: [one](a.html), Next: [two](b.html), said the guide." in doc.text
 
 
+def test_an_index_entry_s_anchor_on_its_own_line_does_not_break_its_paragraph(tmp_path):
+    # texinfo writes @cindex as an empty <span id="index-..."> on a line of its own inside the paragraph; the
+    # line breaks either side read as a blank line after inline code (R's manuals: 101 of 333).
+    page = ("<html><body><p>this can be overridden by setting\n<code>R_PAPERSIZE</code>\n"
+            '<span id="index-R_005fPAPERSIZE"></span>\non the <code>make</code> command line.</p></body></html>')
+    [doc] = _read(tmp_path, "R-admin.html", page)
+    assert "`R_PAPERSIZE`\non the `make` command line." in doc.text
+    page = read_html(page)
+    assert page.text[page.anchors["index-R_005fPAPERSIZE"]:].startswith("on the")
+
+
 TEXI2HTML_BUTTONS = "".join(
     f'<td valign="middle" align="left">[<a href="{href}" title="{title}">{text}</a>]</td>'
     for href, title, text in [("#Completion-System", "Beginning of this chapter or previous chapter", " &lt;&lt; "),
