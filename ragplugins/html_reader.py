@@ -518,9 +518,22 @@ def _heading_ids(soup: BeautifulSoup) -> set[str]:
         for element in [heading, *heading.find_all(True)]:
             ids.update(str(v) for v in (element.get("id"), element.get("name")) if v)
         parent = heading.parent
-        if parent is not None and parent.find(True) is heading and parent.get("id"):
+        if parent is not None and parent.get("id") and _opens(parent, heading):
             ids.add(str(parent["id"]))
     return ids
+
+
+def _opens(section: Tag, heading: Tag) -> bool:
+    """Whether ``heading`` opens ``section``: nothing stands before it there but empty anchors and a bar of moving
+    links (texinfo's single-page manuals put each node's "Next: X, Previous: Y, Up: Z" bar above its heading)."""
+    before: list[str] = []
+    for string in section.find_all(string=True):
+        if any(parent is heading for parent in string.parents):
+            return bool(NAVIGATION_LABELS.fullmatch("".join(before)))
+        link = string.find_parent("a")
+        if link is None or not NAVIGATION_RELS.intersection(_words(link, "rel")):
+            before.append(str(string))
+    return False
 
 
 def _in_page_contents(element: Tag, headings: set[str]) -> bool:

@@ -458,3 +458,22 @@ def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     assert "**view_func** (Optional[Union[[Response](#flask.Response), str]]) – the function to call." in doc.text, \
         doc.text
     assert "This is *very* *important*: *a* word at a time." in doc.text, doc.text
+
+
+def test_a_single_page_manuals_contents_listing_sections_opened_by_their_bar_is_not_read(tmp_path):
+    # texinfo's single-page manuals (R's) link each contents entry to a section <div id> whose heading comes after
+    # the node's "Next: / Previous: / Up:" bar; the contents (15.7 % of R's chunks with menus and indexes) went.
+    sections = "".join(
+        f'<div class="section" id="S{i}"><div class="header"><p>Next: <a href="#S{i + 1}" rel="next">N</a>, '
+        f'Up: <a href="#Top" rel="up">Top</a></p></div><span id="S{i}-1"></span><h3>1.{i} Part {i}</h3>'
+        f"<p>Words of part {i}.</p></div>" for i in range(1, 5))
+    contents = "".join(f'<li><a id="toc-S{i}" href="#S{i}">1.{i} Part {i}</a></li>' for i in range(1, 5))
+    page = ('<html><body><div class="Contents_element" id="SEC_Contents"><h2 class="contents-heading">Table of '
+            f'Contents</h2><div class="contents"><ul>{contents}</ul></div></div>{sections}</body></html>')
+    [doc] = _read(tmp_path, "R-FAQ.html", page)
+    assert "Table of Contents" not in doc.text and "(#S1)" not in doc.text
+    assert "### 1.1 Part 1\n\nWords of part 1." in doc.text
+    # A section whose heading follows words of its own is not opened by it: contents linking there stay.
+    page = page.replace('<span id="S1-1"></span>', "<p>An introduction first.</p>")
+    [doc] = _read(tmp_path, "R-FAQ.html", page)
+    assert "(#S1)" in doc.text
