@@ -319,6 +319,7 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
                 gone.add(id(element))
             element.decompose()
     bars = []
+    labelled: dict[int, Tag] = {}   # blocks holding a link right after "Next:", "Previous:" or "Up:"
     for element in soup.find_all("a", href=True):
         if NAVIGATION_RELS.intersection(_words(element, "rel")) and element.parent is not None:
             bars.append(element.parent)
@@ -326,10 +327,12 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
         elif str(element["href"]).strip().lower().startswith("javascript:") or _moves_the_reader(element) or \
                 _permalink(element):
             element.decompose()
+        elif element.parent is not None and _after_move_label(element):
+            labelled[id(element.parent)] = element.parent
     for bar in bars:
         if not bar.decomposed and NAVIGATION_LABELS.fullmatch(bar.get_text(" ")):
             bar.decompose()
-    for bar in soup.find_all(["p", "div"]):
+    for bar in labelled.values():
         if not bar.decomposed and _labelled_move_bar(bar):
             bar.decompose()
     for element in reversed(soup.find_all(BLOCKS)):
@@ -438,13 +441,16 @@ def _permalink(link: Tag) -> bool:
     return str(link["href"]).startswith("#") and link.get_text(strip=True) in PERMALINK_MARKS
 
 
+def _after_move_label(link: Tag) -> bool:
+    """Whether the words right before a link are a label of moving (:data:`MOVE_LABEL`)."""
+    return isinstance(link.previous_sibling, NavigableString) and bool(MOVE_LABEL.search(str(link.previous_sibling)))
+
+
 def _labelled_move_bar(block: Tag) -> bool:
     """texinfo's "Next: X, Previous: Y, Up: Z [Contents][Index]" without ``rel``: at least two links each right after
-    a label of moving (:data:`MOVE_LABEL`), and nothing but labels and punctuation besides the links."""
+    a label of moving, and nothing but labels and punctuation besides the links."""
     links = block.find_all("a")
-    labelled = [a for a in links if isinstance(a.previous_sibling, NavigableString)
-                and MOVE_LABEL.search(str(a.previous_sibling))]
-    if len(labelled) < 2:
+    if sum(_after_move_label(a) for a in links) < 2:
         return False
     inside = {id(a) for a in links}
     rest = "".join(str(s) for s in block.find_all(string=True) if id(s.find_parent("a")) not in inside)
