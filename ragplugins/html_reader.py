@@ -49,6 +49,9 @@ CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "su
                           "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})
 # ... and a word that starts or ends with "nav" (Publican's DocBook bars: ``ul.docnav``; ``topnav``, ``subnav``).
 NAV_AFFIX = "nav"
+# ... unless the name says the block is a box's title ("sidebar-title": docutils' ``.. sidebar::`` heading), which
+# stays or goes with its box.
+TITLE_NAMES = frozenset({"title", "subtitle", "caption", "heading"})
 BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 MAIN_PART = "main, article, [role=main]"
@@ -390,7 +393,10 @@ def _names_navigation(element: Tag) -> bool:
     """Whether a block's class or id says it is a site's navigation, banner or footer. An id made from the block's
     own heading names a section of the page (Sphinx: "The menu Governor" is ``section#the-menu-governor``, the
     kernel's cpuidle page's whole account of that governor)."""
-    if _say_navigation(_words(element, "class")):
+    classes = _words(element, "class")
+    if TITLE_NAMES.intersection(classes):
+        return False
+    if _say_navigation(classes):
         return True
     named = _words(element, "id")
     return _say_navigation(named) and not _heading_slug(element, named)
