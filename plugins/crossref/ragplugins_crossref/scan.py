@@ -592,7 +592,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                                    case_key=case_identifier_key(groups["id"], groups.get("volume"))))
             elif fam.kind == "link":
                 links.append((hit.start(), hit.end()))
-                if not _navigation(text, hit.start(), hit.end(), groups.get("text") or "", headings):
+                if not _navigation(text, hit.start(), hit.end(), groups.get("text") or "", groups["href"], headings):
                     refs.extend(_link_ref(hit, groups["href"], groups.get("text") or "", fam.name))
             elif fam.kind == "anchor":
                 name = groups.get("key") or groups.get("plain") or ""
@@ -671,13 +671,14 @@ _NAVIGATION_WORDS = re.compile(r"(?i)(?:next|previous|prev|up)\s+(?:chapter|sect
 _BUTTON_WORDS = re.compile(r"(?i)next|previous|prev|up|top|home|contents|index")
 
 
-def _navigation(text: str, start: int, end: int, shown: str, headings: Sequence[tuple[int, int]]) -> bool:
+def _navigation(text: str, start: int, end: int, shown: str, href: str, headings: Sequence[tuple[int, int]]) -> bool:
     """Whether the link at text[start:end], showing ``shown``, only moves the reader: also a heading that is one
-    link (``headings``: the spans of the chunk's heading texts), the way back to the manual's contents
-    (texi2html's "## [10.1 Invoking the msgfmt Program](gettext_toc.html#TOC167)", Sphinx's "# [find_package](#id5)")
-    or to the heading itself."""
-    if any(hs <= start and end <= he and not text[hs:start].strip(" \t*") and not text[end:he].strip(" \t*#")
-           for hs, he in headings):
+    link to a place (``headings``: the spans of the chunk's heading texts), the way back to the heading's line in
+    the manual's contents (texi2html's "## [10.1 Invoking the msgfmt Program](gettext_toc.html#TOC167)", Sphinx's
+    "# [find_package](#id5)") or to the heading itself. A heading that links a whole page names the page its
+    section is about (npm's scripts page: "#### [`npm ci`](/commands/npm-ci)")."""
+    if "#" in href and any(hs <= start and end <= he and not text[hs:start].strip(" \t*")
+                           and not text[end:he].strip(" \t*#") for hs, he in headings):
         return True
     shown = shown.strip(" \t\n[]*_`")
     if _NAVIGATION_WORDS.fullmatch(shown):

@@ -470,6 +470,17 @@ def test_zsh_navigation_links_are_no_references():
     assert resolved(refs["vdbe.html"]) == {("opcode.html", "opcode.html")}   # a word in prose, not a button
 
 
+def test_a_heading_that_links_a_whole_page_names_the_page_its_section_is_about():
+    # npm's scripts page heads each command's section with a link to that command's page; the heading's link
+    # back to its line in the contents has a place (gettext's, above), this one a page.
+    refs, _ = run({
+        "using-npm/scripts.md": "# scripts\n\n### Life Cycle Operation Order\n\n#### [`npm ci`](/commands/npm-ci)\n\n"
+                                "* `preinstall`\n* `install`\n",
+        "commands/npm-ci.md": "# npm-ci\n\nClean install a project",
+    })
+    assert {target for _, target in resolved(refs["using-npm/scripts.md"])} == {"commands/npm-ci.md"}
+
+
 def test_gettext_headings_linking_back_to_the_contents_and_bold_manual_page_names():
     # texi2html links every heading back to its line in the manual's contents; the hop followed 6 of 12 such
     # links on gettext's manual. groff's HTML sets SEE ALSO names in bold and makes NAME a heading.
