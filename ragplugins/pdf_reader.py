@@ -6,9 +6,10 @@ in the middle of the sentence that runs over the page break, and a header naming
 to it. So each page's first and last lines are dropped while they are furniture (``page_furniture``): the page's
 own label (pypdf's ``page_labels``: "7", "iv"), a line of words ending with it, or a line that stands at the same
 end of two of the four pages around it (two-sided books alternate their headers), but for one number at most. Pages are
-joined as PDFReader joins them, so a PDF without furniture reads exactly as before. A contents list or an index
-stays: its lines name the sections a question may use (dropping them lost answers on a new user's R manuals,
-bench/sections/core.md).
+joined as PDFReader joins them, so a PDF without furniture or dot leaders reads exactly as before. A contents list
+or an index stays: its lines name the sections a question may use (dropping them lost answers on a new user's R
+manuals, bench/sections/core.md), with each dot leader cut to three dots. A PDF that pypdf reads with its words run
+together is read by pdfium (``GLUED_SHARE``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ PAGE_NUMBER = re.compile(r"\W{0,3}(?:page[ \t]*)?[0-9]{1,4}(?:[ \t]*(?:of|/)[ \t
 NEIGHBOURS = (1, 2)   # a two-sided book alternates its headers: the page two away carries the same one
 FURNITURE_LINES = 2   # at most this many lines at each end of a page (a title line and a page number)
 MIN_PAGES = 3         # a running header needs pages to run over
+# A front matter's page label ("Debian Reference xiv"): a number too.
+ROMAN_LABEL = re.compile(r"[ivxlcdm]{1,8}")
 
 
 def pdf_reader_class():
@@ -36,10 +39,50 @@ def pdf_reader_class():
     return PDFReader
 
 
+# pypdf reads some PDFs without the spaces between their words ("Thesefilesanddirectoriescanbespreadout...":
+# DBLaTeX's, which space words by moving the pen, not with a space glyph): a tenth of the words of Debian's
+# Reference and Policy PDFs were 20 letters or longer, against at most 1 % in 33 other PDFs read well. Such a
+# PDF is read by pdfium, which places the spaces from the glyphs' positions, when its words are the fewer glued.
+GLUED_WORD = re.compile(r"[^\W\d_]{20,}")
+WORD = re.compile(r"[^\W\d_]+")
+GLUED_SHARE = 0.03
+# pdfium's mark for a word hyphenated at a line's end ("distri\ufffebution"), the line break already gone.
+PDFIUM_LINE_HYPHEN = "\ufffe"
+# A contents entry's dot leader ("9.10 List of ps command styles . . . . . . . 144": a quarter of a handbook's
+# chunks were contents pages, most of their tokens dots): three dots still say it is a contents entry.
+DOT_LEADER = re.compile(r"(?:\.[ \t]?){4,}(?=[ \t]*\S)")
+
+
 def read_pdf(path: Path) -> str:
     pages = pdf_reader_class()(return_full_document=False).load_data(path)
-    texts = page_furniture([d.text for d in pages], [str(d.metadata.get("page_label", "")) for d in pages])
-    return "\n".join(texts)
+    texts = [d.text for d in pages]
+    if glued_share(texts) >= GLUED_SHARE:
+        spaced = _pdfium_pages(path)
+        if spaced is not None and len(spaced) == len(texts) and glued_share(spaced) < glued_share(texts) / 2:
+            texts = spaced
+    texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
+    return "\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)
+
+
+def glued_share(texts: list[str]) -> float:
+    """The share of the words of ``texts`` that are 20 letters or longer: words run together."""
+    words = sum(len(WORD.findall(text)) for text in texts)
+    return sum(len(GLUED_WORD.findall(text)) for text in texts) / words if words else 0.0
+
+
+def _pdfium_pages(path: Path) -> list[str] | None:
+    """Each page's text as pdfium reads it (None when pdfium cannot open the file)."""
+    import pypdfium2
+
+    try:
+        document = pypdfium2.PdfDocument(path)
+    except pypdfium2.PdfiumError:
+        return None
+    try:
+        return [document[i].get_textpage().get_text_range().replace("\r\n", "\n").replace(PDFIUM_LINE_HYPHEN, "")
+                for i in range(len(document))]
+    finally:
+        document.close()
 
 
 def _shape(line: str) -> str:
@@ -109,7 +152,7 @@ def _is_furniture(line: str, label: str, near: list[list[Look]]) -> bool:
     if sum(c.isalpha() for c in shape) < 3:
         return False
     words = line.casefold().split()
-    numbered = any(c.isdigit() for c in label)
+    numbered = any(c.isdigit() for c in label) or bool(ROMAN_LABEL.fullmatch(label))
     if numbered and words[-1] == label:
         # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
         # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pypdf import PdfReader
+
 from ragplugins.pdf_reader import page_furniture, pdf_reader_class
 from ragplugins.readers import read_documents
 
@@ -40,6 +42,44 @@ def make_pdf(pages: list[list[str]], labels_from: int | None = None) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(body) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(body) + 1, xref)
+    return bytes(out)
+
+
+def make_spaced_by_kerning_pdf(lines: list[str]) -> bytes:
+    """A one-page PDF whose words are set as DBLaTeX sets them: a Type0 font of 2-byte codes (Identity-H) with a
+    ToUnicode map, each word apart from the next by a TJ kern, no space glyph between them, and the font's space
+    wider than the kern (pypdf then reads the words run together; pdfium places the spaces from the glyphs)."""
+    def shown(word: str) -> str:
+        return "<" + "".join(f"{ord(c):04x}" for c in word) + ">"
+    ops = ["BT", "/F1 10 Tf", "12 TL", "72 760 Td"]
+    ops += [op for line in lines for op in ("[" + " -250 ".join(shown(w) for w in line.split()) + "] TJ", "T*")]
+    content = "\n".join([*ops, "ET"]).encode()
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CIDSystemInfo << /Registry (Adobe) "
+            b"/Ordering (UCS) /Supplement 0 >> def /CMapName /Adobe-Identity-UCS def /CMapType 2 def "
+            b"1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfrange <0020> <007E> <0020> endbfrange "
+            b"endcmap CMapName currentdict /CMap defineresource pop end end")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Serif /Encoding /Identity-H /DescendantFonts [6 0 R] "
+        b"/ToUnicode 7 0 R >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Serif /CIDSystemInfo << /Registry (Adobe) "
+        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 500 /W [32 [1200]] /CIDToGIDMap /Identity >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap),
+        b"<< /Type /FontDescriptor /FontName /Serif /Flags 32 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
+        b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
 
 
@@ -109,3 +149,28 @@ def test_a_compilation_s_issue_titles_are_no_running_header():
     out = page_furniture(pages, ["1", "2", "3", "4", "5", "6"])
     assert out[2] == "Issue 6, June 1997\nHello."   # the title repeats as it is: furniture; the issue stays
     assert out[1] == "Fonts are next." and out[3] == "Slides are gone."
+
+
+def test_a_pdf_pypdf_reads_without_spaces_between_words_is_read_by_pdfium(tmp_path: Path):
+    lines = ["These files and directories can be spread out over several devices",
+             "Here are a few basic methods to gain the root shell prompt"]
+    path = tmp_path / "reference.pdf"
+    path.write_bytes(make_spaced_by_kerning_pdf(lines))
+    assert "Thesefilesanddirectories" in PdfReader(path).pages[0].extract_text()   # what pypdf alone reads
+    text = read_documents([tmp_path]).documents[0].text
+    assert text.split("\n") == lines
+
+
+def test_a_contents_entry_s_dot_leader_is_three_dots():
+    # A handbook's contents pages were a quarter of its chunks, most of their tokens leader dots.
+    from ragplugins.pdf_reader import DOT_LEADER
+    assert DOT_LEADER.sub(". . . ", "1.1.3 The root account . . . . . . . . . . . 2") == "1.1.3 The root account . . . 2"
+    assert DOT_LEADER.sub(". . . ", "1.1 Sick leave ............ 4") == "1.1 Sick leave . . . 4"
+    assert DOT_LEADER.sub(". . . ", "and so on...") == "and so on..."   # an ellipsis is no leader
+
+
+def test_a_running_header_ending_with_a_roman_page_label_is_furniture():
+    # The Debian Reference's front matter: "Debian Reference i" ... "Debian Reference xxvii" on every page.
+    pages = [f"Debian Reference {label}\nText of page {label}." for label in ("i", "ii", "iii", "iv")]
+    out = page_furniture(pages, ["i", "ii", "iii", "iv"])
+    assert out == [f"Text of page {label}." for label in ("i", "ii", "iii", "iv")]
