@@ -105,6 +105,8 @@ class BlockedSentenceSplitter(SentenceSplitter):
 _SECTION_STARTS = re.compile(
     r"#{1,6}\s+\S"                              # Markdown heading (also what the HTML reader writes)
     r"|\d+(?:\.\d+)*\.?[ \t]+[A-Z][^\n]{0,100}$"  # numbered heading: "4.3. Scope", "25.1.3 Overview"
+    # DocBook's chapters as text, no-break spaces and all: "Chapter\u00a01.\u00a0Overview" (X.Org's specifications)
+    r"|(?:Chapter|Appendix|Part)[ \t\u00a0]+(?:\d{1,3}|[A-Z]|[IVXLC]{1,6})[.:][ \t\u00a0]+\S[^\n]{0,100}$"
     r"|\.\.[ \t]+[\w:-]+::"                      # reStructuredText directive: ".. function:: open(file)"
     r"|\S[^\n]*::[ \t]*$",                        # AsciiDoc definition term: "--all::", "push [-p]::"
 )

@@ -19,6 +19,14 @@ def test_section_starts_find_headings_of_each_plain_text_style():
         "## Markdown heading", ".. function:: open(file)"]
 
 
+def test_a_chapter_docbook_wrote_as_text_starts_a_section_and_a_sentence_about_one_does_not():
+    # X.Org's specifications as text: "Chapter", its number and its title apart by no-break spaces.
+    text = ("X Window System Protocol\n\nChapter\u00a01.\u00a0Protocol Formats\n\nRequest Format\n\n"
+            "Chapter 4 covers errors.\n\nAppendix A. Encoding\n\nText.\n")
+    assert _lines_at(text, section_starts(text)) == [
+        "X Window System Protocol", "Chapter\u00a01.\u00a0Protocol Formats", "Appendix A. Encoding"]
+
+
 def test_a_block_delimiter_or_a_paragraphs_last_line_is_not_a_section_start():
     text = ("Intro line one\nends the paragraph like this::\n\n    literal\n\n"
             "+\n----\n$ git stash list\nstash@{0}: WIP on master\n----\n")
