@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from pathlib import Path
 
 PAGE_NUMBER = re.compile(r"\W{0,3}(?:page[ \t]*)?[0-9]{1,4}(?:[ \t]*(?:of|/)[ \t]*[0-9]{1,4})?\W{0,3}", re.I)
@@ -61,7 +62,27 @@ def read_pdf(path: Path) -> str:
         if spaced is not None and len(spaced) == len(texts) and glued_share(spaced) < glued_share(texts) / 2:
             texts = spaced
     texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
-    return "\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)
+    return join_line_end_hyphens("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts))
+
+
+# A word a printed line's end cut in two ("For ex-\nample, the"), the rest of its token and the space after it.
+LINE_END_HYPHEN = re.compile(r"([^\W\d_]+)-\n([^\W\d_]+)(\S*)[ \t]?")
+_HYPHENATED_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def join_line_end_hyphens(text: str) -> str:
+    """``text`` with each word a line's end hyphenated written whole ("example,\nthe"), where the document writes
+    it whole elsewhere and never with that hyphen: "top-\nlevel" stays when "top-level" is the document's word.
+    Searching for "example" found no "ex- ample" (1,650 such words in 33 manuals' PDFs)."""
+    words = Counter(w.casefold() for w in _HYPHENATED_WORD.findall(text))
+
+    def whole(m: re.Match) -> str:
+        first, second = m.group(1), m.group(2)
+        if words[(first + second).casefold()] and not words[f"{first}-{second}".casefold()]:
+            return f"{first}{second}{m.group(3)}\n"
+        return m.group(0)
+
+    return LINE_END_HYPHEN.sub(whole, text)
 
 
 def glued_share(texts: list[str]) -> float:

@@ -174,3 +174,11 @@ def test_a_running_header_ending_with_a_roman_page_label_is_furniture():
     pages = [f"Debian Reference {label}\nText of page {label}." for label in ("i", "ii", "iii", "iv")]
     out = page_furniture(pages, ["i", "ii", "iii", "iv"])
     assert out == [f"Text of page {label}." for label in ("i", "ii", "iii", "iv")]
+
+
+def test_a_word_a_line_end_hyphenated_is_written_whole_where_the_document_writes_it_so():
+    from ragplugins.pdf_reader import join_line_end_hyphens
+    text = ("For ex-\nample, the shell reads a top-\nlevel file.\nAn example is a top-level file, a trans-\n"
+            "formation none.")
+    assert join_line_end_hyphens(text) == ("For example,\nthe shell reads a top-\nlevel file.\n"
+                                           "An example is a top-level file, a trans-\nformation none.")
