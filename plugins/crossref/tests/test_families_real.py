@@ -330,6 +330,19 @@ def test_bracket_keys_through_a_wrapped_reference_list():
     assert ("citation", "tls13", None) in refs["rfc9001.txt"]             # RFC 8446 is not indexed
 
 
+def test_a_footnote_s_mark_is_no_citation():
+    # DocBook's text marks a footnote "^[1]" (X.Org's font service protocol): resolved through the reference
+    # list further on, the trademark footnote's chunk cited the protocol specification listed there as [1].
+    chunks = {"fsproto.txt": [("fsproto.txt#0", "The X Font Service Protocol\n\nA font server for the X Window "
+                                                "System ^[1] is described.\n\n^[1] X Window System is a trademark."),
+                              ("fsproto.txt#1", "References\n\n[1]  Scheifler, R., \"X Window System Protocol\", "
+                                                "X Consortium Standard.\n")],
+              "x11protocol.txt": [("x11protocol.txt#0", "X Window System Protocol\n\ntext")]}
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    assert not [r for r in ann.refs["fsproto.txt#0"] if r["kind"] == "citation"]
+    assert [r["target"] for r in ann.refs["fsproto.txt#1"] if r["kind"] == "citation"] == ["x11protocol.txt"]
+
+
 def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
     refs, _ = run({
         "rfc9000.txt": "QUIC Transport Protocol\n\nThis document, RFC 9000, defines QUIC. See also RFC 9001.",
