@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pypdf import PdfReader
 
-from ragplugins.pdf_reader import page_furniture, pdf_reader_class
+from ragplugins.pdf_reader import DOT_LEADER, join_line_end_hyphens, page_furniture, pdf_reader_class
 from ragplugins.readers import read_documents
 
 
@@ -33,15 +33,19 @@ def make_pdf(pages: list[list[str]], labels_from: int | None = None) -> bytes:
     labels = b" /PageLabels << /Nums [0 << /S /D /St %d >>] >>" % labels_from if labels_from else b""
     head = [b"<< /Type /Catalog /Pages 2 0 R%s >>" % labels,
             b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))]
-    body = [o.replace(b"%FONT%", b"%d 0 R" % font) for o in head + objects]
+    return pdf_file([o.replace(b"%FONT%", b"%d 0 R" % font) for o in head + objects])
+
+
+def pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF file of these objects, numbered from 1 (the first the catalog), with its cross-reference table."""
     out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, obj in enumerate(body, start=1):
+    for number, obj in enumerate(objects, start=1):
         offsets.append(len(out))
         out += b"%d 0 obj\n%s\nendobj\n" % (number, obj)
     xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(body) + 1)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(body) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
 
 
@@ -72,15 +76,7 @@ def make_spaced_by_kerning_pdf(lines: list[str]) -> bytes:
         b"<< /Type /FontDescriptor /FontName /Serif /Flags 32 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
         b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>",
     ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, obj)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_file(objects)
 
 
 CHAPTER = [
@@ -163,8 +159,7 @@ def test_a_pdf_pypdf_reads_without_spaces_between_words_is_read_by_pdfium(tmp_pa
 
 def test_a_contents_entry_s_dot_leader_is_three_dots():
     # A handbook's contents pages were a quarter of its chunks, most of their tokens leader dots.
-    from ragplugins.pdf_reader import DOT_LEADER
-    assert DOT_LEADER.sub(". . . ", "1.1.3 The root account . . . . . . . . . . . 2") == "1.1.3 The root account . . . 2"
+    assert DOT_LEADER.sub(". . . ", "1.1.3 The root account . . . . . . . . . 2") == "1.1.3 The root account . . . 2"
     assert DOT_LEADER.sub(". . . ", "1.1 Sick leave ............ 4") == "1.1 Sick leave . . . 4"
     assert DOT_LEADER.sub(". . . ", "and so on...") == "and so on..."   # an ellipsis is no leader
 
@@ -177,7 +172,6 @@ def test_a_running_header_ending_with_a_roman_page_label_is_furniture():
 
 
 def test_a_word_a_line_end_hyphenated_is_written_whole_where_the_document_writes_it_so():
-    from ragplugins.pdf_reader import join_line_end_hyphens
     text = ("For ex-\nample, the shell reads a top-\nlevel file.\nAn example is a top-level file, a trans-\n"
             "formation none.")
     assert join_line_end_hyphens(text) == ("For example,\nthe shell reads a top-\nlevel file.\n"
