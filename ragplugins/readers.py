@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import os
+import re
 import warnings
 import zlib
 from collections.abc import Iterable
@@ -42,6 +43,9 @@ PLAIN_TEXT_NAMES = {"authors", "bugs", "changelog", "changes", "contributing", "
                     "todo"}
 PLAIN_TEXT_QUALIFIERS = {".source", ".debian"}
 PLAIN_TEXT = ".txt"
+# nroff's bold and underline in text it wrote: a letter, a backspace, the letter again ("N\bNA\bAM\bME\bE") or
+# "_\bX" (11.5 % of the characters of Postfix's READMEs). A printer struck both; a reader sees the last, as col -b.
+OVERSTRIKE = re.compile(r"[^\n]\x08")
 SUPPORTED = [*sorted(KNOWN_SUFFIXES),
              "text files without an extension (README, changelog.Debian)",
              "and the text and HTML ones gzip-compressed, as .md.gz"]
@@ -253,6 +257,8 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                 continue
             text = read_pdf(path) if data is None else _decode(data, path)
+            if text and suffix in TEXT_SUFFIXES:
+                text = OVERSTRIKE.sub("", text)
             anchors: dict[str, int] = {}
             if suffix in HTML_SUFFIXES and text:
                 page = read_html(text)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragplugins import InputError
+from ragplugins.readers import read_documents
 from ragplugins.testing import make_rag
 
 
@@ -152,6 +153,14 @@ def test_non_utf8_text_is_read_with_a_warning(rag, tmp_path):
     with pytest.warns(UserWarning, match="latin.txt' is not valid UTF-8"):
         rag.index_paths([path])
     assert any("Café menu" in n.get_content() for n in rag.context().all_nodes())
+
+
+def test_text_nroff_wrote_reads_without_its_bold_and_underline(tmp_path):
+    # Postfix's READMEs: bold is each letter struck twice, underline "_" struck under a letter.
+    bold = "".join(f"{c}\b{c}" for c in "LDAP Support")
+    (tmp_path / "LDAP_README").write_text(f"{bold}\n\nUse _\bp_\bo_\bs_\bt_\bc_\bo_\bn_\bf -m to list them.\n")
+    [doc] = read_documents([tmp_path]).documents
+    assert doc.text == "LDAP Support\n\nUse postconf -m to list them.\n"
 
 
 def test_large_file_is_skipped_and_names_the_key(rag, tmp_path):
