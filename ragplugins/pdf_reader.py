@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -62,7 +63,20 @@ def read_pdf(path: Path) -> str:
         if spaced is not None and len(spaced) == len(texts) and glued_share(spaced) < glued_share(texts) / 2:
             texts = spaced
     texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
-    return join_line_end_hyphens("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts))
+    return join_line_end_hyphens(printable("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)))
+
+
+# A typeset ligature is one character ("ﬁle": neither BM25 nor MiniLM's vocabulary knows it; 270 in bzip2's
+# manual), and a glyph its font maps to no character reads as a control character (gnuplot's and Asymptote's
+# LaTeX bullets: "\x88 All evaluation").
+LIGATURES = re.compile("[\ufb00-\ufb06]")
+CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its ligatures spelt out ("ﬁ" -> "fi") and each control character a space."""
+    text = LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    return CONTROLS.sub(" ", text)
 
 
 # A word a printed line's end cut in two ("For ex-\nample, the"), the rest of its token and the space after it.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pypdf import PdfReader
 
-from ragplugins.pdf_reader import DOT_LEADER, join_line_end_hyphens, page_furniture, pdf_reader_class
+from ragplugins.pdf_reader import DOT_LEADER, join_line_end_hyphens, page_furniture, pdf_reader_class, printable
 from ragplugins.readers import read_documents
 
 
@@ -176,3 +176,8 @@ def test_a_word_a_line_end_hyphenated_is_written_whole_where_the_document_writes
             "formation none.")
     assert join_line_end_hyphens(text) == ("For example,\nthe shell reads a top-\nlevel file.\n"
                                            "An example is a top-level file, a trans-\nformation none.")
+
+
+def test_ligatures_are_spelt_out_and_a_glyph_read_as_a_control_character_is_a_space():
+    assert printable("the \ufb01le is \ufb02at, \ufb00ective") == "the file is flat, ffective"
+    assert printable("arithmetic.\n\x88 All evaluation\tof x\u00b2") == "arithmetic.\n  All evaluation\tof x\u00b2"
