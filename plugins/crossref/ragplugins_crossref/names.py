@@ -99,12 +99,16 @@ class NameIndex:
     lengths: dict[str, list[int]] = field(default_factory=dict)
     # Names the user declared (aliases): found as declared, in any case ("the management guide").
     declared: set[tuple[str, ...]] = field(default_factory=set)
+    # Names given with their words joined by "_" (a file's "FILTER_README"): found so joined too.
+    joined: set[tuple[str, ...]] = field(default_factory=set)
 
     def add(self, name: str, doc_id: str, trusted: bool = False) -> bool:
         toks = tokens(name)
         if not toks or not (trusted or searchable(toks)):
             return False
         self.by_tokens.setdefault(toks, set()).add(doc_id)
+        if "_" in name:
+            self.joined.add(toks)
         if trusted:
             self.declared.add(toks)
         sizes = self.lengths.setdefault(toks[0], [])
@@ -134,7 +138,11 @@ class NameIndex:
                 if docs is None:
                     continue
                 span = toks[i:i + n]
-                gaps_ok = all(_GAP.fullmatch(text[a.end():b.start()]) for a, b in zip(span, span[1:]))
+                gaps = [text[a.end():b.start()] for a, b in zip(span, span[1:])]
+                # A file's own name written in prose joins its words as the file does: "see the FILTER_README
+                # document" (Postfix's READMEs, 117 such mentions); git's GIT_COMMIT is a variable, no git-commit.
+                gaps_ok = all(_GAP.fullmatch(gap) for gap in gaps) or (
+                    key in self.joined and all(gap == "_" for gap in gaps))
                 # Not a part of an identifier: "POST_BUILD\n  COMMAND" holds no mention of "Build Command".
                 start, end = span[0].start(), span[-1].end()
                 whole = text[start - 1:start] != "_" and text[end:end + 1] != "_"

@@ -271,7 +271,7 @@ class Profile:
     def names(self) -> list[str]:
         out = [v for t in self.titles for v in title_variants(t)]
         if self.file_name:
-            out.append(file_stem_name(self.file_name).replace("_", " "))
+            out.append(file_stem_name(self.file_name))   # "FILTER_README": its words as the name's (tokens)
         return out
 
     def to_json(self, partial: bool = False) -> str:

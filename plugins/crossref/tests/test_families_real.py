@@ -330,6 +330,19 @@ def test_bracket_keys_through_a_wrapped_reference_list():
     assert ("citation", "tls13", None) in refs["rfc9001.txt"]             # RFC 8446 is not indexed
 
 
+def test_a_file_s_name_written_with_its_underscores_names_it():
+    # Postfix's READMEs cite each other by file name; an identifier holding a name is still no mention of it.
+    refs, _ = run({
+        "SMTPD_PROXY_README": "Postfix before-queue Content Filter\n\nFor details see the FILTER_README document "
+                              "and POST_FILTER_README_X.",
+        "FILTER_README": "Postfix After-Queue Content Filter\n\ntext",
+        "git-filter-branch.txt": "git-filter-branch(1)\n\nThe environment variable GIT_COMMIT holds the commit id.",
+        "git-commit.txt": "git-commit(1)\n\ntext",
+    })
+    assert resolved(refs["SMTPD_PROXY_README"]) == {("filter readme", "FILTER_README")}
+    assert not resolved(refs["git-filter-branch.txt"])   # a file named with "-" is not written with "_"
+
+
 def test_a_footnote_s_mark_is_no_citation():
     # DocBook's text marks a footnote "^[1]" (X.Org's font service protocol): resolved through the reference
     # list further on, the trademark footnote's chunk cited the protocol specification listed there as [1].
