@@ -6,10 +6,10 @@ in the middle of the sentence that runs over the page break, and a header naming
 to it. So each page's first and last lines are dropped while they are furniture (``page_furniture``): the page's
 own label (pypdf's ``page_labels``: "7", "iv"), a line of words ending with it, or a line that stands at the same
 end of two of the four pages around it (two-sided books alternate their headers), but for one number at most. Pages are
-joined as PDFReader joins them, so a PDF without furniture or dot leaders reads exactly as before. A contents list
-or an index stays: its lines name the sections a question may use (dropping them lost answers on a new user's R
-manuals, bench/sections/core.md), with each dot leader cut to three dots. A PDF that pypdf reads with its words run
-together is read by pdfium (``GLUED_SHARE``).
+joined as PDFReader joins them, so a PDF without furniture, dot leaders, ligatures, control characters or words
+hyphenated at a line's end reads exactly as before. A contents list or an index stays: its lines name the sections
+a question may use (dropping them lost answers on a new user's R manuals, bench/sections/core.md), with each dot
+leader cut to three dots. A PDF that pypdf reads with its words run together is read by pdfium (``GLUED_SHARE``).
 """
 
 from __future__ import annotations
