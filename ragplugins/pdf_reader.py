@@ -106,7 +106,7 @@ def glued_share(texts: list[str]) -> float:
 
 
 def _pdfium_pages(path: Path) -> list[str] | None:
-    """Each page's text as pdfium reads it (None when pdfium cannot open the file)."""
+    """Each page's text as pdfium reads it (None when pdfium cannot read the file: pypdf's text stands)."""
     import pypdfium2
 
     try:
@@ -116,6 +116,8 @@ def _pdfium_pages(path: Path) -> list[str] | None:
     try:
         return [document[i].get_textpage().get_text_range().replace("\r\n", "\n").replace(PDFIUM_LINE_HYPHEN, "")
                 for i in range(len(document))]
+    except pypdfium2.PdfiumError:
+        return None
     finally:
         document.close()
 

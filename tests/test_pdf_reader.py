@@ -157,6 +157,27 @@ def test_a_pdf_pypdf_reads_without_spaces_between_words_is_read_by_pdfium(tmp_pa
     assert text.split("\n") == lines
 
 
+def test_a_glued_pdf_pdfium_cannot_read_keeps_pypdf_s_text(tmp_path: Path, monkeypatch):
+    import pypdfium2
+
+    class Unreadable:   # opens, and fails on its first page
+        def __init__(self, path):
+            pass
+
+        def __len__(self):
+            return 1
+
+        def __getitem__(self, index):
+            raise pypdfium2.PdfiumError("Failed to load page")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(pypdfium2, "PdfDocument", Unreadable)
+    (tmp_path / "reference.pdf").write_bytes(make_spaced_by_kerning_pdf(["These files and directories can be spread"]))
+    [doc] = read_documents([tmp_path]).documents   # read, not skipped
+    assert doc.text.startswith("Thesefilesanddirectories")
+
 def test_a_contents_entry_s_dot_leader_is_three_dots():
     # A handbook's contents pages were a quarter of its chunks, most of their tokens leader dots.
     assert DOT_LEADER.sub(". . . ", "1.1.3 The root account . . . . . . . . . 2") == "1.1.3 The root account . . . 2"
