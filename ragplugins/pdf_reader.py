@@ -140,7 +140,7 @@ def page_furniture(pages: list[str], labels: list[str]) -> list[str]:
             if len(pages) >= MIN_PAGES else []
         kept = list(page)
         for end in (0, -1):
-            near = [ends[(j, end)] for j in nearby]   # the same end of the pages nearby
+            near = [(i - j, ends[(j, end)]) for j in nearby]   # the same end of the pages nearby, how far
             for _ in range(FURNITURE_LINES):
                 at = next((k for k in (range(len(kept)) if end == 0 else range(len(kept) - 1, -1, -1))
                            if kept[k].strip()), None)
@@ -158,14 +158,22 @@ def _look(line: str, label: str) -> Look:
     return _shape(line), tuple(re.findall(r"[0-9]+", line)), label
 
 
-def _repeated(line: Look, lines: list[Look]) -> bool:
+def _repeated(line: Look, lines: list[Look], apart: int) -> bool:
     """Whether one of ``lines`` is ``line`` but for one number at most, the pages' own numbers aside: a running
     header or footer changes its page number from page to page ("Chapter 1: Introduction 7", "... 9") and may
     change a year ("Copyright 1995 ... -7", "Copyright 1996 ... -9"); a compilation's issue titles ("Issue 5, June
     1996" and "Issue 6, June 1997" two pages on) and a manual's numbered headings ("22.6 Version 4.5.0") are no
-    furniture."""
+    furniture. A printed page number that is not the page's label advances as the pages do (``apart``: how many
+    pages after the other this one is): "Function and Concept Index 100" two pages before "... 102". A line whose one
+    number is otherwise all it holds besides its words differs by it: "Chapter 14" two pages after "Chapter 13" is a
+    heading (the Debian FAQ's short chapters)."""
     shape, numbers, label = line
-    return any(other == shape and sum(a != b and a != label and b != theirs for a, b in zip(numbers, others)) <= 1
+    allowed = 1 if len(numbers) > 1 else 0
+
+    def differ(a: str, b: str, theirs: str) -> bool:
+        return a != b and a != label and b != theirs and int(a) - int(b) != apart
+
+    return any(other == shape and sum(differ(a, b, theirs) for a, b in zip(numbers, others)) <= allowed
                for other, others, theirs in lines)
 
 
@@ -174,7 +182,7 @@ def _end_lines(page: list[str], end: int) -> list[str]:
     return body[:FURNITURE_LINES] if end == 0 else body[::-1][:FURNITURE_LINES]
 
 
-def _is_furniture(line: str, label: str, near: list[list[Look]]) -> bool:
+def _is_furniture(line: str, label: str, near: list[tuple[int, list[Look]]]) -> bool:
     """The page's own number ("7", "Page 7 of 40", "iv"), a line of words that ends with it, or a line with words
     in it that the same end of two pages nearby repeats but for one number (one page, when it starts with the
     page's number).
@@ -194,7 +202,7 @@ def _is_furniture(line: str, label: str, near: list[list[Look]]) -> bool:
         # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
         # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
         return True
-    repeats = sum(_repeated(look, lines) for lines in near)
+    repeats = sum(_repeated(look, lines, apart) for apart, lines in near)
     # The first even page of a two-sided book has one page nearby with its header ("2 Staff Handbook", "4 Staff
     # Handbook"): once is enough for a line that carries the page's number.
     return repeats >= 2 or (repeats == 1 and numbered and words[0] == label)

@@ -202,3 +202,14 @@ def test_a_word_a_line_end_hyphenated_is_written_whole_where_the_document_writes
 def test_ligatures_are_spelt_out_and_a_glyph_read_as_a_control_character_is_a_space():
     assert printable("the \ufb01le is \ufb02at, \ufb00ective") == "the file is flat, ffective"
     assert printable("arithmetic.\n\x88 All evaluation\tof x\u00b2") == "arithmetic.\n  All evaluation\tof x\u00b2"
+
+
+def test_a_short_chapter_s_heading_is_no_running_header_and_a_printed_page_number_advances_with_the_pages():
+    # The Debian FAQ's chapters of two pages: "Chapter 13", "Chapter 14", "Chapter 15" two pages apart, each page
+    # labelled by its place in the file (59, 61, 63). nettle's index pages print their own numbers (100, 101, ...).
+    faq = [f"Chapter {n}\nText of chapter {n}." if n else "Rest of a chapter." for n in (13, 0, 14, 0, 15, 0)]
+    out = page_furniture(faq, ["57", "58", "59", "60", "61", "62"])
+    assert [page.split("\n")[0] for page in out[::2]] == ["Chapter 13", "Chapter 14", "Chapter 15"]
+    entries = ["aes_encrypt, 12", "base64_encode, 40", "cbc_decrypt, 19", "des_set_key, 27", "eax_digest, 33"]
+    index = [f"Function and Concept Index {100 + i}\n{entry}" for i, entry in enumerate(entries)]
+    assert page_furniture(index, ["106", "107", "108", "109", "110"]) == entries
