@@ -539,12 +539,13 @@ def _opens(section: Tag, heading: Tag) -> bool:
     """Whether ``heading`` opens ``section``: nothing stands before it there but empty anchors and a bar of moving
     links (texinfo's single-page manuals put each node's "Next: X, Previous: Y, Up: Z" bar above its heading)."""
     before: list[str] = []
-    for string in section.find_all(string=True):
-        if any(parent is heading for parent in string.parents):
+    for node in section.descendants:   # in reading order, up to the heading only: a section may be a whole manual
+        if node is heading:
             return bool(NAVIGATION_LABELS.fullmatch("".join(before)))
-        link = string.find_parent("a")
-        if link is None or not NAVIGATION_RELS.intersection(_words(link, "rel")):
-            before.append(str(string))
+        if isinstance(node, NavigableString):
+            link = node.find_parent("a")
+            if link is None or not NAVIGATION_RELS.intersection(_words(link, "rel")):
+                before.append(str(node))
     return False
 
 

@@ -58,9 +58,10 @@ DOT_LEADER = re.compile(r"(?:\.[ \t]?){4,}(?=[ \t]*\S)")
 def read_pdf(path: Path) -> str:
     pages = pdf_reader_class()(return_full_document=False).load_data(path)
     texts = [d.text for d in pages]
-    if glued_share(texts) >= GLUED_SHARE:
+    glued = glued_share(texts)
+    if glued >= GLUED_SHARE:
         spaced = _pdfium_pages(path)
-        if spaced is not None and len(spaced) == len(texts) and glued_share(spaced) < glued_share(texts) / 2:
+        if spaced is not None and len(spaced) == len(texts) and glued_share(spaced) < glued / 2:
             texts = spaced
     texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
     return join_line_end_hyphens(printable("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)))
