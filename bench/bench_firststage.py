@@ -159,9 +159,9 @@ def split_of(row: GoldRow) -> str:
 
 def corpus(name: str) -> tuple[list[Path], list[GoldRow]]:
     if name in DEBIAN:
-        from debian_corpora import corpus_dir
+        from debian_corpora import DERIVED, corpus_dir
 
-        gold = HERE / "goldsets" / "debian" / f"{name}.jsonl"
+        gold = HERE / "goldsets" / "debian" / f"{DERIVED.get(name, name)}.jsonl"
         # Resolved: SimpleDirectoryReader puts the absolute path in every chunk's embedded text, so the
         # peer's cached embeddings are found only through the same path from every worktree.
         return [corpus_dir(name).resolve()], load_gold([gold])

@@ -65,6 +65,13 @@ Added 2026-12-04 from a new user's walkthrough (rule written before its referenc
   markup specification, directives, roles, the user guides). They cite each other with reStructuredText
   hyperlink references, ```Directives`_`` and ``sectnum_``, whose targets (``.. _Directives: directives.html``)
   name the rendered page of another source, usually at the end of the file.
+
+Added 2026-12-05 for reading Word documents (rule written before any run; the questions are ``policy``'s):
+
+- ``policy-docx``: the ``policy`` corpus saved as Word documents, one ``.docx`` per chapter, the way a team keeps a
+  handbook: each page's chapter (Sphinx's ``div[role=main]``, without the site's navigation bars) converted by
+  pandoc (``pandoc -f html -t docx``; ``apt-get install pandoc``). Headings become Word's "Heading N" styles,
+  links between chapters hyperlinks to the other chapter's ``.html`` page, as pandoc writes them.
 """
 
 from __future__ import annotations
@@ -106,7 +113,10 @@ CORPORA = {
                                "ch-variable_index.html (not the chNN.html symbolic links, index.html or filter.html)"),
     "docutils": ("docutils-doc", "every *.txt under /usr/share/doc/docutils-doc/docs/ref, docs/user and docs/howto, "
                                  "folders kept"),
+    "policy-docx": ("debian-policy", "policy's chapters, each page's div[role=main] saved as .docx by pandoc"),
 }
+# Corpora made from another one's files, asked the other one's questions.
+DERIVED = {"policy-docx": "policy"}
 
 
 # Other packages that install the same files: Node.js's API pages come with NodeSource's nodejs, and with
@@ -127,6 +137,7 @@ WRITTEN_ON = {
     "sqlite": "3.40.1-2+deb12u2",
     "exim": "4.96-1",
     "docutils": "0.19+dfsg-6",
+    "policy-docx": "4.6.2.0",
 }
 
 
@@ -207,7 +218,7 @@ def selected_files(corpus: str) -> list[Path]:
         return _postgres_files()
     if corpus == "python":
         return sorted(PYTHON_SOURCES.glob("*.rst.txt"))
-    if corpus == "policy":
+    if corpus in ("policy", "policy-docx"):
         return sorted([*POLICY_HTML.glob("ch-*.html"), *POLICY_HTML.glob("ap-*.html")])
     if corpus == "manpages":
         return _manual_pages()
@@ -222,6 +233,24 @@ def selected_files(corpus: str) -> list[Path]:
     if corpus == "docutils":
         return sorted(p for part in ("ref", "user", "howto") for p in (DOCUTILS_DOCS / part).rglob("*.txt"))
     raise SystemExit(f"unknown corpus '{corpus}'; known: {', '.join(CORPORA)}")
+
+
+def _pandoc_version() -> str:
+    if shutil.which("pandoc") is None:
+        raise SystemExit("pandoc is not installed: apt-get install pandoc")
+    return subprocess.run(["pandoc", "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+
+
+def _save_as_word(page: Path, out: Path) -> None:
+    """A Sphinx page's chapter as a Word document: its main block (not the site's navigation), by pandoc."""
+    from bs4 import BeautifulSoup
+
+    _pandoc_version()
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "lxml")
+    main = soup.select_one("div[role=main]")
+    if main is None:
+        raise SystemExit(f"{page}: no div[role=main] (not a Sphinx page?)")
+    subprocess.run(["pandoc", "-f", "html", "-t", "docx", "-o", str(out)], input=str(main), text=True, check=True)
 
 
 def package_version(package: str) -> str:
@@ -263,6 +292,9 @@ def build(corpus: str, out: Path) -> Path:
         elif path.suffix == ".gz":
             (target / path.name.removesuffix(".gz")).write_bytes(gzip.decompress(path.read_bytes()))
             written += 1
+        elif corpus == "policy-docx":
+            _save_as_word(path, target / (path.stem + ".docx"))
+            written += 1
         elif corpus == "docutils":   # relative links between the sources name their folders
             (target / path.relative_to(DOCUTILS_DOCS)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target / path.relative_to(DOCUTILS_DOCS))
@@ -270,6 +302,8 @@ def build(corpus: str, out: Path) -> Path:
         else:
             shutil.copy2(path, target / path.name)
             written += 1
+    if corpus in DERIVED:
+        rule += f" ({_pandoc_version()})"
     source = {"corpus": corpus, "package": package, "version": version, "rule": rule, "files": written,
               "bytes": sum(p.stat().st_size for p in target.rglob("*") if p.is_file())}
     # Kept beside the corpus, not inside it, so the indexer never reads it as a document.

@@ -1,12 +1,11 @@
 """Turn paths into LlamaIndex Documents, with errors that name the file.
 
 PDFs go through LlamaIndex's PDFReader (pypdf), one Document per file, without what every printed page
-repeats (``pdf_reader``); text
-formats are decoded as UTF-8, falling back to cp1252 with a warning; HTML pages
-are decoded the same way and converted to Markdown (``html_reader``), so their
-links survive as ``[text](href)``. The
-document id is the path relative to the indexed root, so ids and the
-``file_path`` metadata (which LlamaIndex embeds) are the same on every checkout.
+repeats (``pdf_reader``); text formats are decoded as UTF-8, falling back to cp1252 with a warning; HTML pages
+are decoded the same way and converted to Markdown (``html_reader``), so their links survive as
+``[text](href)``; Word documents and e-books are read through the HTML they hold (``docx_reader``,
+``epub_reader``). The document id is the path relative to the indexed root, so ids and the ``file_path``
+metadata (which LlamaIndex embeds) are the same on every checkout.
 """
 
 from __future__ import annotations
@@ -16,8 +15,9 @@ import gzip
 import os
 import re
 import warnings
+import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -26,14 +26,22 @@ from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func
 
 from ragplugins.anchors import PAGE_ANCHORS_KEY, page_anchors
+from ragplugins.docx_reader import read_docx
+from ragplugins.epub_reader import EpubError, read_epub
 from ragplugins.errors import InputError
-from ragplugins.html_reader import HTML_SUFFIXES, read_html
+from ragplugins.html_reader import HTML_SUFFIXES, HtmlPage, read_html
 from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 PDF_SUFFIXES = {".pdf"}
-KNOWN_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | HTML_SUFFIXES
+# Formats read from the file itself (a PDF, a zip of XML), not decoded as text first.
+FILE_READERS: dict[str, Callable[[Path], HtmlPage]] = {
+    ".pdf": lambda path: HtmlPage(read_pdf(path)),
+    ".docx": read_docx,
+    ".epub": read_epub,
+}
+KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | set(FILE_READERS)
 GZIP_SUFFIX = ".gz"
 # Files a project or a Debian package ships as plain text without a type in their name: README,
 # README.Debian, README.source, NEWS.Debian.gz, changelog.Debian.gz, LICENSE.MIT. What follows such a name is a
@@ -211,6 +219,18 @@ def _pdf_problem(exc: BaseException) -> str:
     return f"cannot parse it: {name}: {exc}"
 
 
+def _container_problem(suffix: str, exc: BaseException) -> str:
+    """Why a Word document or an e-book could not be read, in words."""
+    if isinstance(exc, EpubError):
+        return f"not a readable EPUB book: {exc}"
+    if suffix == ".docx" and isinstance(exc, (zipfile.BadZipFile, KeyError)):
+        return ("not a Word .docx document (an old .doc, or one saved with a password, is another format: save "
+                "it as .docx without a password to index it)")
+    if isinstance(exc, zipfile.BadZipFile):
+        return f"not a readable '{suffix}' file: it is not the zip archive that format is ({exc})"
+    return f"cannot parse it: {type(exc).__name__}: {exc}"
+
+
 def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
                    skip_dirs: Iterable[Path] = ()) -> ReadReport:
     """Read every supported file under ``paths``. Unsupported, binary, empty and too large
@@ -247,7 +267,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
                                   "[ragplugins] max_file_mb to index it")
                 continue
-            data = None if suffix in PDF_SUFFIXES else _read_bytes(path, compressed, max_file_mb)
+            data = None if suffix in FILE_READERS else _read_bytes(path, compressed, max_file_mb)
             if compressed and data is not None and len(data) > max_file_mb * 1_000_000:
                 report.skip(path, f"uncompressed it is over max_file_mb = {max_file_mb}; raise [ragplugins] "
                                   "max_file_mb to index it")
@@ -256,10 +276,11 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
                 report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                 continue
-            text = read_pdf(path) if data is None else _decode(data, path)
+            read = FILE_READERS[suffix](path) if data is None else None
+            text = read.text if read is not None else _decode(data, path) if data is not None else None
             if text and suffix in TEXT_SUFFIXES:
                 text = OVERSTRIKE.sub("", text)
-            anchors: dict[str, int] = {}
+            anchors: dict[str, int] = dict(read.anchors) if read is not None else {}
             if suffix in HTML_SUFFIXES and text:
                 page = read_html(text)
                 if page.redirect:
@@ -278,8 +299,8 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         except OSError as exc:
             report.skip(path, f"cannot read it: {exc}")
             continue
-        except Exception as exc:  # noqa: BLE001 - a broken PDF must not stop the batch
-            report.skip(path, _pdf_problem(exc))
+        except Exception as exc:  # noqa: BLE001 - a broken file must not stop the batch
+            report.skip(path, _pdf_problem(exc) if suffix in PDF_SUFFIXES else _container_problem(suffix, exc))
             continue
         if not text or not text.strip():
             report.skip(path, "it has no text")

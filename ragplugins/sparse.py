@@ -26,7 +26,7 @@ IDENTIFIER = re.compile(r"(?u)\w+(?:[.\-:/]\w+)+")
 NUMBER_PATH = re.compile(r"\d+(?:\.\d+)+")
 # How many of the best chunks ranked() sorts first.
 HEAD = 256
-_SUFFIXES = re.compile(r"(\.(md|markdown|txt|rst|html?|pdf))+$", re.IGNORECASE)
+_SUFFIXES = re.compile(r"(\.(md|markdown|txt|rst|html?|pdf|docx|epub))+$", re.IGNORECASE)
 
 
 class Tokenizer:

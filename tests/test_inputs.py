@@ -32,7 +32,8 @@ def test_missing_path(rag, tmp_path):
 def test_empty_directory(rag, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(
-        InputError, match="directory '.*empty' is empty; supported files: .htm, .html, .markdown, .md, .pdf"
+        InputError,
+        match="directory '.*empty' is empty; supported files: .docx, .epub, .htm, .html, .markdown, .md, .pdf",
     ):
         rag.index_paths([tmp_path / "empty"])
 

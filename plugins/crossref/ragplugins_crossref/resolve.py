@@ -276,7 +276,7 @@ def _web_copy_of(path: str, registry: Registry, fragment: str = "") -> set[str]:
 _TYPESET_SOURCES = (".tex", ".texi", ".texinfo")
 # What a page is written in, and what it is rendered as.
 _SOURCES = (".rst", ".txt", ".md", ".markdown", ".adoc", ".asciidoc", *_TYPESET_SOURCES)
-_DOC_EXTENSIONS = (".html", ".htm", ".pdf", *_SOURCES)
+_DOC_EXTENSIONS = (".html", ".htm", ".pdf", ".docx", ".epub", *_SOURCES)
 
 
 def _source_stem(path: str) -> str:
