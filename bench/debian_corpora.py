@@ -72,6 +72,8 @@ Added 2026-12-05 for reading Word documents (rule written before any run; the qu
   handbook: each page's chapter (Sphinx's ``div[role=main]``, without the site's navigation bars) converted by
   pandoc (``pandoc -f html -t docx``; ``apt-get install pandoc``). Headings become Word's "Heading N" styles,
   links between chapters hyperlinks to the other chapter's ``.html`` page, as pandoc writes them.
+- ``policy-epub``: the Policy Manual as the one EPUB book the package ships, ``/usr/share/doc/debian-policy/
+  policy.epub`` (Sphinx's epub builder: the same chapters, plus its title page, index and search pages).
 """
 
 from __future__ import annotations
@@ -114,9 +116,10 @@ CORPORA = {
     "docutils": ("docutils-doc", "every *.txt under /usr/share/doc/docutils-doc/docs/ref, docs/user and docs/howto, "
                                  "folders kept"),
     "policy-docx": ("debian-policy", "policy's chapters, each page's div[role=main] saved as .docx by pandoc"),
+    "policy-epub": ("debian-policy", "/usr/share/doc/debian-policy/policy.epub, the book the package ships"),
 }
 # Corpora made from another one's files, asked the other one's questions.
-DERIVED = {"policy-docx": "policy"}
+DERIVED = {"policy-docx": "policy", "policy-epub": "policy"}
 
 
 # Other packages that install the same files: Node.js's API pages come with NodeSource's nodejs, and with
@@ -138,6 +141,7 @@ WRITTEN_ON = {
     "exim": "4.96-1",
     "docutils": "0.19+dfsg-6",
     "policy-docx": "4.6.2.0",
+    "policy-epub": "4.6.2.0",
 }
 
 
@@ -218,6 +222,8 @@ def selected_files(corpus: str) -> list[Path]:
         return _postgres_files()
     if corpus == "python":
         return sorted(PYTHON_SOURCES.glob("*.rst.txt"))
+    if corpus == "policy-epub":
+        return [POLICY_HTML.parent / "policy.epub"]
     if corpus in ("policy", "policy-docx"):
         return sorted([*POLICY_HTML.glob("ch-*.html"), *POLICY_HTML.glob("ap-*.html")])
     if corpus == "manpages":
@@ -302,7 +308,7 @@ def build(corpus: str, out: Path) -> Path:
         else:
             shutil.copy2(path, target / path.name)
             written += 1
-    if corpus in DERIVED:
+    if corpus == "policy-docx":
         rule += f" ({_pandoc_version()})"
     source = {"corpus": corpus, "package": package, "version": version, "rule": rule, "files": written,
               "bytes": sum(p.stat().st_size for p in target.rglob("*") if p.is_file())}

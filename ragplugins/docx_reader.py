@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import mammoth
+from mammoth import html as mammoth_html
 
 from ragplugins.html_reader import HtmlPage, read_html
 
@@ -32,10 +33,11 @@ r[style-name='Verbatim Char'] => code
 """
 
 
-def _no_image(image: Any) -> list[Any]:
-    """Pictures are left out: mammoth's default writes each one into the HTML as a base64 data URI, megabytes
-    of letters the index would store and match as words."""
-    return []
+def _picture_words(image: Any) -> list[Any]:
+    """A picture is the words its author gave it (its alt text, as a web page's ``<img alt>`` is read), not the
+    picture: mammoth's default writes each one into the HTML as a base64 data URI, megabytes of letters the index
+    would store and match as words."""
+    return [mammoth_html.text(image.alt_text)] if image.alt_text else []
 
 
 def read_docx(path: Path) -> HtmlPage:
@@ -43,5 +45,5 @@ def read_docx(path: Path) -> HtmlPage:
     for a zip without Word's parts) when the file is not a Word document: an old binary .doc renamed, or one
     saved with a password, which Word encrypts into another container."""
     with path.open("rb") as fileobj:
-        result = mammoth.convert_to_html(fileobj, style_map=STYLE_MAP, convert_image=_no_image)
+        result = mammoth.convert_to_html(fileobj, style_map=STYLE_MAP, convert_image=_picture_words)
     return read_html(f"<html><body>{result.value}</body></html>")

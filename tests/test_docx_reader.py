@@ -65,6 +65,8 @@ def handbook(path: Path, tmp_path: Path) -> Path:
     picture = tmp_path / "logo.png"
     picture.write_bytes(_png())
     document.add_picture(str(picture))
+    described = document.add_picture(str(picture))
+    described._inline.docPr.set("descr", "Organisation chart of the payroll team")
     table = document.add_table(rows=2, cols=2)
     for row, (grade, rate) in zip(table.rows, [("Grade", "Rate"), ("B2", "1.5 times pay")]):
         row.cells[0].text, row.cells[1].text = grade, rate
@@ -96,7 +98,8 @@ def test_a_word_documents_headings_links_bookmarks_and_tables_are_read(tmp_path)
     # The bookmark is an anchor at the heading it marks.
     offset, words = json.loads(document.metadata[PAGE_ANCHORS_KEY])["overtime"]
     assert text[offset:].startswith(words) and words.startswith("8.3 Overtime")
-    # The picture is left out, not written into the text as a data URI.
+    # A picture is its alt text, if it has one; never its bytes written into the text as a data URI.
+    assert "Organisation chart of the payroll team" in lines
     assert "base64" not in text and "data:image" not in text
 
 

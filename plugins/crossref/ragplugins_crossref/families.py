@@ -74,7 +74,9 @@ _DOI = r"\b(?P<id>10\.\d{4,9}/[^\s\"'<>\])]{1,120})"
 # "[BROWN19]", "[RFC9000]", "[12]"; not a Markdown link "[text](...)", not a checkbox "[X]".
 # A file name with a document extension, as in a link "[see](docs/retrieval_pipeline.md#retry)".
 _FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
-             r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt|epub|tex|texi|texinfo))(?![\w-])")
+             r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt|epub|tex|texi|texinfo))"
+             # Not the start of a longer name ("index.html.in.pot"); a compressed copy ("README.md.gz") is the file.
+             r"(?![\w-]|\.(?!gz(?![\w-]))\w)")
 # Manual pages: "git-config(1)", "stat(2)", Tcl's "oo::define(3tcl)", and AsciiDoc's "linkgit:git-config[1]".
 # groff's HTML sets the name in bold, read as Markdown "**textdomain**(3)"; Debian Policy the whole, "*deb(5)*".
 _MANPAGE = (r"(?<![\w.:/-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})"

@@ -303,7 +303,8 @@ def _first_title(text: str, metadata: dict) -> list[str]:
     if setext:
         out.append(setext.group("text").strip())
     elif md:
-        out.append(md.group("text").strip().strip("#").strip())
+        # A heading that links somewhere ("# [About](#anchor-1)", a Word contents entry) is titled by its words.
+        out.append(_MD_LINK_TEXT.sub(r"\g<text>", md.group("text")).strip().strip("#").strip())
     else:
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         if heading_like(first) or _MANUAL_PAGE_HEADER.fullmatch(first):
@@ -659,8 +660,9 @@ def in_folders(doc_id: str, folders: Sequence[str], overlap: bool = False) -> bo
 
 # The path a file name ends when it is a server's or a site's, not a document's: "GET /index.html", "https://
 # example.org/docs/index.html", "/usr/share/doc/x/README.txt" (an absolute path is where a file lives on some
-# machine; a relative one, "docs/guide.md", may well be this corpus's).
-_SERVER_PATH = re.compile(r"(?:^|[\s\"'`(<=,;])(?:/|[A-Za-z][\w+.-]{0,20}://)[^\s\"'`()<>]{0,280}/?\Z")
+# machine; a relative one, "docs/guide.md", may well be this corpus's). The path may be set in italics or bold, as
+# the HTML and Word readers write them ("*/var/www/index.html*").
+_SERVER_PATH = re.compile(r"(?:^|[\s\"'`(<=,;*_])(?:/|[A-Za-z][\w+.-]{0,20}://)[^\s\"'`()<>]{0,280}/?\Z")
 
 
 # A link whose words only move the reader ("[Next Chapter](FAQ02.html)", texinfo's "[ [>](...) ]" and, in its

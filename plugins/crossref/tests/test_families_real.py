@@ -504,6 +504,20 @@ def test_haproxy_manuals_headings_with_anchors_paths_on_a_server_and_aliases_in_
                      ("section 9.3", "html/management.html", "m#0"), ("Management Guide", "html/management.html", None)]
 
 
+def test_a_word_manuals_italic_paths_longer_file_names_and_linked_contents_heading_name_nothing():
+    # A new user's Debian Live manual saved as Word: its first heading is a contents entry linking to a bookmark, a
+    # path on the web server is set in italics, and a template's file name holds another file's name.
+    refs, ann = run({
+        "live-manual.docx": "# [About](#anchor-1)\n\nAdd a file as *\"/var/www/index.html\"* or "
+                            "*/var/www/index.html* to the image; translate **index.html.in.pot** first. "
+                            "The start page is index.html.",
+        "index.html": "# Welcome\n\ntext",
+    })
+    assert ann.profiles["live-manual.docx"].titles == ["About"]
+    # Only the bare mention is the indexed page; the paths on a server and the template's name are not.
+    assert [r["text"] for r in ann.refs["live-manual.docx#0"] if r["target"]] == ["index.html"]
+
+
 def test_zsh_navigation_links_are_no_references():
     # zsh's FAQ: "[Next Chapter](FAQ02.html)" and texinfo's "[ [Up](...) ]" buttons only move the reader.
     refs, _ = run({
