@@ -538,6 +538,70 @@ class CrossrefHop(BaseNodePostprocessor):
                         "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
         return pointers
 
+    def _places(self, nodes: list[NodeWithScore], named: set[str]) -> list[dict[str, Any]]:
+        """Places of their own document the top candidates point at ("see Section 7.15" in a book numbering its
+        own sections, a link to one of the page's anchors), each with the sentences that point there: one entry
+        per place, first referrer first. Not a place the candidates list already, nor the referrer itself (a
+        heading that reads "Chapter 8")."""
+        listed = {m for n in nodes for m in api.passage_members(n)}
+        considered = [n for n in nodes if not hopped(n)][: self.trigger_depth]
+        refs_of = self._references(considered)
+        places: dict[str, dict[str, Any]] = {}
+        for rank, nws in enumerate(considered):
+            if named and nws.node.ref_doc_id not in named:
+                continue
+            text = nws.node.get_content()
+            breaks = _hard_breaks(text)
+            within = [r for r in refs_of[nws.node.node_id] if r.get("how") == "internal" and r.get("chunk")
+                      and r["chunk"] not in listed]
+            spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in within}
+            for ref in within:
+                surface = ref.get("text") or ref.get("ref") or ""
+                others = [span for r in within if r["chunk"] != ref["chunk"] for span in spans[id(r)]]
+                said = reference_contexts(text, surface, breaks, others)
+                if not said:
+                    continue
+                entry = places.setdefault(ref["chunk"], {
+                    "place": ref["chunk"], "target": nws.node.ref_doc_id, "ref": surface, "kind": ref.get("kind"),
+                    "from_chunk": nws.node.node_id, "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1,
+                    "sentences": []})
+                entry["sentences"] += [s for s in said if s not in entry["sentences"]]
+        return list(places.values())
+
+    def _follow_within(self, places: list[dict[str, Any]], out: list[NodeWithScore], nodes: list[NodeWithScore],
+                       query_embedding: list[float], cosine_of: dict[str, float],
+                       hops_left: int) -> list[tuple[dict[str, Any], NodeWithScore]]:
+        """(place, its chunk) to add at the end of a list that has room, best-matching pointer first, at most
+        ``hops_left``: a place whose pointing sentence matches the query at least ``gate`` times as well as the
+        weakest candidate does (as a pointer to another document must, where nothing is traded), that the list
+        does not hold and the query may see (the host's filters)."""
+        vectors = self.context.embed_texts([text for p in places for text in p["sentences"]])
+        for p in places:
+            p["context"] = max(round(api.cosine(query_embedding, vectors[text]) or 0.0, 4)
+                               for text in p["sentences"])
+        weakest = min(cosine_of.get(n.node.node_id, float("inf")) for n in nodes)
+        listed = {m for n in out for m in api.passage_members(n)}
+        picks: list[tuple[dict[str, Any], NodeWithScore]] = []
+        for p in sorted(places, key=lambda p: (-p["context"], p["from_rank"])):
+            if len(picks) == hops_left:
+                break
+            if p["place"] in listed:
+                p["outcome"] = "covered"
+                continue
+            p["displaces"] = round(weakest, 4)
+            if p["context"] < self.gate * weakest:
+                p["outcome"] = "under the gate"
+                continue
+            found = self._chunks_of([p["place"]], out, {}, query_embedding, unscreened=True)
+            if not found:
+                p["outcome"] = "not visible to this query"
+                continue
+            score, nws = found[0]
+            listed.add(nws.node.node_id)
+            p["outcome"] = "followed"
+            picks.append((p, self._tag(nws, p, score)))
+        return picks
+
     def _references(self, nodes: list[NodeWithScore]) -> dict[str, list[dict[str, Any]]]:
         """The references each result makes: a chunk's own; a passage's (the core joins neighbouring chunks
         that both rank) those of every chunk it joins, the others read from the store in one call."""
@@ -564,20 +628,23 @@ class CrossrefHop(BaseNodePostprocessor):
         allowed = self.context.allowed_documents(nodes)
         named = {d for d in self.named_documents(query) if allowed is None or d in allowed}
         pointers = self._pointers(nodes, named)
+        # A list shorter than the window has room at its end, where a place its own document names can go without
+        # trading anything; a full window is the swap's, which trades only chunks of third documents.
+        places = self._places(nodes, named) if len(nodes) < self.window else []
         withheld = 0
         if allowed is not None:
             withheld = sum(target not in allowed for target in pointers)
             if withheld:   # while the host's filters are unknown, this says how to pass them
                 self.context.allowed_documents(nodes, wanted=pointers)
             pointers = {target: p for target, p in pointers.items() if target in allowed}
-        if not pointers and withheld:
+        if not pointers and not places and withheld:
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
                                 chunks_added=0, named=sorted(named), numbers={"pointers_withheld": withheld},
                                 pointers_withheld=withheld,
                                 reason="the top candidates' references point only at documents this query may "
                                        "not search (the host's filter excludes them, or its filters are not known)")
             return nodes
-        if not pointers:
+        if not pointers and not places:
             # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
             unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
@@ -642,7 +709,7 @@ class CrossrefHop(BaseNodePostprocessor):
                 searched[pointer["target"]] = self._search(pointer, query, query_embedding, depth)
             return searched[pointer["target"]]
 
-        ranked = self._rank(pointers, query_embedding, query, named)
+        ranked = self._rank(pointers, query_embedding, query, named) if pointers else []
         ranked = self._break_ties(ranked, threshold, search, nodes[: self.window])
         hops: list[tuple[dict[str, Any], list[tuple[float, NodeWithScore]]]] = []
         # A swap trades no chunk of a document the question names, nor of one the top candidates point at:
@@ -677,6 +744,12 @@ class CrossrefHop(BaseNodePostprocessor):
             out, added, removed = self._swap(nodes, hops, standing_against, untradable)
         else:
             out, added, removed = self._place(nodes, hops)
+        if places and len(out) < self.window and decided < self.max_hops:
+            for place, nws in self._follow_within(places, out, nodes, query_embedding, cosine_of,
+                                                  self.max_hops - decided):
+                out.append(nws)
+                added.append(nws)
+                hops.append((place, [(nws.score or 0.0, nws)]))
         if not _scored_by_cosine(nodes, cosine_of):
             _score_in_line(out)
         name = self._document_names().get
@@ -686,7 +759,7 @@ class CrossrefHop(BaseNodePostprocessor):
             or "no pointer left to follow"
         api.record_decision(PLUGIN, "hop", before=nodes, after=out, reason=reason,
                             numbers={"threshold": round(threshold, 4), "chunks_added": len(added)},
-                            fired=bool(added), considered=ranked, named=sorted(named),
+                            fired=bool(added), considered=ranked + places, named=sorted(named),
                             chosen=list(dict.fromkeys(tags_of(n)["target"] for n in added)),
                             added=[n.node.node_id for n in added], removed=[n.node.node_id for n in removed],
                             placement=self.placement if self.placement != "swap" or len(nodes) >= self.window

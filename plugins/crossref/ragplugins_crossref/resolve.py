@@ -381,6 +381,12 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                                 chunk or _entry_chunk(registry, target, [key.partition(":")[2]]))]
             return [_record(ref, None, "ambiguous")]
         return [_record(ref, None, None)]
+    if ref.kind == "link" and not ref.key:
+        # A link within the page: the place of this document it lands on, when the page has that anchor or heading.
+        citing = registry.profiles.get(doc_id)
+        key = entry_name_key(ref.fragment)
+        place = citing.fragments.get(key) or citing.slugs.get(key) if citing else None
+        return [_record(ref, None, "internal", place)] if place else []
     if ref.kind in ("document", "identifier", "citation", "link"):
         if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
             return []  # brackets that no reference list defines are not citations
@@ -420,7 +426,7 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
         return [_record(ref, None, "ambiguous")]
     defined = [(d, chunk) for d, cap, chunk in registry.definers.get(ref.key, ()) if captions_agree(cap, ref.caption)]
     if any(d == doc_id for d, _ in defined):
-        return [_record(ref, None, "internal")]
+        return [_record(ref, None, "internal", next(chunk for d, chunk in defined if d == doc_id))]
     if len(defined) == 1:
         return [_record(ref, defined[0][0], "definition", defined[0][1])]
     if defined:
@@ -450,8 +456,10 @@ def _section_by_heading(ref: RawRef, doc_id: str, registry: Registry) -> list[di
     own = registry.profiles[doc_id].sections if doc_id in registry.profiles else {}
     if _top_section(ref.key) in {_top_section(key) for key in own}:
         # "Section 1.5" in a document numbering its own sections 1.1-1.4: its own numbering (a
-        # section it lacks is a dangling internal reference, not a pointer to another file's 1.5).
-        return [_record(ref, None, "internal")]
+        # section it lacks is a dangling internal reference, not a pointer to another file's 1.5). Its place is
+        # where that section, or the nearest enclosing one, starts.
+        place = next((own[key] for key in _parent_sections(ref.key) if key in own), None)
+        return [_record(ref, None, "internal", place)]
     for key in _parent_sections(ref.key):
         definers = registry.headings.get(key, set()) - {doc_id}
         if len(definers) == 1:
@@ -464,7 +472,8 @@ def _section_by_heading(ref: RawRef, doc_id: str, registry: Registry) -> list[di
 
 def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Distinct records, at most ``limit``: one per target document first (text order), then the
-    other resolved ones, then the unresolved ones, so a long list never crowds out a target."""
+    other resolved ones, then the unresolved ones (references within the document among them: ``how`` is
+    "internal", ``chunk`` the place named), so a long list never crowds out a target."""
     seen, unique = set(), []
     for rec in records:
         # The same reference written differently ("Section 27.2" and "Section 27.2.5", both links to
@@ -483,7 +492,10 @@ def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     # An unresolved duplicate of a resolved reference adds nothing.
     done = {(r["kind"], r["ref"]) for r in unique if r["target"]}
     unresolved = [r for r in unique if not r["target"] and (r["kind"], r["ref"]) not in done]
-    return (firsts + others + unresolved)[:limit]
+    # Links within the page come last: a page's contents list of them never crowds out another reference.
+    within = [r for r in unresolved if r["kind"] == "link" and not r["ref"]]
+    unresolved = [r for r in unresolved if not (r["kind"] == "link" and not r["ref"])]
+    return (firsts + others + unresolved + within)[:limit]
 
 
 @dataclass

@@ -700,12 +700,15 @@ _NAVIGATION_LABEL = re.compile(
 
 
 def _link_ref(hit: re.Match, href: str, shown: str, family: str) -> list[RawRef]:
-    """The reference a hyperlink at ``hit`` makes (none to a mail address or within the page): its path, and its
-    fragment and shown words as entries the target may define."""
+    """The reference a hyperlink at ``hit`` makes (none to a mail address): its path, and its fragment and shown
+    words as entries the target may define. A link within the page ("[Overtime](#overtime)") has no path: it
+    names a place of its own document."""
     path = link_path(href)
-    if not path:
-        return []
     fragment = unquote(href.partition("#")[2])
+    if not path:
+        if href.strip().startswith("#") and fragment:
+            return [RawRef("link", "", hit.group(), hit.start(), hit.end(), family, fragment=fragment)]
+        return []
     entries = tuple(e for e in (fragment, shown.strip(" `*_")) if e)
     return [RawRef("link", path, hit.group(), hit.start(), hit.end(), family, entries=entries, fragment=fragment)]
 
@@ -771,7 +774,8 @@ def _drop_link_labels(text: str, refs: list[RawRef], links: Sequence[tuple[int, 
 
 
 def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
-    owners = [r for r in refs if r.kind in ("document", "citation", "identifier", "link")]
+    # A link within the page (no path) owns nothing: the section it shows is read as it would be without it.
+    owners = [r for r in refs if r.kind in ("document", "citation", "identifier", "link") and r.key]
     by_start = {r.start: r for r in owners}
     by_end = {r.end: r for r in owners}
     pointers = [r for r in refs if r.kind in ("label", "section")]
@@ -780,7 +784,7 @@ def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
     inside_link: dict[int, RawRef] = {}
     link = None
     for ref in refs:
-        if ref.kind == "link":
+        if ref.kind == "link" and ref.key:
             link = ref
         elif link is not None and ref.kind in ("label", "section") and ref.end <= link.end:
             inside_link[id(ref)] = link

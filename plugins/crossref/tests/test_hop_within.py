@@ -1,0 +1,105 @@
+"""A place a document names in itself ("see Section 8.3", a link to one of its anchors): stored with the
+reference, and brought to the end of a list that has room, under the same gate as a pointer elsewhere."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+import ragplugins_crossref.plugin as plugin
+from ragplugins import api
+from ragplugins.api import query_scope
+from ragplugins.stores.base import CHUNK_INDEX_KEY
+from ragplugins.testing import make_rag
+from ragplugins_crossref.hop import CrossrefHop
+from ragplugins_crossref.resolve import REFS_KEY, load_refs
+
+HANDBOOK = "handbook.md"
+# One file, one section per chunk (splitter = "sections", small chunks): a single-file handbook.
+SECTIONS = {
+    "leave": ("## 7.2 Annual leave\n\nEvery employee has 25 days of annual leave a year. Leave is booked in the "
+              "staff portal. Overtime worked on a public holiday is compensated as set out in Section 8.3."),
+    "hours": ("## 8.1 Working hours\n\nCore hours run from ten to four. Flexible time is recorded in the time "
+              "sheet every Friday."),
+    "remote": ("## 8.2 Remote work\n\nRemote work needs a signed agreement with the team lead. Equipment is "
+               "provided by the IT desk, see [the equipment rules](#91-equipment)."),
+    "overtime": ("## 8.3 Overtime\n\nEach extra hour is paid at one and a half times the hourly rate, or taken "
+                 "as time off within three months. A manager approves it in advance."),
+    "equipment": ("## 9.1 Equipment\n\nLaptops are replaced every four years. A broken screen is reported to "
+                  "the IT desk within one day. Printers are shared per floor and toner is ordered by the office "
+                  "manager."),
+    "canteen": ("## 10.1 Canteen\n\nThe canteen closes at half past two on Fridays. Vegetarian dishes are served "
+                "every day. Coffee is free, and the kitchen on each floor has a fridge for lunches brought from "
+                "home."),
+}
+QUESTION = "How is overtime on a public holiday compensated?"
+
+
+@pytest.fixture(scope="module")
+def handbook(tmp_path_factory, bundled_embed_model):
+    root = tmp_path_factory.mktemp("within")
+    (root / "docs").mkdir()
+    (root / "docs" / HANDBOOK).write_text("# Staff Handbook\n\n" + "\n\n".join(SECTIONS.values()) + "\n")
+    rp = make_rag([plugin], {"crossref": {}, "splitter": "sections", "chunk_size": 64, "chunk_overlap": 0},
+                  embed_model=bundled_embed_model, persist_dir=root / "idx")
+    rp.index_paths([root / "docs"])
+    ctx = rp.context()
+    chunks = {name: next(n for n in ctx.all_nodes() if text.split("\n\n")[1][:40] in n.get_content())
+              for name, text in SECTIONS.items()}
+    assert len({c.node_id for c in chunks.values()}) == len(SECTIONS)   # the lists below are exact
+    return ctx, chunks
+
+
+def run(handbook, names, query=QUESTION, **params):
+    ctx, chunks = handbook
+    candidates = [NodeWithScore(node=chunks[n], score=1.0) for n in names]
+    with query_scope(query, filters=None) as tr:
+        out = CrossrefHop(ctx=ctx, **params).postprocess_nodes(list(candidates), query_bundle=QueryBundle(query))
+    return candidates, out, tr.get("crossref", "hop")
+
+
+def test_a_documents_own_sections_and_anchors_are_stored_as_places(handbook):
+    _, chunks = handbook
+    leave = {r["ref"]: r for r in load_refs(chunks["leave"].metadata[REFS_KEY])}
+    assert leave["section 8.3"]["how"] == "internal" and leave["section 8.3"]["target"] is None
+    assert leave["section 8.3"]["chunk"] == chunks["overtime"].node_id
+    link = next(r for r in load_refs(chunks["remote"].metadata[REFS_KEY]) if r["kind"] == "link")
+    assert link["how"] == "internal" and link["chunk"] == chunks["equipment"].node_id
+
+
+def test_a_short_list_gets_the_place_its_top_chunk_points_at(handbook):
+    _, chunks = handbook
+    candidates, out, decision = run(handbook, ["leave", "canteen"])
+    assert out[:2] == candidates and [n.node.node_id for n in out[2:]] == [chunks["overtime"].node_id]
+    tag = api.tags(out[2])["crossref"]
+    assert tag["via_crossref"] and tag["from_doc"] == HANDBOOK and tag["target"] == HANDBOOK
+    assert decision["fired"] is True and decision["added"] == [chunks["overtime"].node_id]
+
+
+def test_a_listed_place_a_weak_pointer_and_a_full_window_add_nothing(handbook):
+    _, chunks = handbook
+    # Listed already: nothing to bring.
+    candidates, out, decision = run(handbook, ["leave", "overtime"])
+    assert out == candidates and decision["fired"] is False
+    # The pointer's sentence (overtime on a public holiday) says less about the canteen than either candidate does.
+    candidates, out, decision = run(handbook, ["leave", "canteen"], query="When does the canteen close on Fridays?")
+    assert out == candidates and [p["outcome"] for p in decision["considered"]] == ["under the gate"]
+    # Followed: a link to one of the page's headings, from the second candidate.
+    _, out, decision = run(handbook, ["remote", "canteen"], query="When are laptops replaced?")
+    assert out[-1].node.node_id == chunks["equipment"].node_id and decision["fired"] is True
+    # A full window (window 2 here) is the swap's: it trades only chunks of third documents.
+    candidates, out, decision = run(handbook, ["leave", "canteen"], window=2)
+    assert out == candidates and decision["fired"] is False
+
+
+def test_the_place_is_brought_only_if_the_hosts_filter_lets_the_query_see_it(handbook):
+    ctx, chunks = handbook
+    candidates = [NodeWithScore(node=chunks[n], score=1.0) for n in ("leave", "canteen")]
+    # The filter lets the query see the two candidates' chunks and not the place.
+    seen = [chunks[n].metadata[CHUNK_INDEX_KEY] for n in ("leave", "canteen")]
+    only = MetadataFilters(filters=[MetadataFilter(key=CHUNK_INDEX_KEY, value=seen, operator=FilterOperator.IN)])
+    with query_scope(QUESTION, filters=only) as tr:
+        out = CrossrefHop(ctx=ctx).postprocess_nodes(list(candidates), query_bundle=QueryBundle(QUESTION))
+    assert out == candidates and [p["outcome"] for p in tr.get("crossref", "hop")["considered"]] == [
+        "not visible to this query"]
