@@ -599,8 +599,7 @@ class CrossrefHop(BaseNodePostprocessor):
         the weakest candidate does (as a pointer to another document must, where nothing is traded), that the
         list does not hold and the query may see (the host's filters). A place the question does not name is not
         brought: a manual's pages point at their neighbours and its contents at every chapter, and on a new user's
-        Word manual the pointer's sentence alone chose 16 places for 24 questions, none an answer; on the public
-        acquisition sets 10 more at k = 3, none an answer."""
+        Word manual the pointer's sentence alone chose 16 places for 24 questions, none an answer."""
         vectors = self.context.embed_texts([text for p in places for text in p["sentences"]])
         for p in places:
             p["context"] = max(round(api.cosine(query_embedding, vectors[text]) or 0.0, 4)

@@ -199,12 +199,15 @@ def test_sections_that_are_separate_files_resolve_through_their_titles():
     assert rec["how"] == "heading" and rec["chunk"] == "08_overtime.md#0"
 
 
-def test_word_chapters_resolve_section_numbers_and_links_through_their_heading_styles(tmp_path):
-    # A handbook kept in Word, a chapter per file: the reader makes "Heading 1" a heading, so "Section 8.3" finds
-    # the chapter whose heading starts it; a file name names that file.
+def test_word_chapters_resolve_section_numbers_and_file_names_through_their_heading_styles(tmp_path,
+                                                                                        bundled_embed_model):
+    # A handbook kept in Word, a chapter per file, indexed as a user would: the reader makes "Heading 1" a heading,
+    # so "Section 8.3" finds the chapter whose heading starts it; a file name names that file.
     import docx
 
-    from ragplugins.readers import read_documents
+    import ragplugins_crossref.plugin as plugin
+    from ragplugins.testing import make_rag
+    from ragplugins_crossref.resolve import REFS_KEY, load_refs
 
     def chapter(name: str, heading: str, body: str, sub: str = "") -> None:
         document = docx.Document()
@@ -213,15 +216,20 @@ def test_word_chapters_resolve_section_numbers_and_links_through_their_heading_s
         if sub:
             document.add_heading(sub, 2)
             document.add_paragraph("A manager approves overtime in advance.")
-        document.save(str(tmp_path / name))
+        document.save(str(tmp_path / "docs" / name))
 
+    (tmp_path / "docs").mkdir()
     chapter("07_leave.docx", "Section 7: Leave", "Annual leave is 25 days. Overtime is in Section 8.3.")
     chapter("08_overtime.docx", "Section 8: Working time", "Core hours run from ten to four.", "8.3 Overtime")
     chapter("09_pay.docx", "Section 9: Pay", "Pay dates are in the pay calendar; 07_leave.docx says how to book.")
-    texts = {d.id_: d.text for d in read_documents([tmp_path]).documents}
-    refs, _ = run(texts)
-    assert resolved(refs["07_leave.docx"]) == {("section 8.3", "08_overtime.docx")}
-    assert resolved(refs["09_pay.docx"]) == {("07_leave.docx", "07_leave.docx")}
+    rp = make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rp.index_paths([tmp_path / "docs"])
+    refs: dict[str, set] = {}
+    for node in rp.context().all_nodes():
+        refs.setdefault(node.ref_doc_id, set()).update(
+            (r["ref"], r["target"]) for r in load_refs(node.metadata.get(REFS_KEY)) if r["target"])
+    assert refs["07_leave.docx"] == {("section 8.3", "08_overtime.docx")}
+    assert refs["09_pay.docx"] == {("07_leave.docx", "07_leave.docx")}
 
 
 def test_markdown_reference_links_resolve_through_the_pages_link_definitions():

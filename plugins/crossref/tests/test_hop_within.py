@@ -10,7 +10,6 @@ from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter,
 import ragplugins_crossref.plugin as plugin
 from ragplugins import api
 from ragplugins.api import query_scope
-from ragplugins.stores.base import CHUNK_INDEX_KEY
 from ragplugins.testing import make_rag
 from ragplugins_crossref.hop import CrossrefHop
 from ragplugins_crossref.resolve import REFS_KEY, load_refs
@@ -102,8 +101,8 @@ def test_the_place_is_brought_only_if_the_hosts_filter_lets_the_query_see_it(han
     ctx, chunks = handbook
     candidates = [NodeWithScore(node=chunks[n], score=1.0) for n in ("leave", "canteen")]
     # The filter lets the query see the two candidates' chunks and not the place.
-    seen = [chunks[n].metadata[CHUNK_INDEX_KEY] for n in ("leave", "canteen")]
-    only = MetadataFilters(filters=[MetadataFilter(key=CHUNK_INDEX_KEY, value=seen, operator=FilterOperator.IN)])
+    seen = [chunks[n].metadata[api.CHUNK_INDEX_KEY] for n in ("leave", "canteen")]
+    only = MetadataFilters(filters=[MetadataFilter(key=api.CHUNK_INDEX_KEY, value=seen, operator=FilterOperator.IN)])
     with query_scope(QUESTION, filters=only) as tr:
         out = CrossrefHop(ctx=ctx).postprocess_nodes(list(candidates), query_bundle=QueryBundle(QUESTION))
     assert out == candidates and [p["outcome"] for p in tr.get("crossref", "hop")["considered"]] == [
