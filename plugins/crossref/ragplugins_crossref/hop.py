@@ -526,13 +526,12 @@ class CrossrefHop(BaseNodePostprocessor):
         """The stored documents' profiles, read once per index version for every table built from them."""
         return self.context.cached(f"{PLUGIN}.profiles", stored_profiles)
 
-    def _pointers(self, nodes: list[NodeWithScore], named: set[str]) -> dict[str, dict[str, Any]]:
-        """Documents referenced by the top candidates (present among the candidates or not), each
+    def _pointers(self, considered: list[NodeWithScore], refs_of: dict[str, list[dict[str, Any]]],
+                  named: set[str]) -> dict[str, dict[str, Any]]:
+        """Documents referenced by the top candidates ``considered`` (present among the candidates or not), each
         with its mentions: sentence, referrer, section chunk. When the question names documents,
         only references they make count."""
         pointers: dict[str, dict[str, Any]] = {}
-        considered = [n for n in nodes if not hopped(n)][: self.trigger_depth]
-        refs_of = self._references(considered)
         for rank, nws in enumerate(considered):
             if named and nws.node.ref_doc_id not in named:
                 continue
@@ -559,14 +558,13 @@ class CrossrefHop(BaseNodePostprocessor):
                         "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
         return pointers
 
-    def _places(self, nodes: list[NodeWithScore], named: set[str], query: str) -> list[dict[str, Any]]:
-        """Places of their own document the top candidates point at ("see Section 7.15" in a book numbering its
-        own sections, a link to one of the page's anchors), each with the sentences that point there: one entry
-        per place, first referrer first. Not a place the candidates list already, nor the referrer itself (a
-        heading that reads "Chapter 8")."""
+    def _places(self, nodes: list[NodeWithScore], considered: list[NodeWithScore],
+                refs_of: dict[str, list[dict[str, Any]]], named: set[str], query: str) -> list[dict[str, Any]]:
+        """Places of their own document the top candidates ``considered`` point at ("see Section 7.15" in a book
+        numbering its own sections, a link to one of the page's anchors), each with the sentences that point there
+        and whether the question names it: one entry per place, first referrer first. Not a place the candidates
+        list already, nor the referrer itself (a heading that reads "Chapter 8")."""
         listed = {m for n in nodes for m in api.passage_members(n)}
-        considered = [n for n in nodes if not hopped(n)][: self.trigger_depth]
-        refs_of = self._references(considered)
         places: dict[str, dict[str, Any]] = {}
         for rank, nws in enumerate(considered):
             if named and nws.node.ref_doc_id not in named:
@@ -600,21 +598,23 @@ class CrossrefHop(BaseNodePostprocessor):
         list does not hold and the query may see (the host's filters). A place the question does not name is not
         brought: a manual's pages point at their neighbours and its contents at every chapter, and on a new user's
         Word manual the pointer's sentence alone chose 16 places for 24 questions, none an answer."""
-        vectors = self.context.embed_texts([text for p in places for text in p["sentences"]])
         for p in places:
+            if not p["named"]:
+                p["outcome"] = "the question does not name this place"
+        named = [p for p in places if p["named"]]
+        # Only the sentences of named places are embedded: a manual's chunk links a dozen places.
+        vectors = self.context.embed_texts([text for p in named for text in p["sentences"]]) if named else {}
+        for p in named:
             p["context"] = max(round(api.cosine(query_embedding, vectors[text]) or 0.0, 4)
                                for text in p["sentences"])
         weakest = min(cosine_of.get(n.node.node_id, float("inf")) for n in nodes)
         listed = {m for n in out for m in api.passage_members(n)}
         picks: list[tuple[dict[str, Any], NodeWithScore]] = []
-        for p in sorted(places, key=lambda p: (-p["context"], p["from_rank"])):
+        for p in sorted(named, key=lambda p: (-p["context"], p["from_rank"])):
             if len(picks) == hops_left:
                 break
             if p["place"] in listed:
                 p["outcome"] = "covered"
-                continue
-            if not p["named"]:
-                p["outcome"] = "the question does not name this place"
                 continue
             p["displaces"] = round(weakest, 4)
             if p["context"] < self.gate * weakest:
@@ -655,10 +655,12 @@ class CrossrefHop(BaseNodePostprocessor):
         # Documents the host's filter excludes are neither followed nor named in the trace.
         allowed = self.context.allowed_documents(nodes)
         named = {d for d in self.named_documents(query) if allowed is None or d in allowed}
-        pointers = self._pointers(nodes, named)
+        considered = [n for n in nodes if not hopped(n)][: self.trigger_depth]
+        refs_of = self._references(considered)
+        pointers = self._pointers(considered, refs_of, named)
         # A list shorter than the window has room at its end, where a place its own document names can go without
         # trading anything; a full window is the swap's, which trades only chunks of third documents.
-        places = self._places(nodes, named, query) if len(nodes) < self.window else []
+        places = self._places(nodes, considered, refs_of, named, query) if len(nodes) < self.window else []
         withheld = 0
         if allowed is not None:
             withheld = sum(target not in allowed for target in pointers)
