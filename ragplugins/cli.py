@@ -347,9 +347,9 @@ def _embedder_said(rp: RagPlugins) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per document and line: id, text.")
 @click.pass_context
 def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
-    """Print the text `index` reads from files and folders (an HTML or PDF page as Markdown), one document
-    after another, before any chunking: the text a gold set's expected strings are matched in. Nothing is
-    embedded or written, and no index is needed."""
+    """Print the text `index` reads from files and folders (an HTML page, a Word document or an EPUB book as
+    Markdown, a PDF as text), one document after another, before any chunking: the text a gold set's expected
+    strings are matched in. Nothing is embedded or written, and no index is needed."""
     from ragplugins.readers import read_documents, skipped_lines
 
     rp = load_app(ctx)
@@ -637,7 +637,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    + ", ".join(f["id"] for f in run.coverage_failures)
                    + (f" ({len(lost)} of them can never be found and count as misses: {', '.join(lost)}; "
                       if lost else " (each is still found by its other strings; ")
-                   + "expected strings are matched in the chunks' text as indexed, where an HTML or PDF page is "
+                   + "expected strings are matched in the chunks' text as indexed, where an HTML, Word or EPUB page is "
                      "Markdown: `code` and **bold** marks and a link's target, [words](page.html), can sit inside "
                      "a sentence; `ragplugins query QUESTION --full` prints that text)")
         if lines := as_indexed_lines(run):
