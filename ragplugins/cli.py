@@ -613,6 +613,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         changes,
         elsewhere_lines,
         identical_arms_note,
+        idle_plugins,
         instrument_keys,
         slice_table,
         table,
@@ -631,6 +632,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
             click.echo(f"\nk = {k}, per slice of the gold rows' dimensions\n" + sliced)
     if len(run.arms) > 1:
         click.echo(f"\nper question against '{run.arms[0]}' (final nDCG)\n" + "\n".join(changes(run)))
+    if idle := idle_plugins(run):
+        click.echo("\nplugins that changed nothing (the reason each gave most often)\n" + "\n".join(idle))
     if run.coverage_failures:
         lost = [f["id"] for f in run.coverage_failures if f.get("unreachable", True)]
         click.echo(f"coverage gate: {len(run.coverage_failures)} rows have an expected string in no chunk: "

@@ -663,3 +663,23 @@ def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued()
     assert as_indexed("Note that any module", ["other text", chunk]) == "Note that > **any** module"
     assert as_indexed("callg_free() on it", [chunk]) is None     # words run together are other words
     assert as_indexed("not in any chunk", [chunk]) is None
+
+
+def test_a_plugin_that_changed_nothing_is_named_with_the_reason_it_gave_most_often():
+    # A one-document set: crossref finds nothing to follow and overview nothing to choose between. A column of
+    # zeros must read as "nothing to do here", and a plugin that changed one list is not listed.
+    from types import SimpleNamespace
+
+    from ragplugins.eval.report import idle_plugins
+
+    def row(qid: str, arm: str, *decisions: tuple[str, bool, str]) -> dict[str, Any]:
+        return {"id": qid, "arm": arm, "k": 3,
+                "decisions": [{"plugin": p, "action": "x", "changed": c, "reason": why} for p, c, why in decisions]}
+
+    nothing = "no resolved references in the top candidates"
+    run = SimpleNamespace(ks=[3], arms=["off", "on"], rows=[
+        row("q1", "off"), row("q2", "off"),
+        row("q1", "on", ("crossref", False, nothing), ("overview", False, "1 document: nothing to choose")),
+        row("q2", "on", ("crossref", False, "no pointer left to follow"), ("overview", True, "steered"))])
+    assert idle_plugins(run) == [f"k=3 on: crossref changed no list of 2 questions; its reason on 1 of 2 decisions: "
+                                 f"{nothing}"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,6 +107,28 @@ def changes(run) -> list[str]:
     return out
 
 
+def idle_plugins(run) -> list[str]:
+    """Per k and plugin of an arm: a plugin that ran on every question and changed no list, with the reason it
+    gave most often ("no resolved references in the top candidates" on a one-document set), so that a column of
+    zeros reads as "nothing to do here", not as a plugin that is broken or off."""
+    out = []
+    for k in run.ks:
+        for arm in run.arms:
+            rows = [r for r in run.rows if r["arm"] == arm and r["k"] == k]
+            by_plugin: dict[str, list[dict]] = {}
+            for r in rows:
+                for decision in r.get("decisions") or []:
+                    by_plugin.setdefault(decision.get("plugin", "?"), []).append(decision)
+            for plugin, decisions in sorted(by_plugin.items()):
+                if any(d.get("changed") for d in decisions):
+                    continue
+                reasons = Counter(str(d.get("reason") or "no reason recorded") for d in decisions)
+                reason, times = reasons.most_common(1)[0]
+                out.append(f"k={k} {arm}: {plugin} changed no list of {len(rows)} questions; its reason on "
+                           f"{times} of {len(decisions)} decisions: {reason}")
+    return out
+
+
 def _mean_length(value: float, other: float) -> str:
     """A mean list length with as many decimals as tell it from ``other`` (3.04 against 3.0, not 3.0 against 3.0)."""
     for places in (1, 2, 3):
@@ -158,6 +181,8 @@ def markdown(run) -> str:
         out += ["## Per-query changes against the first arm (final nDCG)", ""]
         out += [f"- {line}" for line in changes(run)]
         out.append("")
+    if idle := idle_plugins(run):
+        out += ["## Plugins that changed nothing", ""] + [f"- {line}" for line in idle] + [""]
     out += ["## Checks", "",
             f"- coverage gate: {len(run.coverage_failures)} rows with an expected string in no chunk"
             + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else "")
