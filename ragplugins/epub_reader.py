@@ -13,15 +13,14 @@ whatever chapters are present are read.
 from __future__ import annotations
 
 import posixpath
-import warnings
 import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
+from bs4 import BeautifulSoup
 from lxml import etree
 
-from ragplugins.html_reader import HtmlPage, read_html
+from ragplugins.html_reader import HtmlPage, parse_html, read_html
 
 CONTAINER = "META-INF/container.xml"
 ENCRYPTION = "META-INF/encryption.xml"
@@ -48,8 +47,9 @@ def read_epub(path: Path) -> HtmlPage:
         parts: list[str] = []
         anchors: dict[str, int] = {}
         offset = 0
+        in_book = set(chapters)
         for chapter in chapters:
-            page = read_html(_links_within_book(book.read(chapter), chapter, set(chapters)))
+            page = read_html(_links_within_book(parse_html(book.read(chapter)), chapter, in_book))
             if not page.text.strip():
                 continue   # a cover picture, a title page of images
             if parts:
@@ -106,12 +106,9 @@ def _encrypted(book: zipfile.ZipFile, names: set[str], top: str) -> set[str]:
     return {posixpath.normpath(top + unquote(uri)) for uri in uris}
 
 
-def _links_within_book(data: bytes, chapter: str, chapters: set[str]) -> str:
-    """The chapter's HTML with each link to a chapter of the same book written as the ``#fragment`` it lands
+def _links_within_book(soup: BeautifulSoup, chapter: str, chapters: set[str]) -> BeautifulSoup:
+    """The chapter's tree with each link to a chapter of the same book written as the ``#fragment`` it lands
     on (a link to a whole chapter as its words alone)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(data, "lxml")
     folder = posixpath.dirname(chapter)
     for link in soup.find_all("a", href=True):
         href = urlsplit(str(link["href"]))
@@ -123,4 +120,4 @@ def _links_within_book(data: bytes, chapter: str, chapters: set[str]) -> str:
             link["href"] = "#" + href.fragment
         else:
             link.unwrap()
-    return str(soup)
+    return soup

@@ -113,13 +113,18 @@ class HtmlPage:
     redirect: str = ""
 
 
-def read_html(html: str) -> HtmlPage:
-    """The page as :class:`HtmlPage`: its text, its anchors' offsets in that text, and where it sends the
-    reader if that is all it does."""
+def parse_html(markup: str | bytes) -> BeautifulSoup:
+    """A page's tree, parsed as :func:`read_html` parses it."""
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(html, "lxml")
+        return BeautifulSoup(markup, "lxml")
+
+
+def read_html(html: str | BeautifulSoup) -> HtmlPage:
+    """The page as :class:`HtmlPage`: its text, its anchors' offsets in that text, and where it sends the
+    reader if that is all it does. A tree (:func:`parse_html`) is read as it stands, and changed."""
+    soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
     refresh_content = str(refresh.get("content", "")) if refresh is not None else ""

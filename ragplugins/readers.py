@@ -267,26 +267,24 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 report.skip(path, f"{size_mb:.1f} MB is over max_file_mb = {max_file_mb}; raise "
                                   "[ragplugins] max_file_mb to index it")
                 continue
-            data = None if suffix in FILE_READERS else _read_bytes(path, compressed, max_file_mb)
-            if compressed and data is not None and len(data) > max_file_mb * 1_000_000:
-                report.skip(path, f"uncompressed it is over max_file_mb = {max_file_mb}; raise [ragplugins] "
-                                  "max_file_mb to index it")
-                continue
-            if data is not None and _is_binary(data):
-                named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
-                report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
-                continue
-            read = FILE_READERS[suffix](path) if data is None else None
-            text = read.text if read is not None else _decode(data, path) if data is not None else None
-            if text and suffix in TEXT_SUFFIXES:
-                text = OVERSTRIKE.sub("", text)
-            anchors: dict[str, int] = dict(read.anchors) if read is not None else {}
-            if suffix in HTML_SUFFIXES and text:
-                page = read_html(text)
-                if page.redirect:
-                    report.skip(path, REDIRECT)
+            if suffix in FILE_READERS:
+                page = FILE_READERS[suffix](path)
+            else:
+                data = _read_bytes(path, compressed, max_file_mb)
+                if compressed and len(data) > max_file_mb * 1_000_000:
+                    report.skip(path, f"uncompressed it is over max_file_mb = {max_file_mb}; raise [ragplugins] "
+                                      "max_file_mb to index it")
                     continue
-                text, anchors = page.text, page.anchors
+                if _is_binary(data):
+                    named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
+                    report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
+                    continue
+                text = _decode(data, path) or ""
+                page = read_html(text) if suffix in HTML_SUFFIXES and text else HtmlPage(OVERSTRIKE.sub("", text))
+            if page.redirect:
+                report.skip(path, REDIRECT)
+                continue
+            text, anchors = page.text, page.anchors
         except FileNotFoundError:
             report.skip(path, "it was removed while being read")
             continue

@@ -108,7 +108,7 @@ def changes(run) -> list[str]:
 
 
 def idle_plugins(run) -> list[str]:
-    """Per k and plugin of an arm: a plugin that ran on every question and changed no list, with the reason it
+    """Per k and plugin of an arm: a plugin that decided on the arm's questions and changed no list, with the reason it
     gave most often ("no resolved references in the top candidates" on a one-document set), so that a column of
     zeros reads as "nothing to do here", not as a plugin that is broken or off."""
     out = []

@@ -84,7 +84,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -454,6 +454,31 @@ def names_place(query: str, ref: Mapping[str, Any]) -> bool:
     return set(content) <= set(asked.split())
 
 
+def _surface(ref: Mapping[str, Any]) -> str:
+    """A stored reference as its chunk writes it."""
+    return ref.get("text") or ref.get("ref") or ""
+
+
+def _mentions(considered: list[NodeWithScore], refs_of: Mapping[str, list[dict[str, Any]]], named: set[str],
+              keep: Callable[[NodeWithScore, dict[str, Any]], bool], place: Callable[[dict[str, Any]], Any]
+              ) -> Iterator[tuple[int, NodeWithScore, str, dict[str, Any], list[tuple[int, int]], list[str]]]:
+    """(rank, referrer, its text, reference, the spans of its references elsewhere, the sentences that say it) for
+    each reference ``keep`` selects in the top candidates (those of the documents the question names, when it names
+    any): read to where a reference to another place (``place``: its document, or its chunk) begins."""
+    for rank, nws in enumerate(considered):
+        if named and nws.node.ref_doc_id not in named:
+            continue
+        text = nws.node.get_content()
+        breaks = _hard_breaks(text)
+        refs = [r for r in refs_of[nws.node.node_id] if keep(nws, r)]
+        spans = {id(r): mention_spans(text, _surface(r)) for r in refs}
+        for ref in refs:
+            others = [span for r in refs if place(r) != place(ref) for span in spans[id(r)]]
+            sentences = reference_contexts(text, _surface(ref), breaks, others)
+            if sentences:
+                yield rank, nws, text, ref, others, sentences
+
+
 def _keywords_alone(nws: NodeWithScore) -> bool:
     """Whether the core's first stage placed this chunk by its BM25 leg alone (its dense leg did not rank it)."""
     found = api.annotation(nws)
@@ -532,30 +557,21 @@ class CrossrefHop(BaseNodePostprocessor):
         with its mentions: sentence, referrer, section chunk. When the question names documents,
         only references they make count."""
         pointers: dict[str, dict[str, Any]] = {}
-        for rank, nws in enumerate(considered):
-            if named and nws.node.ref_doc_id not in named:
-                continue
-            text = nws.node.get_content()
-            breaks = _hard_breaks(text)
-            refs = [r for r in refs_of[nws.node.node_id]
-                    if r.get("target") and r.get("target") != nws.node.ref_doc_id]
-            spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in refs}
-            for ref in refs:
-                target = ref["target"]
-                others = [span for r in refs if r.get("target") != target for span in spans[id(r)]]
-                sentences = reference_contexts(text, ref.get("text") or ref.get("ref") or "", breaks, others)
-                if not sentences:
-                    continue
-                entry = pointers.setdefault(target, {"target": target, "mentions": [], "passages": [],
-                                                     "own_passages": []})
-                surface = ref.get("text") or ref.get("ref") or ""
-                entry["passages"] += [(rank + 1, passage) for passage in reference_passages(text, surface)]
-                entry["own_passages"] += reference_passages(text, surface, others)
-                for sentence in sentences:
-                    entry["mentions"].append({
-                        "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),
-                        "section_chunk": ref.get("chunk"), "from_chunk": nws.node.node_id,
-                        "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
+        elsewhere = _mentions(considered, refs_of, named,
+                              keep=lambda nws, r: bool(r.get("target")) and r.get("target") != nws.node.ref_doc_id,
+                              place=lambda r: r.get("target"))
+        for rank, nws, text, ref, others, sentences in elsewhere:
+            target = ref["target"]
+            entry = pointers.setdefault(target, {"target": target, "mentions": [], "passages": [],
+                                                 "own_passages": []})
+            surface = _surface(ref)
+            entry["passages"] += [(rank + 1, passage) for passage in reference_passages(text, surface)]
+            entry["own_passages"] += reference_passages(text, surface, others)
+            for sentence in sentences:
+                entry["mentions"].append({
+                    "sentence": sentence, "ref": ref.get("text") or ref.get("ref"), "kind": ref.get("kind"),
+                    "section_chunk": ref.get("chunk"), "from_chunk": nws.node.node_id,
+                    "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1})
         return pointers
 
     def _places(self, nodes: list[NodeWithScore], considered: list[NodeWithScore],
@@ -566,26 +582,17 @@ class CrossrefHop(BaseNodePostprocessor):
         list already, nor the referrer itself (a heading that reads "Chapter 8")."""
         listed = {m for n in nodes for m in api.passage_members(n)}
         places: dict[str, dict[str, Any]] = {}
-        for rank, nws in enumerate(considered):
-            if named and nws.node.ref_doc_id not in named:
-                continue
-            text = nws.node.get_content()
-            breaks = _hard_breaks(text)
-            within = [r for r in refs_of[nws.node.node_id] if r.get("how") == "internal" and r.get("chunk")
-                      and r["chunk"] not in listed]
-            spans = {id(r): mention_spans(text, r.get("text") or r.get("ref") or "") for r in within}
-            for ref in within:
-                surface = ref.get("text") or ref.get("ref") or ""
-                others = [span for r in within if r["chunk"] != ref["chunk"] for span in spans[id(r)]]
-                said = reference_contexts(text, surface, breaks, others)
-                if not said:
-                    continue
-                entry = places.setdefault(ref["chunk"], {
-                    "place": ref["chunk"], "target": nws.node.ref_doc_id, "ref": surface, "kind": ref.get("kind"),
-                    "from_chunk": nws.node.node_id, "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1,
-                    "sentences": [], "named": False})
-                entry["sentences"] += [s for s in said if s not in entry["sentences"]]
-                entry["named"] = entry["named"] or names_place(query, ref)
+        within = _mentions(considered, refs_of, named,
+                           keep=lambda nws, r: r.get("how") == "internal" and bool(r.get("chunk"))
+                           and r["chunk"] not in listed,
+                           place=lambda r: r["chunk"])
+        for rank, nws, _, ref, _, sentences in within:
+            entry = places.setdefault(ref["chunk"], {
+                "place": ref["chunk"], "target": nws.node.ref_doc_id, "ref": _surface(ref), "kind": ref.get("kind"),
+                "from_chunk": nws.node.node_id, "from_doc": nws.node.ref_doc_id, "from_rank": rank + 1,
+                "sentences": [], "named": False})
+            entry["sentences"] += [s for s in sentences if s not in entry["sentences"]]
+            entry["named"] = entry["named"] or names_place(query, ref)
         return list(places.values())
 
     def _follow_within(self, places: list[dict[str, Any]], out: list[NodeWithScore], nodes: list[NodeWithScore],

@@ -492,10 +492,9 @@ def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     # An unresolved duplicate of a resolved reference adds nothing.
     done = {(r["kind"], r["ref"]) for r in unique if r["target"]}
     unresolved = [r for r in unique if not r["target"] and (r["kind"], r["ref"]) not in done]
-    # Links within the page come last: a page's contents list of them never crowds out another reference.
-    within = [r for r in unresolved if r["kind"] == "link" and not r["ref"]]
-    unresolved = [r for r in unresolved if not (r["kind"] == "link" and not r["ref"])]
-    return (firsts + others + unresolved + within)[:limit]
+    # Links within the page (no path) come last: a page's contents list of them never crowds out another reference.
+    unresolved.sort(key=lambda r: r["kind"] == "link" and not r["ref"])   # stable: text order within each part
+    return (firsts + others + unresolved)[:limit]
 
 
 @dataclass
