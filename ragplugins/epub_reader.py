@@ -49,7 +49,7 @@ def read_epub(path: Path) -> HtmlPage:
         offset = 0
         in_book = set(chapters)
         for chapter in chapters:
-            page = read_html(_links_within_book(parse_html(book.read(chapter)), chapter, in_book))
+            page = read_html(_within_book(parse_html(book.read(chapter)), chapter, in_book, names))
             if not page.text.strip():
                 continue   # a cover picture, a title page of images
             if parts:
@@ -106,18 +106,27 @@ def _encrypted(book: zipfile.ZipFile, names: set[str], top: str) -> set[str]:
     return {posixpath.normpath(top + unquote(uri)) for uri in uris}
 
 
-def _links_within_book(soup: BeautifulSoup, chapter: str, chapters: set[str]) -> BeautifulSoup:
+def _within_book(soup: BeautifulSoup, chapter: str, chapters: set[str], names: set[str]) -> BeautifulSoup:
     """The chapter's tree with each link to a chapter of the same book written as the ``#fragment`` it lands
-    on (a link to a whole chapter as its words alone)."""
+    on (a link to a whole chapter as its words alone), and without the pictures the zip lacks (a package that
+    strips a logo leaves "![(missing alt)](xslt/debian-openlogo.png)")."""
     folder = posixpath.dirname(chapter)
+
+    def in_zip(path: str) -> str:
+        return posixpath.normpath(posixpath.join(folder, unquote(path)))
+
     for link in soup.find_all("a", href=True):
         href = urlsplit(str(link["href"]))
         if href.scheme or href.netloc or not href.path:
             continue   # another site, or already a fragment of this chapter
-        if posixpath.normpath(posixpath.join(folder, unquote(href.path))) not in chapters:
+        if in_zip(href.path) not in chapters:
             continue
         if href.fragment:
             link["href"] = "#" + href.fragment
         else:
             link.unwrap()
+    for picture in soup.find_all("img", src=True):
+        src = urlsplit(str(picture["src"]))
+        if not (src.scheme or src.netloc) and in_zip(src.path) not in names:
+            picture.decompose()
     return soup

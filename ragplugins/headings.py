@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 from llama_index.core.schema import BaseNode
 
-from ragplugins.splitting import UNDERLINE, section_starts
+from ragplugins.markup_lines import UNDERLINE, in_code_fences
+from ragplugins.splitting import section_starts
 
 # (offset, level, title): a heading at that character of a chunk (negative: above the chunk's start).
 Heading = tuple[int, int, str]
@@ -27,7 +28,6 @@ _MARKED = re.compile(r"(#{1,6}|={1,5})[ \t]+")                 # "## Title", "==
 _NUMBERED = re.compile(r"\d+(?:\.\d+)*\.?[ \t]")               # "4.3. Scope": level = the depth
 _MARKUP = re.compile(r"^[#=\s]+|[`*]|::\s*$|\[¶\]\([^)]*\)")    # what a title's text is written in
 _CODE_LINE = re.compile(r"[{};,(=\\]$")                        # "struct sockaddr_in {": code, no heading
-_FENCE = re.compile(r"\s*(```|~~~)")
 _DIRECTIVE_LEVEL = 10   # a directive or a definition term sits below every heading
 _OUTLINE_LEVEL = 20     # a plain-text outline line below those, deeper by its indentation
 _MAX_CHARS = 300        # of the heading path put in front of a window (its deepest headings kept)
@@ -61,17 +61,12 @@ def headings(text: str) -> list[Heading]:
     starts, outlined = set(section_starts(text)), set(outline_starts(text))
     underlines: list[str] = []
     out: list[Heading] = []
-    fenced = False
+    code = in_code_fences(lines)
     for i, line in enumerate(lines):
         o, stripped = offsets[i], line.strip()
-        if _FENCE.match(line):
-            fenced = not fenced
+        if code[i] or not stripped or UNDERLINE.fullmatch(stripped):
             continue
-        if fenced or not stripped or UNDERLINE.fullmatch(stripped):
-            continue
-        below = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if below.startswith("```"):
-            below = ""
+        below = lines[i + 1].strip() if i + 1 < len(lines) and not code[i + 1] else ""
         title = _MARKUP.sub("", stripped).strip()[:100]
         if sum(c.isalpha() for c in title) < 2:
             continue

@@ -39,6 +39,8 @@ from bs4 import (
 )
 from markdownify import MarkdownConverter
 
+from ragplugins.markup_lines import in_code_fences
+
 HTML_SUFFIXES = {".html", ".htm"}
 CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
           "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer, "
@@ -147,8 +149,8 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     _drop_empty_anchors(soup)
     # A page's source line breaks stay (inside a block quote each gets a "> "): joining them as a browser does
     # re-cut every chunk and was lower on some dev corpora (bench/results/firststage/NOTES.md).
-    converter = MarkdownConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
-                                  escape_misc=False, bullets="-")
+    converter = _PageConverter(heading_style="ATX", escape_underscores=False, escape_asterisks=False,
+                               escape_misc=False, bullets="-")
     text = converter.convert_soup(soup)
     # markdownify leaves runs of blank lines where block elements were removed.
     lines, blank = [], 0
@@ -156,11 +158,33 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
         blank = blank + 1 if not line.strip() else 0
         if blank <= 1:
             lines.append(line.rstrip())
+    code = in_code_fences(lines)
+    for i, line in enumerate(lines):
+        if _HEADING in line:
+            lines[i] = line.replace(_HEADING, "", 1)
+        elif not code[i]:
+            lines[i] = _HEADING_LIKE.sub(r"\1\\\2", line, count=1)
     page = _unmark("\n".join(lines).strip() + "\n", names)
     target = _refresh_target(refresh_content)
     if target and len(_WORD.findall(page.text)) <= REDIRECT_WORDS:
         return HtmlPage(page.text, page.anchors, redirect=target)
     return page
+
+
+# What markdownify starts a heading's line with, behind a mark (of Unicode's private use area) that says the line is
+# an h1-h6's. A line of the page's words that starts so is escaped as Markdown escapes it ("\\# apt-get install": a
+# shell prompt written as a paragraph, 49 of them in the Debian Live manual as a Word file), so neither the
+# splitter nor the headings above a window take it for a heading.
+_HEADING = "\ue002"
+_HEADING_LIKE = re.compile(r"^([ \t]*(?:\ue000\d+\ue001)*)(#{1,6}(?:[ \t]|$))")
+
+
+class _PageConverter(MarkdownConverter):
+    """markdownify's converter, its headings' lines marked as theirs."""
+
+    def convert_hN(self, n: int, el: Tag, text: str, parent_tags: set[str]) -> str:
+        markdown = super().convert_hN(n, el, text, parent_tags)  # type: ignore[misc]
+        return markdown.replace("#", _HEADING + "#", 1) if markdown.startswith("\n\n#") else markdown
 
 
 # Inline elements whose words markdownify marks ("*em*", "**strong**", "[link](href)", "`code`").
@@ -170,23 +194,35 @@ _BREAK_AT_END = re.compile(r"\s*\n\s*\Z")
 
 
 EMPHASIS = ["em", "i", "strong", "b"]
+# The same mark: markdownify writes both of a pair alike ("**" for <b> and <strong>, "*" for <i> and <em>).
+MARK = {"em": "*", "i": "*", "strong": "**", "b": "**"}
+# Inline elements that add no mark of their own to an emphasis they alone hold (DocBook wraps each one in
+# <span class="emphasis">), or whose mark goes round it whatever it holds (a link's "[...](...)").
+HOLDERS = ("a", "span")
 
 
 def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
-    """Emphasis put on one token at a time is no emphasis: Sphinx writes a parameter's type that way
-    ("<em>Optional</em><em>[</em><em>str</em><em>]</em>", a link's <em> among them), which read as
-    "*Optional**[**str**]*": Flask's API page had 10,848 asterisks, a chunk of it mostly brackets. A run of
-    such pieces, side by side with nothing between, is read as its words."""
+    """Emphasis that is no emphasis is read as its words, so the words are the page's and its Markdown reads:
+
+    - put on one token at a time: Sphinx writes a parameter's type that way ("<em>Optional</em><em>[</em>
+      <em>str</em><em>]</em>", a link's <em> among them), which read as "*Optional**[**str**]*": Flask's API
+      page had 10,848 asterisks, a chunk of it mostly brackets. A run of such pieces, side by side with
+      nothing between, is read as its words. So is DocBook's "<strong>lib</strong><em>foo7</em><strong>-dev
+      </strong>", each piece in a span of its own, which read "**lib***foo7***-dev**": the indexed text never
+      held the package's name;
+    - put inside an emphasis of the same kind: "**Add to the **~/.bashrc** file.**" closed the outer one early.
+    """
     def piece(node: PageElement | None) -> Tag | None:
-        """The emphasis a node is, or the one a link holds and nothing else."""
-        if isinstance(node, Tag) and node.name == "a" and len(node.contents) == 1:
+        """The emphasis a node is, or the one a holder holds and nothing else."""
+        while isinstance(node, Tag) and node.name in HOLDERS and len(node.contents) == 1:
             node = node.contents[0]
         return node if isinstance(node, Tag) and node.name in EMPHASIS else None
 
-    def next_piece(element: Tag) -> Tag | None:
-        """The piece right after an emphasis, or after the link it alone fills."""
-        holder = element.parent
-        return piece((holder if holder is not None and piece(holder) is element else element).next_sibling)
+    def outermost(element: Tag) -> Tag:
+        """The emphasis, or the outermost holder that holds it and nothing else."""
+        while element.parent is not None and element.parent.name in HOLDERS and piece(element.parent) is element:
+            element = element.parent
+        return element
 
     def as_text(run: list[Tag]) -> None:
         if len(run) > 1:
@@ -195,12 +231,15 @@ def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
 
     run: list[Tag] = []
     for element in soup.find_all(EMPHASIS):
-        if run and next_piece(run[-1]) is element:
+        if run and piece(outermost(run[-1]).next_sibling) is element:
             run.append(element)
             continue
         as_text(run)
         run = [element]
     as_text(run)
+    for element in soup.find_all(EMPHASIS):
+        if any(MARK.get(outer.name) == MARK[element.name] for outer in element.parents):
+            element.unwrap()
 
 
 def _line_breaks_out_of_inline(soup: BeautifulSoup) -> None:

@@ -13,6 +13,7 @@ from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
 from llama_index.core.schema import BaseNode, TransformComponent
 from llama_index.core.utils import get_tokenizer
 
+from ragplugins.markup_lines import UNDERLINE, in_code_fences
 from ragplugins.readers import file_type
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -110,25 +111,24 @@ _SECTION_STARTS = re.compile(
     r"|\.\.[ \t]+[\w:-]+::"                      # reStructuredText directive: ".. function:: open(file)"
     r"|\S[^\n]*::[ \t]*$",                        # AsciiDoc definition term: "--all::", "push [-p]::"
 )
-UNDERLINE = re.compile(r"([=\-~^*+#`])\1{2,}[ \t]*$")  # "=====" under (or over) a title
-
-
 def section_starts(text: str) -> list[int]:
     """Character offsets where a section of ``text`` begins (0 always among them): headings (Markdown,
     underlined reStructuredText / AsciiDoc / setext, numbered), reStructuredText directives and
-    AsciiDoc definition terms."""
+    AsciiDoc definition terms. None inside a Markdown code fence: a shell comment after a blank line began
+    one, and so did a code block's last line above its closing "```" (read as a title's underline)."""
     lines = text.splitlines(keepends=True)
     offsets, at = [], 0
     for line in lines:
         offsets.append(at)
         at += len(line)
     starts = {0}
+    code = in_code_fences(lines)
     for i, line in enumerate(lines):
         blank_before = i == 0 or not lines[i - 1].strip()
         stripped = line.rstrip("\r\n")
-        if not stripped.strip() or UNDERLINE.fullmatch(stripped):
+        if code[i] or not stripped.strip() or UNDERLINE.fullmatch(stripped):
             continue
-        below = lines[i + 1].rstrip("\r\n") if i + 1 < len(lines) else ""
+        below = lines[i + 1].rstrip("\r\n") if i + 1 < len(lines) and not code[i + 1] else ""
         # A title is as long as its underline, give or take two (so a "----" block delimiter is not one).
         if UNDERLINE.fullmatch(below) and abs(len(below.strip()) - len(stripped.strip())) <= 2:
             above = lines[i - 1].rstrip("\r\n") if i > 0 else ""

@@ -103,3 +103,18 @@ def test_drm_books_and_files_that_are_no_books_are_skipped_by_name(tmp_path):
     assert "not a readable '.epub' file" in said["notes.epub"]
     assert "no package file (content.opf) found" in said["bare.epub"]
     assert [d.id_ for d in report.documents] == ["fonts.epub"]
+
+
+
+def test_a_picture_the_zip_lacks_is_not_read(tmp_path):
+    # debmake-doc's package strips its logo: its cover read "![(missing alt)](xslt/debian-openlogo.png)".
+    path = make_epub(tmp_path / "guide.epub", spine=("cover", "ch1"),
+                     extra_manifest='<item id="cover" href="cover.xhtml" media-type="application/xhtml+xml"/>')
+    with zipfile.ZipFile(path, "a") as book:
+        book.writestr("OEBPS/cover.xhtml", '<html xmlns="http://www.w3.org/1999/xhtml"><body><p><img '
+                      'src="images/logo.png" alt="(missing alt)"/><img src="images/ok.png" alt="the logo"/></p>'
+                      '</body></html>')
+        book.writestr("OEBPS/images/ok.png", b"\x89PNG")
+    [book] = read_documents([path]).documents
+    assert "(missing alt)" not in book.text and "logo.png" not in book.text, book.text
+    assert book.text.startswith("![the logo](images/ok.png)\n"), book.text

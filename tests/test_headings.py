@@ -73,6 +73,14 @@ def test_underlined_titles_rank_by_their_underline_and_directives_sit_below_them
                                                      "Other functions")
 
 
+
+def test_a_title_underlined_with_tildes_is_no_code_fence():
+    # reStructuredText's and AsciiDoc's "~~~~" underline was read as a fence: the titles after it went missing.
+    text = ("Guide\n=====\n\nFirst part\n~~~~~~~~~~\n\nSome text.\n\nSecond part\n~~~~~~~~~~~\n\nThe end of it.\n")
+    assert [title for _, _, title in headings(text)] == ["Guide", "First part", "Second part"]
+    assert _path(text, "The end of it") == "Guide > Second part"
+
+
 def test_plain_text_outline_lines_count_and_lines_of_code_do_not():
     assert _path(MANPAGE, "This is an") == "DESCRIPTION"
     assert _path(MANPAGE, "sa_family_t") == "DESCRIPTION > Address format"

@@ -4,6 +4,7 @@ import pytest
 
 from ragplugins.html_reader import html_to_markdown, read_html
 from ragplugins.readers import read_documents
+from ragplugins.splitting import section_starts
 
 DOCBOOK_PAGE = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 <!DOCTYPE html><html><head><title>25.1. SQL Dump</title><style>p {color: red}</style></head><body>
@@ -495,3 +496,32 @@ def test_a_single_page_manuals_contents_listing_sections_opened_by_their_bar_is_
     page = page.replace('<span id="S1-1"></span>', "<p>An introduction first.</p>")
     [doc] = _read(tmp_path, "R-FAQ.html", page)
     assert "(#S1)" in doc.text
+
+
+def test_emphasis_in_pieces_of_one_word_and_emphasis_inside_its_own_kind_are_read_as_words():
+    # DocBook wraps each piece in a span: "**lib***foo7***-dev**" held no "libfoo7-dev" (a new user's EPUB shelf);
+    # "**Add to the **~/.bashrc** file.**" closed the outer bold at the inner one.
+    text = read_html('<p>renamed from <span class="strong"><strong>lib</strong></span><span class="emphasis">'
+                     '<em>foo7</em></span><span class="strong"><strong>-dev</strong></span> to its new name.</p>'
+                     '<p><strong>Add to the <strong>~/.bashrc</strong> file.</strong></p>'
+                     '<p>a <em>Parsing documents into <em>tokens</em></em>, a <b>bold</b> and an <em>it</em><b>bold</b>'
+                     ' word, and lib<em>foo</em> kept.</p>').text
+    assert "renamed from libfoo7-dev to its new name." in text, text
+    assert "**Add to the ~/.bashrc file.**" in text, text
+    assert "a *Parsing documents into tokens*, a **bold** and an itbold word, and lib*foo* kept." in text, text
+
+
+def test_a_line_of_text_starting_with_a_hash_is_not_a_heading():
+    # A shell prompt written as a paragraph (the Debian Live manual as a Word file: 49 of them) read as a heading,
+    # so the splitter began a section there. Headings are the page's h1-h6; code keeps its "#".
+    page = read_html("<h1>Install</h1><p># apt-get install live-build</p><p>Lines that start\n# are comments, "
+                     "see <b>x</b> # here</p><ul><li><h3>Note</h3><p>## indented</p></li></ul>"
+                     "<pre># root prompt</pre><h2 id='two'>Two</h2><p><a name='p'></a># anchored</p>")
+    text = page.text
+    assert "\n\\# apt-get install live-build\n" in text, text
+    assert "Lines that start\n\\# are comments, see **x** # here" in text, text
+    assert "```\n# root prompt\n```" in text, text
+    assert text.startswith("# Install\n") and "\n## Two\n" in text and "### Note" in text, text
+    assert "\\## indented" in text and "\ue002" not in text, text
+    assert text[page.anchors["two"]:].startswith("Two") and text[page.anchors["p"]:].startswith("\\# anchored")
+    assert section_starts(text) == [0, text.index("## Two")], section_starts(text)
