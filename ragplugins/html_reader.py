@@ -194,8 +194,8 @@ _BREAK_AT_END = re.compile(r"\s*\n\s*\Z")
 
 
 EMPHASIS = ["em", "i", "strong", "b"]
-# The same mark: markdownify writes both of a pair alike ("**" for <b> and <strong>, "*" for <i> and <em>).
-MARK = {"em": "*", "i": "*", "strong": "**", "b": "**"}
+# Emphasis of the same kind: markdownify writes both of a pair alike ("**" for <b> and <strong>, "*" for <i>, <em>).
+SAME_KIND = {"em": ["em", "i"], "i": ["em", "i"], "strong": ["strong", "b"], "b": ["strong", "b"]}
 # Inline elements that add no mark of their own to an emphasis they alone hold (DocBook wraps each one in
 # <span class="emphasis">), or whose mark goes round it whatever it holds (a link's "[...](...)").
 HOLDERS = ("a", "span")
@@ -238,7 +238,7 @@ def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
         run = [element]
     as_text(run)
     for element in soup.find_all(EMPHASIS):
-        if any(MARK.get(outer.name) == MARK[element.name] for outer in element.parents):
+        if element.find_parent(SAME_KIND[element.name]) is not None:
             element.unwrap()
 
 
