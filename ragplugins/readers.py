@@ -3,9 +3,10 @@
 PDFs go through LlamaIndex's PDFReader (pypdf), one Document per file, without what every printed page
 repeats (``pdf_reader``); text formats are decoded as UTF-8, falling back to cp1252 with a warning; HTML pages
 are decoded the same way and converted to Markdown (``html_reader``), so their links survive as
-``[text](href)``; Word documents and e-books are read through the HTML they hold (``docx_reader``,
-``epub_reader``). The document id is the path relative to the indexed root, so ids and the ``file_path``
-metadata (which LlamaIndex embeds) are the same on every checkout.
+``[text](href)``; Markdown is read without what its page does not show (``markdown_reader``); Word documents
+and e-books are read through the HTML they hold (``docx_reader``, ``epub_reader``). The document id is the
+path relative to the indexed root, so ids and the ``file_path`` metadata (which LlamaIndex embeds) are the same
+on every checkout.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ragplugins.docx_reader import read_docx
 from ragplugins.epub_reader import EpubError, read_epub
 from ragplugins.errors import InputError
 from ragplugins.html_reader import HTML_SUFFIXES, HtmlPage, read_html
+from ragplugins.markdown_reader import MARKDOWN_SUFFIXES, read_markdown
 from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
 
@@ -280,7 +282,12 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                     report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                     continue
                 text = _decode(data, path) or ""
-                page = read_html(text) if suffix in HTML_SUFFIXES and text else HtmlPage(OVERSTRIKE.sub("", text))
+                if suffix in HTML_SUFFIXES and text:
+                    page = read_html(text)
+                elif suffix in MARKDOWN_SUFFIXES:
+                    page = HtmlPage(read_markdown(text))
+                else:
+                    page = HtmlPage(OVERSTRIKE.sub("", text))
             if page.redirect:
                 report.skip(path, REDIRECT)
                 continue

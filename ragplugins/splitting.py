@@ -13,10 +13,9 @@ from llama_index.core.node_parser import MarkdownNodeParser, SentenceSplitter
 from llama_index.core.schema import BaseNode, TransformComponent
 from llama_index.core.utils import get_tokenizer
 
+from ragplugins.markdown_reader import MARKDOWN_SUFFIXES
 from ragplugins.markup_lines import UNDERLINE, in_code_fences
 from ragplugins.readers import file_type
-
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 class MarkdownSections(TransformComponent):
