@@ -285,7 +285,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 if suffix in HTML_SUFFIXES and text:
                     page = read_html(text)
                 elif suffix in MARKDOWN_SUFFIXES:
-                    page = HtmlPage(read_markdown(text))
+                    page = read_markdown(text)
                 else:
                     page = HtmlPage(OVERSTRIKE.sub("", text))
             if page.redirect:

@@ -4,7 +4,9 @@ page's title and description (ragplugins.markdown_reader, through the reader eve
 from __future__ import annotations
 
 import gzip
+import json
 
+from ragplugins.anchors import PAGE_ANCHORS_KEY
 from ragplugins.readers import read_documents
 
 DOCKER_PAGE = """---
@@ -74,3 +76,17 @@ def test_only_markdown_is_read_this_way_and_compressed_markdown_too(tmp_path):
         f.write("---\ntitle: Compressed\n---\nBody <!-- gone -->\n")
     text = read_documents([tmp_path / "page.md.gz"]).documents[0].text
     assert text == "# Compressed\n\nBody \n"
+
+
+def test_empty_anchors_are_the_pages_places_not_its_words(tmp_path):
+    page = ('---\ntitle: run\n---\n### <a name="tmpfs"></a> Mount tmpfs (--tmpfs)\n\nMounts a tmpfs.\n\n'
+            "<a id='ERR_X'></a>\n### `ERR_X`\n\nAn error.\n\n```html\n<a name=\"example\"></a>\n```\n")
+    (tmp_path / "run.md").write_text(page, encoding="utf-8")
+    document = read_documents([tmp_path / "run.md"]).documents[0]
+    assert "### Mount tmpfs (--tmpfs)" in document.text and "<a id='ERR_X'>" not in document.text
+    assert '<a name="example"></a>' in document.text       # an example in code is the page's text
+    anchors = json.loads(document.metadata[PAGE_ANCHORS_KEY])
+    assert set(anchors) == {"tmpfs", "ERR_X"}
+    for name, words in (("tmpfs", "Mount tmpfs (--tmpfs)"), ("ERR_X", "\n### `ERR_X`")):
+        offset, lead = anchors[name]
+        assert document.text[offset:].startswith(words) and lead.startswith(words)

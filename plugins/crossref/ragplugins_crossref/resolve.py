@@ -236,10 +236,22 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
     # neighbours): the one file with that name, else the one source with that stem.
     for table, key in ((registry.files, path.rsplit("/", 1)[-1].lower()), (registry.stems, _source_stem(path))):
         found = {d for d in table.get(key, set()) if in_folders(d, folders, overlap=rooted)
-                 and (not astray or _holds_place(registry, d, fragment))}
+                 and (not astray or _holds_place(registry, d, fragment))
+                 and (not named or table is registry.files or _rendered_from(d, path))}
         if len(found) == 1:
             return found
     return set()
+
+
+def _rendered_from(doc_id: str, source: str) -> bool:
+    """Whether ``doc_id`` can be what a source named in prose is rendered as: a page (HTML, PDF, ...), or that
+    source in its own format ("os.path.rst" is os.path.rst.txt), never a source in another ("adds test.txt to
+    the image", a file of Docker's example, is not the contributors' test.md)."""
+    name = doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if not name.endswith(_SOURCES):
+        return True
+    written = next((ext for ext in _SOURCES if source.lower().endswith(ext)), "")
+    return bool(written) and f"{written}." in f"{name}."
 
 
 def _holds_place(registry: Registry, doc_id: str, fragment: str) -> bool:

@@ -470,6 +470,19 @@ def test_a_source_file_s_path_names_the_page_rendered_from_it():
         ("cpusets rst", "admin-guide/cgroup-v1/cpusets.html")}
 
 
+def test_a_source_file_s_name_names_no_source_of_another_format():
+    # Docker's Dockerfile reference: 'ADD test.txt relativeDir/' adds a file of the example to the image; the
+    # contributors' guide test.md is another source, not a page rendered from test.txt. "os.path.rst" still names
+    # the copy of that source that Sphinx ships (os.path.rst.txt).
+    refs, _ = run({
+        "reference/builder.md": "# Dockerfile reference\n\nThe example adds test.txt to the image; see "
+                                "os.path.rst for paths.\n",
+        "contributing/test.md": "# Run tests\n\ntext\n",
+        "library/os.path.rst.txt": "os.path --- Common pathname manipulations\n=====\n\ntext\n",
+    })
+    assert resolved(refs["reference/builder.md"]) == {("os path rst", "library/os.path.rst.txt")}
+
+
 def test_a_name_alone_on_its_line_is_a_banner_not_a_reference():
     # The Haskell 98 Report's pages (haskell98-report) open and close with the report's name in italics; its
     # bibliography page has no heading, so that line titles it: 57 of the pages' banners resolved to it. A

@@ -253,6 +253,29 @@ def test_families_from_another_plugin(tmp_path, bundled_embed_model, corpus_writ
     assert ("ops4711", "ops-4711.md") in {(r["ref"], r["target"]) for r in refs_of(rp, "review.md")}
 
 
+def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_markdown_page_begins(tmp_path, bundled_embed_model):
+    # Docker's command pages write "### <a name="tmpfs"></a> Mount tmpfs (--tmpfs)": the heading's words make
+    # another slug, so only the anchor says where "run.md#tmpfs" lands (a new user's Docker pages: 16 of 16 such
+    # links had no place).
+    sections = "".join(f'### <a name="{name}"></a> Mount {name} volumes (--{name})\n\n'
+                       f"{' '.join([f'The {name} option mounts a volume into the container.'] * 14)}\n\n"
+                       for name in ("bind", "tmpfs", "volume", "device"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "run.md").write_text(f"# docker run\n\n{sections}", encoding="utf-8")
+    (docs / "cp.md").write_text("# docker cp\n\nFiles cannot be copied into a [tmpfs](run.md#tmpfs) mount.\n",
+                                encoding="utf-8")
+    rp = make_rag([plugin], {"chunk_size": 128, "chunk_overlap": 16}, embed_model=bundled_embed_model,
+                  persist_dir=tmp_path / "idx")
+    rp.index_paths([docs])
+    nodes = stored(rp)
+    holder = [n for n in nodes.values() if n.ref_doc_id == "run.md" and "tmpfs" in api.anchor_names(n.metadata)]
+    assert len(holder) == 1 and "### Mount tmpfs volumes (--tmpfs)" in holder[0].text
+    assert not any("<a name" in n.text for n in nodes.values())
+    [link] = [r for r in refs_of(rp, "cp.md") if r["target"] == "run.md"]
+    assert link["chunk"] == holder[0].node_id
+
+
 def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_html_page_begins(tmp_path, bundled_embed_model):
     # nginx marks each directive with <a name="..."> before its "Syntax:" table: no heading, no defined term
     # says where "#gzip_proxied" is; the page's anchor does (the core's reader carries it to its chunk).
