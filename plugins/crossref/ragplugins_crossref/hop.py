@@ -834,12 +834,16 @@ class CrossrefHop(BaseNodePostprocessor):
                 if claim_embedding is not None:
                     m["claim_match"] = round(api.cosine(claim_embedding, vectors[m["sentence"]]) or 0.0, 4)
                 m["cited"] = cited_clause(m["sentence"], query)
+                # The question uses a link's own words ("refers to the dockerd documentation" for "Refer to the
+                # [`dockerd` documentation](...) for more information"): it means that link, whatever the
+                # sentence around it says (a new user's Docker pages: the hop took the page's other link).
+                m["shown"] = m["kind"] == "link" and names_place(query, {"text": m["ref"], "kind": m["kind"]})
             # A mention in the clause the question cites by number speaks for the document, else
             # the best-matching one; on a tie the higher-ranked referrer, then the mention whose own words
             # the question uses (one sentence linking two places of a page: "[IMPORTED](...#imported-targets)
             # or [ALIAS](...#alias-targets)" for "What is an ALIAS target?"), then a mention naming a
             # section (it says which chunk is meant).
-            best = min(p["mentions"], key=lambda m: (not m["cited"], -m["match"], m["from_rank"],
+            best = min(p["mentions"], key=lambda m: (not m["cited"], not m["shown"], -m["match"], m["from_rank"],
                                                      -len(asked.intersection(tokens(m["ref"] or ""))),
                                                      m["section_chunk"] is None))
             # A pointer sentence often only says where to look ("See X for details."); the sentences
@@ -869,7 +873,7 @@ class CrossrefHop(BaseNodePostprocessor):
         # what that document says around its pointer), the better of the sentence and a passage that
         # makes no other reference (a passage holding several pointers reads the same for each).
         # Whether to follow it: the better of the sentence and any passage (``context``, _follow_swap).
-        return sorted(pointers.values(), key=lambda p: (not p["cited"], -p["choice"], p["from_rank"]))
+        return sorted(pointers.values(), key=lambda p: (not p["cited"], not p["shown"], -p["choice"], p["from_rank"]))
 
     def _break_ties(self, ranked: list[dict[str, Any]], threshold: float,
                     search: Any, shown: list[NodeWithScore]) -> list[dict[str, Any]]:
@@ -883,7 +887,8 @@ class CrossrefHop(BaseNodePostprocessor):
         rest = list(ranked)
         while rest and len(out) < self.max_hops:
             lead = rest[0]
-            tied = [p for p in rest if (p["cited"], p["choice"]) == (lead["cited"], lead["choice"])]
+            tied = [p for p in rest if (p["cited"], p["shown"], p["choice"]) == (lead["cited"], lead["shown"],
+                                                                              lead["choice"])]
             if len(tied) > 1 and lead["context"] >= threshold:
                 for p in tied:
                     search(p)

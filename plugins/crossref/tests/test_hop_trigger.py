@@ -157,9 +157,9 @@ def test_equally_matching_pointers_are_told_apart_by_their_targets(deal):
     def search(pointer):
         pointer["best"] = best[pointer["target"]]
 
-    ranked = [{"target": PRICING, "cited": False, "context": 0.7, "choice": 0.7},   # one sentence,
-              {"target": LIABILITY, "cited": False, "context": 0.7, "choice": 0.7},   # two targets
-              {"target": CANTEEN, "cited": False, "context": 0.5, "choice": 0.5}]
+    ranked = [{"target": PRICING, "cited": False, "shown": False, "context": 0.7, "choice": 0.7},   # one sentence,
+              {"target": LIABILITY, "cited": False, "shown": False, "context": 0.7, "choice": 0.7},   # two targets
+              {"target": CANTEEN, "cited": False, "shown": False, "context": 0.5, "choice": 0.5}]
     shown = [NodeWithScore(node=chunks[NOTE], score=1.0)]
     order = CrossrefHop(ctx=ctx)._break_ties([dict(p) for p in ranked], 0.6, search, shown)
     assert [p["target"] for p in order] == [LIABILITY, PRICING, CANTEEN]

@@ -314,3 +314,31 @@ def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_html_page_be
         out = CrossrefHop(ctx=rp.context(), gate=0.0).postprocess_nodes(list(candidates), QueryBundle(query))
     pointer = next(p for p in trace.get("crossref", "hop")["considered"] if p["target"] == "gzip.html")
     assert pointer["outcome"] == "covered" and out == candidates
+
+
+def test_the_pointer_whose_link_words_the_question_uses_is_weighed_first(tmp_path, bundled_embed_model):
+    # Docker's authorization page: "Refer to the [`dockerd` documentation](...) for more information." says
+    # nothing of what is there, and its other link's sentence matched the question better; a question that asks
+    # about "the dockerd documentation" means that link (a new user's eb14, k = 3: the answer was missed).
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "authz.md").write_text(
+        "# Authorization plugins\n\nPlugins are reloaded without restarting the daemon, as the [Docker Plugin API]"
+        "(plugin_api.md) explains for loading plugins.\n\nRefer to the [`dockerd` documentation](dockerd.md) for "
+        "more information.\n", encoding="utf-8")
+    (docs / "plugin_api.md").write_text("# Docker Plugin API\n\nPlugins are processes that run on the host.\n",
+                                        encoding="utf-8")
+    (docs / "dockerd.md").write_text("# dockerd\n\nA SIGHUP reloads the daemon's configuration.\n",
+                                     encoding="utf-8")
+    rp = make_rag([plugin], {}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rp.index_paths([docs])
+    referrer = next(n for n in stored(rp).values() if n.ref_doc_id == "authz.md")
+    query = "Which part of the dockerd documentation says how plugins are reloaded without restarting the daemon?"
+    with query_scope(query, filters=None) as trace:
+        CrossrefHop(ctx=rp.context(), gate=0.0).postprocess_nodes([NodeWithScore(node=referrer, score=1.0)],
+                                                                    QueryBundle(query))
+    considered = trace.get("crossref", "hop")["considered"]
+    by_target = {p["target"]: p for p in considered}
+    assert by_target["plugin_api.md"]["sentence_match"] > by_target["dockerd.md"]["sentence_match"]
+    assert [p["target"] for p in considered][:2] == ["dockerd.md", "plugin_api.md"]
+    assert by_target["dockerd.md"]["shown"] and not by_target["plugin_api.md"]["shown"]
