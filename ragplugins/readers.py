@@ -284,10 +284,9 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 text = _decode(data, path) or ""
                 if suffix in HTML_SUFFIXES and text:
                     page = read_html(text)
-                elif suffix in MARKDOWN_SUFFIXES:
-                    page = read_markdown(text)
                 else:
-                    page = HtmlPage(OVERSTRIKE.sub("", text))
+                    plain = OVERSTRIKE.sub("", text)
+                    page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES else HtmlPage(plain)
             if page.redirect:
                 report.skip(path, REDIRECT)
                 continue

@@ -128,9 +128,9 @@ def idle_plugins(run) -> list[str]:
                 # A reason counts with the numbers it carries masked: "no clear margin (0.031 < 0.05)" and
                 # "(0.012 < 0.05)" are one reason (a new user's report counted 1 of 24 where 23 gave it).
                 said = [str(d.get("reason") or "no reason recorded") for d in decisions]
-                reasons = Counter(_NUMBER.sub("#", reason) for reason in said)
-                template, times = reasons.most_common(1)[0]
-                examples = [reason for reason in said if _NUMBER.sub("#", reason) == template]
+                templates = [_NUMBER.sub("#", reason) for reason in said]
+                template, times = Counter(templates).most_common(1)[0]
+                examples = [reason for reason, shape in zip(said, templates) if shape == template]
                 varies = " (its numbers vary; the first shown)" if len(set(examples)) > 1 else ""
                 out.append(f"k={k} {arm}: {plugin} changed no list of {len(rows)} questions; its reason on "
                            f"{times} of {len(decisions)} decisions: {examples[0]}{varies}")
