@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass, field
+from itertools import takewhile
 
 from bs4 import (
     BeautifulSoup,
@@ -83,6 +84,14 @@ MOVE_LABEL = re.compile(r"\b(?:next|previous|prev|up):\s*$", re.I)
 PERMALINK_MARKS = frozenset({"¶", "§", "#"})
 # A site's name, tagline or breadcrumb trail is a few words; a notice above a page's title is sentences long.
 BANNER_WORDS = 30
+# Where an HTML <title> joins the page's name and the site's ("mod_deflate - Apache HTTP Server Version 2.4").
+TITLE_PARTS = re.compile(r"\s+[-–—|·:]\s+")
+# The blocks above a page's title that can be the site's banner.
+BANNER_BLOCKS = ["p", "div", "span", "ol", "ul"]
+# What stands between two links of a breadcrumb trail.
+TRAIL_MARK = re.compile(r"\s*[>»›→/]\s*")
+# ... and after its last link: the page's own name, a few words.
+TRAIL_END = re.compile(r"\s*[>»›→/]\s*(?:\w+\s*){0,8}")
 # A page moved elsewhere says so in a sentence ("The node you are looking for is at Brace Expansion.", texinfo's
 # stub for every old node name: 43 of zsh's 60 pages); a page with words of its own is read whatever it refreshes to.
 REDIRECT_WORDS = 30
@@ -136,6 +145,11 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
         element.decompose()
     _drop_site_chrome(soup, title)
     _drop_site_heading(soup, title)
+    # A picture without alt text says nothing a text can hold (Apache's feather logo on every page): its file name
+    # would be read as words.
+    for picture in soup.find_all("img"):
+        if not str(picture.get("alt") or "").strip():
+            picture.decompose()
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
@@ -364,7 +378,10 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
                         element.get_text(" ", strip=True), "", 1)):
                 element = element.parent
                 gone.add(id(element))
+            heading = _heading_of(element, title)
             element.decompose()
+            if heading is not None:
+                heading.decompose()
     bars = []
     labelled: dict[int, Tag] = {}   # blocks holding a link right after "Next:", "Previous:" or "Up:"
     for element in soup.find_all("a", href=True):
@@ -403,6 +420,19 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
             block.decompose()
 
 
+def _heading_of(block: Tag, title: str) -> Tag | None:
+    """The heading right above a block that is all its section holds (the next heading is of its level or
+    higher, or none follows), unless it is the page's title: Apache's "Topics" and "Directives" over a page's
+    contents lists."""
+    heading = block.find_previous_sibling(True)
+    if heading is None or heading.name not in HEADINGS or _repeats_title(heading, title) or \
+            any(str(node).strip() for node in takewhile(lambda node: node is not block, heading.next_siblings)):
+        return None
+    after = block.find_next_sibling(True)
+    return heading if after is None or after.name in HEADINGS and int(after.name[1]) <= int(heading.name[1]) \
+        else None
+
+
 def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     """A heading above the page's own title is the site's name (Exim's "Exim Internet Mailer" on every
     page), and a page's first heading is its title to every step after this one. The page's title is the
@@ -424,6 +454,27 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     headings = [heading for heading in element.find_all_previous(HEADINGS) if id(heading) not in ancestors]
     if len(headings) == 1:
         headings[0].decompose()
+    # The <title>'s other parts name the site ("mod_deflate - Apache HTTP Server Version 2.4"): a block above the
+    # page's title that says only that is the site's banner; so is a trail of links to the pages above this one.
+    site = {part.lower() for part in TITLE_PARTS.split(title) if not _repeats_title(element, part)}
+    for block in element.find_all_previous(BANNER_BLOCKS):
+        if not block.decomposed and id(block) not in ancestors and \
+                (block.get_text(" ", strip=True).lower() in site or _breadcrumb_trail(block)):
+            block.decompose()
+
+
+def _breadcrumb_trail(block: Tag) -> bool:
+    """Links to the pages above this one, one after another with nothing but a trail's mark between them
+    ("Apache > HTTP Server > Documentation > Version 2.4", "Docs » Modules »"); the page's own name may end it."""
+    links = block.find_all("a")
+    if len(links) < 2:
+        return False
+    inside = {id(a) for a in links}
+    rest = "".join(str(s) if id(s.find_parent("a")) not in inside else "\0"
+                   for s in block.find_all(string=True))
+    lead, *between, tail = rest.split("\0")
+    return not lead.strip() and all(TRAIL_MARK.fullmatch(piece) for piece in between) and \
+        (not tail.strip() or bool(TRAIL_END.fullmatch(tail)))
 
 
 def _repeats_title(element: Tag, title: str) -> bool:
@@ -479,8 +530,12 @@ def _words(element: Tag, *attributes: str) -> set[str]:
 def _moves_the_reader(link: Tag) -> bool:
     """A link that only takes the reader to the previous, next or parent page: its text says so ("<-previous",
     "Next »", "Up") and so does an arrow in it, its ``rel`` or its class. "Next" alone can be a name the page
-    documents (SQLite's Next opcode)."""
+    documents (SQLite's Next opcode). A link that is only a picture says it with the picture's alt text alone
+    (Apache's ``<img alt="top">`` under every section and ``<img alt="<-">`` to the parent page)."""
     text = link.get_text(" ", strip=True)
+    if not text:
+        said = " ".join(str(img.get("alt") or "").strip() for img in link.find_all("img")).strip()
+        return bool(said) and bool(NAVIGATION_LINK.fullmatch(said) or ARROWS.search(said) and not _WORD.search(said))
     if not NAVIGATION_LINK.fullmatch(text):
         return False
     return bool(ARROWS.search(text) or NAVIGATION_WORDS.intersection(_words(link, "rel", "class")))

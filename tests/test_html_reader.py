@@ -343,13 +343,14 @@ those who maintain older code.</p>
 <p>The file format is unchanged.</p></body></html>"""
 
 
-def test_a_site_s_name_above_the_page_s_title_and_its_other_languages_go_and_a_notice_there_stays(tmp_path):
+def test_a_site_s_name_and_trail_above_the_page_s_title_and_its_other_languages_go_and_a_notice_there_stays(
+        tmp_path):
     [doc] = _read(tmp_path, "ch31.html", BANNER_PAGE)
     # The site's name as first heading stands above the heading the page's <title> repeats: it goes, so the
     # page's first heading is its title. The same page in other languages is a bar of hreflang links.
     assert "Exim Internet Mailer" not in doc.text and "Available Languages" not in doc.text and "[fr]" not in doc.text
-    assert doc.text.startswith("Small. Fast. Reliable.\n\n[Project](https://example.org/) > "
-                               "[Documentation](index.html)\n\n## [Chapter 31 - Address rewriting](ch31.html)\n\n"
+    # A trail of links to the pages above goes too; a tagline the <title> does not hold stays.
+    assert doc.text.startswith("Small. Fast. Reliable.\n\n## [Chapter 31 - Address rewriting](ch31.html)\n\n"
                                "Unqualified envelope"), doc.text
     assert "[the French FAQ](../fr/faq.html)" in doc.text
     # Above a title, a paragraph-long notice is the page's: nothing above the title goes.
@@ -525,3 +526,45 @@ def test_a_line_of_text_starting_with_a_hash_is_not_a_heading():
     assert "\\## indented" in text and "\ue002" not in text, text
     assert text[page.anchors["two"]:].startswith("Two") and text[page.anchors["p"]:].startswith("\\# anchored")
     assert section_starts(text) == [0, text.index("## Two")], section_starts(text)
+
+
+APACHE_PAGE = """<html><head><title>mod_deflate - Apache HTTP Server Version 2.4</title></head><body>
+<div id="page-header"><p class="apache">Apache HTTP Server Version 2.4</p><img alt="" src="../images/feather.png"></div>
+<div class="up"><a href="./index.html"><img title="&lt;-" alt="&lt;-" src="../images/left.gif"></a></div>
+<div id="path"><a href="https://www.apache.org/">Apache</a> &gt; <a href="../index.html">Version 2.4</a> &gt;
+<a href="./index.html">Modules</a></div>
+<div id="page-content"><div id="preamble"><h1>Apache Module mod_deflate</h1>
+<h3>Summary</h3><p>The module provides the DEFLATE output filter.</p></div>
+<div id="quickview"><h3>Topics</h3><ul id="topics"><li><img alt="" src="../images/down.gif">
+<a href="#supported">Supported Encodings</a></li><li><a href="#enable">Enabling Compression</a></li>
+<li><a href="#proxies">Dealing with proxy servers</a></li></ul>
+<h3 class="directives">Directives</h3><ul id="toc"><li><a href="#deflatebuffersize">DeflateBufferSize</a></li>
+<li><a href="#deflatememlevel">DeflateMemLevel</a></li><li><a href="#deflatewindowsize">DeflateWindowSize</a></li></ul>
+<h3>See also</h3><ul class="seealso"><li><a href="../filter.html">Filters</a></li></ul></div>
+<div class="top"><a href="#page-header"><img alt="top" src="../images/up.gif"></a></div>
+<div class="section"><h2 id="supported">Supported Encodings</h2><p>Only gzip is supported.</p>
+<p><img alt="Data flow: request, filter, response" src="flow.png"> <a href="flow.html"><img alt="Flow chart"
+src="chart.png"></a></p></div>
+<div class="top"><a href="#page-header"><img alt="top" src="../images/up.gif"></a></div>
+<div class="section"><h2 id="enable">Enabling Compression</h2><p>Apache &gt; HTTP Server &gt; the filter chain.</p>
+<p><a href="a.html">one</a> &gt; <a href="b.html">two</a></p></div>
+<h2 id="proxies">Dealing with proxy servers</h2><h2 id="deflatebuffersize">DeflateBufferSize</h2>
+<h2 id="deflatememlevel">DeflateMemLevel</h2><h2 id="deflatewindowsize">DeflateWindowSize</h2></div></body></html>"""
+
+
+def test_a_sites_banner_trail_picture_buttons_and_the_headings_of_a_page_s_contents_are_not_read(tmp_path):
+    """Apache's manual: the site's name the <title> gives after the page's, a logo without alt text, a picture link
+    to the parent page ("<-") and to the page's top after each section, the breadcrumb trail, and the "Topics" and
+    "Directives" headings over the page's own contents lists (which go as before)."""
+    [doc] = _read(tmp_path, "mod_deflate.html", APACHE_PAGE)
+    text = doc.text
+    assert text.startswith("# Apache Module mod_deflate\n\n### Summary\n\nThe module provides"), text
+    for gone in ("Apache HTTP Server Version 2.4", "feather", "left.gif", "up.gif", "page-header", "[Apache]",
+                 "Version 2.4", "Topics", "Directives", "down.gif"):
+        assert gone not in text, gone
+    assert "### See also\n\n- [Filters](../filter.html)" in text             # a heading over links to other pages
+    # A picture that says something stays, as a link or not; so do ">" in the page's words, below its title.
+    assert "![Data flow: request, filter, response](flow.png)" in text
+    assert "[![Flow chart](chart.png)](flow.html)" in text
+    assert "Apache > HTTP Server > the filter chain." in text and "[one](a.html) > [two](b.html)" in text
+    assert "## Dealing with proxy servers\n\n## DeflateBufferSize" in text     # empty sections the page has
