@@ -172,6 +172,8 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref is None:
         return set()
     if ref.kind == "document":
+        if ref.family == "filename" and ref.docs:
+            return {d for d in ref.docs if _written_as(d, ref.text)}
         if ref.docs or ref.family != "filename" or not ref.text.lower().endswith(_SOURCES):
             return set(ref.docs)
         # A source named for the document rendered from it, as a link to a rendered page names its source: "see
@@ -237,10 +239,18 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
     for table, key in ((registry.files, path.rsplit("/", 1)[-1].lower()), (registry.stems, _source_stem(path))):
         found = {d for d in table.get(key, set()) if in_folders(d, folders, overlap=rooted)
                  and (not astray or _holds_place(registry, d, fragment))
-                 and (not named or table is registry.files or _rendered_from(d, path))}
+                 and (not named or _written_as(d, path) and (table is registry.files or _rendered_from(d, path)))}
         if len(found) == 1:
             return found
     return set()
+
+
+def _written_as(doc_id: str, written: str) -> bool:
+    """Whether a file name written in prose is ``doc_id``'s in its own case, extensions aside: files that differ in
+    case are two files ("Create a `TEST.md` file in the repository's root" is not the contributors' test.md)."""
+    name = doc_id.replace("\\", "/").rsplit("/", 1)[-1]
+    source = written.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith(source[: len(_source_stem(source))])
 
 
 def _rendered_from(doc_id: str, source: str) -> bool:

@@ -917,3 +917,18 @@ def test_a_path_names_one_of_several_same_named_files_only_by_its_folders():
     assert resolved(refs["tutorial/tests.html"]) == {("index.html", "tutorial/index.html"),
                                                      ("testing.html", "testing.html")}
     assert not any(target == "index.html" for _, _, target in refs["tutorial/tests.html"])
+
+
+def test_a_file_name_in_prose_names_a_file_of_its_own_case():
+    # Docker's contributors' guide: "Create a `TEST.md` file in the repository's root" is a file the reader makes,
+    # not the guide's own test.md (file names were compared in lower case). The same name in its own case, and a
+    # source's name for the page rendered from it, still resolve.
+    refs, _ = run({
+        "contributing/set-up-git.md": "# Configure Git\n\nCreate a `TEST.md` file in the repository's root.\n",
+        "contributing/intro.md": "# Introduction\n\nRead test.md before you start, and user-manual.txt too.\n",
+        "contributing/test.md": "# Run tests\n\ntext\n",
+        "user-manual.html": "# Git User Manual\n\ntext\n",
+    })
+    assert resolved(refs["contributing/set-up-git.md"]) == set()
+    assert {target for _, target in resolved(refs["contributing/intro.md"])} == {"contributing/test.md",
+                                                                                "user-manual.html"}
