@@ -439,7 +439,8 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     first heading (or block named a title: SQLite's ``div.fancy_title``) that the HTML ``<title>`` mostly
     repeats; the heading before it goes when all that stands before it is a banner's few words. A site's name is
     one heading: several before it are the page's own (the gettext FAQ's "Frequently Asked Questions for GNU
-    gettext" and "Questions" above "Problems building GNU gettext", whose words its <title> shares)."""
+    gettext" and "Questions" above "Problems building GNU gettext", whose words its <title> shares). Above the
+    title, a block saying only the site's name as the <title> gives it, and a breadcrumb trail, go too."""
     if not title.strip():
         return
     for element in soup.css.iselect("h1, h2, h3, [class*=title], [id*=title]"):
@@ -466,13 +467,10 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
 def _breadcrumb_trail(block: Tag) -> bool:
     """Links to the pages above this one, one after another with nothing but a trail's mark between them
     ("Apache > HTTP Server > Documentation > Version 2.4", "Docs » Modules »"); the page's own name may end it."""
-    links = block.find_all("a")
-    if len(links) < 2:
+    pieces = _outside_links(block)
+    if len(pieces) < 3:   # fewer than two links
         return False
-    inside = {id(a) for a in links}
-    rest = "".join(str(s) if id(s.find_parent("a")) not in inside else "\0"
-                   for s in block.find_all(string=True))
-    lead, *between, tail = rest.split("\0")
+    lead, *between, tail = pieces
     return not lead.strip() and all(TRAIL_MARK.fullmatch(piece) for piece in between) and \
         (not tail.strip() or bool(TRAIL_END.fullmatch(tail)))
 
@@ -554,12 +552,25 @@ def _after_move_label(link: Tag) -> bool:
 def _labelled_move_bar(block: Tag) -> bool:
     """texinfo's "Next: X, Previous: Y, Up: Z [Contents][Index]" without ``rel``: at least two links each right after
     a label of moving, and nothing but labels and punctuation besides the links."""
-    links = block.find_all("a")
-    if sum(_after_move_label(a) for a in links) < 2:
+    if sum(_after_move_label(a) for a in block.find_all("a")) < 2:
         return False
-    inside = {id(a) for a in links}
-    rest = "".join(str(s) for s in block.find_all(string=True) if id(s.find_parent("a")) not in inside)
-    return bool(NAVIGATION_LABELS.fullmatch(rest))
+    return bool(NAVIGATION_LABELS.fullmatch("".join(_outside_links(block))))
+
+
+def _outside_links(block: Tag) -> list[str]:
+    """A block's words outside its links, cut where each link stands: before the first, between each two, after the
+    last (one piece for a block without links)."""
+    inside = {id(a) for a in block.find_all("a")}
+    pieces, last = [""], None
+    for string in block.find_all(string=True):
+        link = string.find_parent("a")
+        if id(link) not in inside:
+            pieces[-1] += string
+            link = None
+        elif link is not last:
+            pieces.append("")
+        last = link
+    return pieces
 
 
 def _navigation_bar(block: Tag) -> bool:

@@ -172,10 +172,12 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref is None:
         return set()
     if ref.kind == "document":
-        if ref.family == "filename" and ref.docs:
-            return {d for d in ref.docs if _written_as(d, ref.text)}
-        if ref.docs or ref.family != "filename" or not ref.text.lower().endswith(_SOURCES):
+        if ref.family != "filename":
             return set(ref.docs)
+        if ref.docs:
+            return {d for d in ref.docs if _written_as(d, ref.text)}
+        if not ref.text.lower().endswith(_SOURCES):
+            return set()
         # A source named for the document rendered from it, as a link to a rendered page names its source: "see
         # clsguide.tex" with clsguide.pdf indexed, the kernel's "Documentation/admin-guide/cgroup-v1/cpusets.rst"
         # with its HTML. (Not any file name's stem: "index.html" in Python's http.server page is a file a server
