@@ -97,6 +97,8 @@ TRAIL_END = re.compile(r"\s*[>»›→/]\s*(?:\w+\s*){0,8}")
 REDIRECT_WORDS = 30
 # A sentence's worth of words outside links: a box of the page's prose, not a list of links.
 PROSE_WORDS = 8
+# A link's words that are a web address the page prints.
+_PRINTED_ADDRESS = re.compile(r"(?:https?|ftp)://\S+\Z|www\.\S+\Z")
 _WORD = re.compile(r"\w+")
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
 # whole chunks of them) and a form's controls (a search box's options).
@@ -200,6 +202,21 @@ class _PageConverter(MarkdownConverter):
         markdown = super().convert_hN(n, el, text, parent_tags)  # type: ignore[misc]
         return markdown.replace("#", _HEADING + "#", 1) if markdown.startswith("\n\n#") else markdown
 
+    def convert_sup(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """An exponent written after its base as "2^24": run together, "2<sup>24</sup>" read "224" (a new user's
+        Debian Administrator's Handbook: "a class-A range (with 224 IP addresses)"). A footnote's mark
+        ("<sup>[1]</sup>", SQLite's "BETWEEN<sup>5</sup>": a word is no base) and a superscript after a space stay as
+        they are."""
+        before = el.previous_sibling
+        if _EXPONENT.fullmatch(text) and isinstance(before, NavigableString) and _BASE.search(str(before)):
+            return "^" + text
+        return super().convert_sup(el, text, parent_tags)  # type: ignore[misc]
+
+
+# What an exponent's base ends with: a number or a variable's one letter ("O(N<sup>2</sup>)").
+_BASE = re.compile(r"(?:\d|(?<![^\W\d_])[A-Za-z])\Z")
+# What a superscript after its base holds when it is an exponent: "24", "-1", "2n", "n", "n+1"; not an ordinal's "st".
+_EXPONENT = re.compile(r"[-+\u2212]?(?:\d{1,12}[a-z]?|\d{1,12}[-+]\w{1,4}|[A-Za-z](?:[-+]\w{1,4})?)")
 
 # Inline elements whose words markdownify marks ("*em*", "**strong**", "[link](href)", "`code`").
 INLINE = ["a", "b", "strong", "i", "em", "cite", "dfn", "var", "code", "tt", "kbd", "samp"]
@@ -513,8 +530,13 @@ def _a_box_of_prose(element: Tag) -> bool:
     Handbook). Its words are mostly not link words: a site's sidebar is links."""
     if "sidebar" not in _words(element, "class", "id"):
         return False
-    words = len(_WORD.findall(element.get_text(" ")))
-    linked = sum(len(_WORD.findall(a.get_text(" "))) for a in element.find_all("a"))
+    links = element.find_all("a")
+    # An address the box prints ("-> https://www.debian.org/releases/...#security-archive") is one word, not the
+    # dozen its parts make: counted as link words, they dropped the handbook's short NOTE and TIP boxes that end in one.
+    printed = sum(len(_WORD.findall(a.get_text(" "))) - 1 for a in links
+                  if _PRINTED_ADDRESS.match(a.get_text().strip()))
+    words = len(_WORD.findall(element.get_text(" "))) - printed
+    linked = sum(len(_WORD.findall(a.get_text(" "))) for a in links) - printed
     return words - linked >= PROSE_WORDS and linked <= words / 3
 
 

@@ -568,3 +568,31 @@ def test_a_sites_banner_trail_picture_buttons_and_the_headings_of_a_page_s_conte
     assert "[![Flow chart](chart.png)](flow.html)" in text
     assert "Apache > HTTP Server > the filter chain." in text and "[one](a.html) > [two](b.html)" in text
     assert "## Dealing with proxy servers\n\n## DeflateBufferSize" in text     # empty sections the page has
+
+
+HANDBOOK_SECTION = """<html><head><title>6.1. Filling in the sources.list File</title></head><body>
+<div class="section"><h2 class="title" id="sources">6.1. Filling in the sources.list File</h2>
+<div class="para">Each active line starts with the type of source.</div>
+<div class="sidebar"><p class="title"><strong>NOTE Layout of security repositories</strong></p>
+<div class="para">Starting with Debian 11 Bullseye, the codename of the repository providing security updates has
+been renamed. <div class="url">&#8594; <a href="https://www.debian.org/releases/bullseye/amd64/release-notes/ch-information.en.html#security-archive">https://www.debian.org/releases/bullseye/amd64/release-notes/ch-information.en.html#security-archive</a></div></div></div>
+<div class="sidebar" id="links"><a href="a.html">Installing</a> <a href="https://example.org/b.html">https://example.org/b.html</a>
+<a href="c.html">Removing packages</a></div>
+<div class="para">A class-A range holds 2<sup>24</sup> addresses,
+as the 1<sup>st</sup> footnote<sup>[<a href="#ftn.1">1</a>]</sup> says,
+in O(N<sup>2</sup>) time<sup>2</sup>.</div></div>
+</body></html>"""
+
+
+def test_a_box_of_prose_that_prints_an_address_is_the_page_s_and_an_exponent_stays_apart_from_its_base(tmp_path):
+    """The Debian Administrator's Handbook (Publican's DocBook): a NOTE box ending with the address it cites was read
+    as a site's sidebar of links (the address's dozen words counted as link words) and lost; "2<sup>24</sup>" read
+    "224"."""
+    [doc] = _read(tmp_path, "apt.html", HANDBOOK_SECTION)
+    text = doc.text
+    assert "NOTE Layout of security repositories" in text and "the codename of the repository" in text
+    assert "ch-information.en.html#security-archive" in text
+    assert "Removing packages" not in text                     # a box of links is still a site's, addresses or not
+    # An exponent stays apart from its base (a number, a variable's letter); an ordinal's letters and a footnote's
+    # mark (after a word) do not take one.
+    assert "holds 2^24 addresses,\nas the 1st footnote[[1](#ftn.1)] says,\nin O(N^2) time2." in text, text

@@ -62,7 +62,8 @@ class CrossrefConfig(BaseModel):
         2, ge=1, le=20,
         description="Chunks pulled from each pointed-at document, at most: the chunk the reference names (a "
                     "section) first; with swap, then the document's candidates below the window, then its best "
-                    "matches; otherwise its best matches.",
+                    "matches (a list shorter than the window takes that first chunk alone); otherwise its best "
+                    "matches.",
         json_schema_extra=api.QUERY_TIME)
     trigger_depth: int = Field(3, ge=1, le=100, description="Only references in this many top candidates count.",
                                json_schema_extra=api.QUERY_TIME)
@@ -81,8 +82,8 @@ class CrossrefConfig(BaseModel):
         description="Where hopped chunks go: swap = into the top `window`, each in place of the lowest-ranked "
                     "chunk below the referrer that repeats a third document already represented above it, nothing "
                     "else moving (the pointed-at document's chunks outside the window are brought in, even when its "
-                    "best chunk is already there; a list shorter than the window takes the chunk at its end); "
-                    "no chunk to spare, no hop. "
+                    "best chunk is already there; a list shorter than the window takes the lead chunk alone at its "
+                    "end); no chunk to spare, no hop. "
                     "after_referrer = right after the referring chunk (the list grows by "
                     "at most max_hops x chunks_per_hop; nothing retrieved is dropped); replace_tail = there too, the "
                     "lowest-ranked candidates below the referrer making room (the list keeps its length, but a "

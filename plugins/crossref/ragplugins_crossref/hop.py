@@ -64,7 +64,7 @@ chunk but that repeat leaves the window (the pointer's two documents are never
 traded: a question asked from the other end of a reference has its answer in
 the referring document; nor are the documents the question names or the top
 candidates point at). No chunk to spare, no hop; a list shorter than the
-window takes the chunk at its end. A reference whose named place is listed
+window takes the lead chunk alone at its end. A reference whose named place is listed
 already is covered: the page's other chunks are not what it points at.
 ``after_referrer`` puts hopped
 chunks right after the chunk that pointed, dropping nothing (but shifting every
@@ -497,7 +497,8 @@ class CrossrefHop(BaseNodePostprocessor):
     """Follows the reference the question is about, when the candidates lack what it points at."""
 
     max_hops: int = Field(1, description="References (pointers) to follow, at most.")
-    chunks_per_hop: int = Field(2, description="Chunks pulled from each pointed-at document, at most.")
+    chunks_per_hop: int = Field(2, description="Chunks pulled from each pointed-at document, at most (swap into a "
+                                               "full window; a list shorter than it takes the lead chunk alone).")
     trigger_depth: int = Field(3, description="References in this many top candidates count.")
     gate: float = Field(1.0, description="swap: the pointer must match the query at least gate x as well as the "
                                         "chunk it displaces does (by the better of its cosine and its best "
@@ -985,7 +986,9 @@ class CrossrefHop(BaseNodePostprocessor):
         order += [by_id.get(n.node.node_id, (self._cosine(n, query_embedding), n)) for n in below]
         order += [(s, n) for s, n in scored if n.node.node_id not in present]
         picks = list({n.node.node_id: (s, n) for s, n in order if n.node.node_id not in top}.values())
-        picks = picks[: self.chunks_per_hop]
+        # Appended to a short list (nothing traded), only the lead chunk: on fifteen new users' sets at k = 3 the
+        # answer a hop brought was its first chunk every time (7 of 7), and the second chunk was never one (76 added).
+        picks = picks[: self.chunks_per_hop if len(nodes) >= self.window else 1]
         if not picks:
             pointer["outcome"] = "covered"
             return []

@@ -380,6 +380,14 @@ def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None 
     return rec
 
 
+def _own_place(ref: RawRef, doc_id: str, registry: Registry) -> list[dict[str, Any]]:
+    """A link within the page: the place of this document it lands on, when the page has that anchor or heading."""
+    citing = registry.profiles.get(doc_id)
+    key = entry_name_key(ref.fragment)
+    place = citing.fragments.get(key) or citing.slugs.get(key) if citing else None
+    return [_record(ref, None, "internal", place)] if place else []
+
+
 def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
                 families: Sequence[ReferenceFamily]) -> list[dict[str, Any]]:
     """Records for one raw reference: one per target, or one with ``target: None``."""
@@ -406,19 +414,17 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
             return [_record(ref, None, "ambiguous")]
         return [_record(ref, None, None)]
     if ref.kind == "link" and not ref.key:
-        # A link within the page: the place of this document it lands on, when the page has that anchor or heading.
-        citing = registry.profiles.get(doc_id)
-        key = entry_name_key(ref.fragment)
-        place = citing.fragments.get(key) or citing.slugs.get(key) if citing else None
-        return [_record(ref, None, "internal", place)] if place else []
+        return _own_place(ref, doc_id, registry)
     if ref.kind in ("document", "identifier", "citation", "link"):
         if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
             return []  # brackets that no reference list defines are not citations
         owners = _owner_docs(ref, doc_id, registry, families)
         if doc_id in owners and ref.kind in ("document", "identifier", "link"):
             # The document's own name, number or path: a mention of itself, never of a document
-            # that merely quotes it ("RFC 9000" inside RFC 9000, not the RFC whose title cites it).
-            return []
+            # that merely quotes it ("RFC 9000" inside RFC 9000, not the RFC whose title cites it). A link to a place
+            # of the page written with its own file name ("apt.html#sect.apt-update" in apt.html: DocBook's chunked
+            # HTML writes every cross-reference so) lands on that place, as "#sect.apt-update" would.
+            return _own_place(ref, doc_id, registry) if ref.kind == "link" and ref.fragment else []
         targets = owners - {doc_id}
         if len(targets) == 1:
             by_file = ref.family == "filename" or ref.family != "name" and ref.key in registry.files
@@ -516,8 +522,9 @@ def cap_refs(records: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     # An unresolved duplicate of a resolved reference adds nothing.
     done = {(r["kind"], r["ref"]) for r in unique if r["target"]}
     unresolved = [r for r in unique if not r["target"] and (r["kind"], r["ref"]) not in done]
-    # Links within the page (no path) come last: a page's contents list of them never crowds out another reference.
-    unresolved.sort(key=lambda r: r["kind"] == "link" and not r["ref"])   # stable: text order within each part
+    # Links within the page ("#place", or the page's own file with a place) come last: a page's contents list of them
+    # never crowds out another reference.
+    unresolved.sort(key=lambda r: r["kind"] == "link" and r["how"] == "internal")   # stable: text order in each part
     return (firsts + others + unresolved)[:limit]
 
 

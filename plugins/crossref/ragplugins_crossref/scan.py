@@ -638,6 +638,10 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
         first.setdefault((ref.kind, ref.start, ref.end), ref)
     refs = list(first.values())
     refs = _drop_link_labels(text, refs, links)
+    # A heading's own number names the section it opens, not one it points at ("# Chapter 12. Advanced
+    # Administration" was a reference of each chapter page of a new user's handbook to itself).
+    opened = {start for start, _ in headings}
+    refs = [r for r in refs if not (r.kind in ("section", "label") and r.start in opened)]
     refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, line := text.rfind("\n", 0, r.start) + 1, r.start)
             and not _RST_TARGET_LINE.match(text, line)]
     _attach_qualifiers(text, refs)

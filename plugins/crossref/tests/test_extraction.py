@@ -296,3 +296,14 @@ def test_a_reference_after_a_navigation_label_moves_the_reader_and_points_nowher
         "usr_12.txt": "Clever tricks.", "usr_10.txt": "Making big changes.", "usr_toc.txt": "Contents.",
     })
     assert [(r["ref"], r["target"]) for r in refs["usr_11.txt"]] == [("usr_12.txt", "usr_12.txt")]
+
+
+def test_a_heading_s_own_number_is_no_reference_and_the_same_number_in_a_sentence_is():
+    # A new user's handbook: "# Chapter 12. Advanced Administration" was stored as a reference of the chapter's page
+    # to itself, on every chapter and appendix page.
+    refs, _ = run({
+        "advanced-administration.html": "# Chapter 12. Advanced Administration\n\nRAID and LVM build on Chapter 9.",
+        "unix-services.html": "# Chapter 9. Unix Services\n\nSee Chapter 12 for RAID, and Chapter 9 below.",
+    })
+    assert targets(refs["advanced-administration.html"]) == {("chapter 9", "unix-services.html")}
+    assert targets(refs["unix-services.html"]) == {("chapter 12", "advanced-administration.html"), ("chapter 9", None)}

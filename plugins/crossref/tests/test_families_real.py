@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ragplugins_crossref.families import BUILTIN_FAMILIES
-from ragplugins_crossref.resolve import annotate
+from ragplugins_crossref.resolve import annotate, cap_refs
 
 
 def run(docs: dict[str, str], families=BUILTIN_FAMILIES):
@@ -39,6 +39,25 @@ def test_hyperlinks_resolve_relative_to_the_citing_file_and_drop_fragments():
     # Other sites, mail, the page itself and files not indexed leave no record at all.
     assert {kind for kind, _, _ in refs["manual/backup.html"]} == {"link"}
     assert len(refs["manual/backup.html"]) == 3
+
+
+def test_a_link_naming_its_own_page_lands_on_the_place_its_fragment_names():
+    # DocBook's chunked HTML (a new user's Debian Administrator's Handbook) writes a cross-reference to a section of
+    # the same page with the page's file name: 42 such links named nothing.
+    _, ann = run({
+        "manual/apt.html": "# Chapter 6. APT\n\nSee [Section 6.2.3, System Upgrade](apt.html#system-upgrade), "
+                           "[the top](apt.html) and [Section 6.3](sect.apt-cache.html#apt-cache).\n\n"
+                           "## System Upgrade\n\nUpgrade.",
+        "manual/sect.apt-cache.html": "## 6.3. apt-cache\n\nSearch.",
+    })
+    links = [(r["text"], r["target"], r["how"], r.get("chunk")) for r in ann.refs["manual/apt.html#0"]
+             if r["kind"] == "link"]
+    assert links == [("[Section 6.3](sect.apt-cache.html#apt-cache)", "manual/sect.apt-cache.html", "link", None),
+                     ("[Section 6.2.3, System Upgrade](apt.html#system-upgrade)", None, "internal",
+                      "manual/apt.html#0")]
+    # Under the cap it comes last, as a "#place" link does: a contents list of them crowds out no other reference.
+    capped = cap_refs(ann.refs["manual/apt.html#0"], 3)
+    assert [r["how"] for r in capped] == ["link", "qualifier", None]
 
 
 def test_a_link_into_a_folder_that_was_not_indexed_names_no_other_document():
