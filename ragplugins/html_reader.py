@@ -126,8 +126,17 @@ class HtmlPage:
     redirect: str = ""
 
 
+# The HTTP header a CGI program writes before its page, saved with it (man2html's pages: "Content-type: text/html;
+# charset=UTF-8" above the markup, read as the page's first words).
+_CGI_HEADER = re.compile(r"\A\s*content-type:[^\n]*\n(?:[\w-]+:[^\n]*\n)*[ \t\r]*\n", re.I)
+
+
 def parse_html(markup: str | bytes) -> BeautifulSoup:
     """A page's tree, parsed as :func:`read_html` parses it."""
+    if isinstance(markup, bytes):
+        markup = re.sub(_CGI_HEADER.pattern.encode(), b"", markup, count=1, flags=re.I)
+    else:
+        markup = _CGI_HEADER.sub("", markup, count=1)
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)

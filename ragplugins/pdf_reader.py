@@ -9,7 +9,8 @@ end of two of the four pages around it (two-sided books alternate their headers)
 joined as PDFReader joins them, so a PDF without furniture, dot leaders, ligatures, control characters or words
 hyphenated at a line's end reads exactly as before. A contents list or an index stays: its lines name the sections
 a question may use (dropping them lost answers on a new user's R manuals, bench/sections/core.md), with each dot
-leader cut to three dots. A PDF that pypdf reads with its words run together is read by pdfium (``GLUED_SHARE``).
+leader cut to three dots. A PDF that pypdf reads with its words run together (``GLUED_SHARE``) or broken by spaces
+(``SPLIT_SHARE``) is read by pdfium.
 """
 
 from __future__ import annotations
@@ -55,13 +56,25 @@ PDFIUM_LINE_HYPHEN = "\ufffe"
 DOT_LEADER = re.compile(r"(?:\.[ \t]?){4,}(?=[ \t]*\S)")
 
 
+# pypdf also reads some PDFs with spaces inside their words ("interpreter that e xecutes commands", "when the
+# shell is in voked": groff's, which kerns letters apart by less than its font's space): 2 % of the words of bash's
+# manual page as PDF, against at most 0.3 % in twenty other PDFs. pdfium, placing spaces from the glyphs'
+# positions, reads it whole; so it is read by pdfium when its words are the fewer split.
+SPLIT_SHARE = 0.01
+_NEXT_WORD = re.compile(r"(?<![^\W\d_])([^\W\d_]{1,12}) (?=([^\W\d_]{1,12})(?![^\W\d_]))")
+# A piece is part of a split word when at least this share of its occurrences join the piece before into a word.
+SPLIT_PIECE = 0.8
+
+
 def read_pdf(path: Path) -> str:
     pages = pdf_reader_class()(return_full_document=False).load_data(path)
     texts = [d.text for d in pages]
-    glued = glued_share(texts)
-    if glued >= GLUED_SHARE:
+    glued, split = glued_share(texts), split_share(texts)
+    if glued >= GLUED_SHARE or split >= SPLIT_SHARE:
         spaced = _pdfium_pages(path)
-        if spaced is not None and len(spaced) == len(texts) and glued_share(spaced) < glued / 2:
+        if spaced is not None and len(spaced) == len(texts) and (
+                glued_share(spaced) < glued / 2 if glued >= GLUED_SHARE
+                else split_share(spaced) < split / 2 and glued_share(spaced) < GLUED_SHARE):
             texts = spaced
     texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
     return join_line_end_hyphens(printable("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)))
@@ -104,6 +117,22 @@ def glued_share(texts: list[str]) -> float:
     """The share of the words of ``texts`` that are 20 letters or longer: words run together."""
     words = sum(len(WORD.findall(text)) for text in texts)
     return sum(len(GLUED_WORD.findall(text)) for text in texts) / words if words else 0.0
+
+
+def split_share(texts: list[str]) -> float:
+    """The share of the words of ``texts`` that are a word broken by a space: a piece that, nearly wherever it
+    stands (``SPLIT_PIECE``), follows one it makes a word of the text with ("e xecutes" where "executes" is written
+    whole too). "in to" is no such pair: "to" stands alone far more often than after "in"."""
+    text = "\n".join(texts)
+    counts = Counter(word.casefold() for word in WORD.findall(text))
+    joining: Counter[str] = Counter()
+    for m in _NEXT_WORD.finditer(text):
+        first, second = m.group(1).casefold(), m.group(2).casefold()
+        if counts[first + second]:
+            joining[second] += 1
+    split = sum(n for piece, n in joining.items() if n >= SPLIT_PIECE * counts[piece])
+    words = sum(counts.values())
+    return split / words if words else 0.0
 
 
 def _pdfium_pages(path: Path) -> list[str] | None:

@@ -596,3 +596,17 @@ def test_a_box_of_prose_that_prints_an_address_is_the_page_s_and_an_exponent_sta
     # An exponent stays apart from its base (a number, a variable's letter); an ordinal's letters and a footnote's
     # mark (after a word) do not take one.
     assert "holds 2^24 addresses,\nas the 1st footnote[[1](#ftn.1)] says,\nin O(N^2) time2." in text, text
+
+
+def test_the_http_header_a_cgi_program_saved_above_its_page_is_not_read(tmp_path):
+    # man2html writes "Content-type: text/html" above the page it serves; saved as bash.html, it was the page's first
+    # words, and the page's <title> with them.
+    page = ("Content-type: text/html; charset=UTF-8\n\n"
+            "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\">\n"
+            "<HTML><HEAD><TITLE>Man page of BASH</TITLE>\n</HEAD><BODY>\n<H1>BASH</H1>\n<H2>NAME</H2>\n"
+            "bash - GNU Bourne-Again SHell\n</BODY></HTML>\n")
+    [doc] = _read(tmp_path, "bash.html", page)
+    assert doc.text == "# BASH\n\n## NAME\n\nbash - GNU Bourne-Again SHell\n"
+    # A page whose words begin so is read as it is.
+    assert read_html("<p>Content-type: text/html is the header a CGI program writes.</p>").text.startswith(
+        "Content-type: text/html is")

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from pypdf import PdfReader
 
-from ragplugins.pdf_reader import DOT_LEADER, join_line_end_hyphens, page_furniture, pdf_reader_class, printable
+from ragplugins.pdf_reader import (
+    DOT_LEADER,
+    join_line_end_hyphens,
+    page_furniture,
+    pdf_reader_class,
+    printable,
+    split_share,
+)
 from ragplugins.readers import read_documents
 
 
@@ -50,13 +57,19 @@ def pdf_file(objects: list[bytes]) -> bytes:
 
 
 def make_spaced_by_kerning_pdf(lines: list[str]) -> bytes:
-    """A one-page PDF whose words are set as DBLaTeX sets them: a Type0 font of 2-byte codes (Identity-H) with a
-    ToUnicode map, each word apart from the next by a TJ kern, no space glyph between them, and the font's space
-    wider than the kern (pypdf then reads the words run together; pdfium places the spaces from the glyphs)."""
-    def shown(word: str) -> str:
-        return "<" + "".join(f"{ord(c):04x}" for c in word) + ">"
+    """A one-page PDF whose words are set as DBLaTeX sets them: each word apart from the next by a TJ kern, no space
+    glyph between them, and the font's space wider than the kern (pypdf then reads the words run together; pdfium
+    places the spaces from the glyphs)."""
+    return make_kerned_pdf([line.replace(" ", "|") for line in lines], kern=250, space_width=1200)
+
+
+def make_kerned_pdf(lines: list[str], kern: int, space_width: int) -> bytes:
+    """A one-page PDF of a Type0 font of 2-byte codes (Identity-H) with a ToUnicode map: each "|" of a line a TJ kern
+    of ``kern`` thousandths of an em, each space a space glyph ``space_width`` wide."""
+    def shown(piece: str) -> str:
+        return "<" + "".join(f"{ord(c):04x}" for c in piece) + ">"
     ops = ["BT", "/F1 10 Tf", "12 TL", "72 760 Td"]
-    ops += [op for line in lines for op in ("[" + " -250 ".join(shown(w) for w in line.split()) + "] TJ", "T*")]
+    ops += [op for line in lines for op in ("[" + f" -{kern} ".join(shown(p) for p in line.split("|")) + "] TJ", "T*")]
     content = "\n".join([*ops, "ET"]).encode()
     cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CIDSystemInfo << /Registry (Adobe) "
             b"/Ordering (UCS) /Supplement 0 >> def /CMapName /Adobe-Identity-UCS def /CMapType 2 def "
@@ -71,7 +84,8 @@ def make_spaced_by_kerning_pdf(lines: list[str]) -> bytes:
         b"<< /Type /Font /Subtype /Type0 /BaseFont /Serif /Encoding /Identity-H /DescendantFonts [6 0 R] "
         b"/ToUnicode 7 0 R >>",
         b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Serif /CIDSystemInfo << /Registry (Adobe) "
-        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 500 /W [32 [1200]] /CIDToGIDMap /Identity >>",
+        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 500 /W [32 [%d]] /CIDToGIDMap /Identity >>"
+        % space_width,
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap),
         b"<< /Type /FontDescriptor /FontName /Serif /Flags 32 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
         b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>",
@@ -155,6 +169,21 @@ def test_a_pdf_pypdf_reads_without_spaces_between_words_is_read_by_pdfium(tmp_pa
     assert "Thesefilesanddirectories" in PdfReader(path).pages[0].extract_text()   # what pypdf alone reads
     text = read_documents([tmp_path]).documents[0].text
     assert text.split("\n") == lines
+
+
+def test_a_pdf_pypdf_reads_with_spaces_inside_words_is_read_by_pdfium(tmp_path: Path):
+    """groff's PDFs (bash's manual page) kern letters apart by less than the font's space: pypdf reads "e xecutes"
+    and "in voked", pdfium the words whole. A pair like "in to" that the text also writes as one word is no split."""
+    lines = ["Bash is a command language interpreter that e|xecutes commands read from the standard",
+             "input. The shell is in|voked by a user, and it e|xecutes what it reads; log in to a host.",
+             "When bash is invoked as an interactive shell it executes commands into a session, to the end."]
+    path = tmp_path / "bash.pdf"
+    path.write_bytes(make_kerned_pdf(lines, kern=120, space_width=250))
+    assert "e xecutes" in PdfReader(path).pages[0].extract_text()   # what pypdf alone reads
+    text = read_documents([tmp_path]).documents[0].text
+    assert text.split("\n") == [line.replace("|", "") for line in lines]
+    clean = [line.replace("|", "") for line in lines]
+    assert split_share(clean) == 0 and split_share(["It e xecutes it, and e xecutes it; it executes."]) > 0
 
 
 def test_a_glued_pdf_pdfium_cannot_read_keeps_pypdf_s_text(tmp_path: Path, monkeypatch):

@@ -99,8 +99,9 @@ class NameIndex:
     lengths: dict[str, list[int]] = field(default_factory=dict)
     # Names the user declared (aliases): found as declared, in any case ("the management guide").
     declared: set[tuple[str, ...]] = field(default_factory=set)
-    # Names given with their words joined by "_" (a file's "FILTER_README"): found so joined too.
-    joined: set[tuple[str, ...]] = field(default_factory=set)
+    # Names given with their words joined by "_" (a file's "FILTER_README"), as each is written: found so joined and
+    # so written too (bash's "BASH_ALIASES" is a shell variable, not its examples' file Bash_aliases).
+    joined: dict[tuple[str, ...], set[str]] = field(default_factory=dict)
 
     def add(self, name: str, doc_id: str, trusted: bool = False) -> bool:
         toks = tokens(name)
@@ -108,7 +109,7 @@ class NameIndex:
             return False
         self.by_tokens.setdefault(toks, set()).add(doc_id)
         if "_" in name:
-            self.joined.add(toks)
+            self.joined.setdefault(toks, set()).add(name.strip())
         if trusted:
             self.declared.add(toks)
         sizes = self.lengths.setdefault(toks[0], [])
@@ -141,10 +142,10 @@ class NameIndex:
                 gaps = [text[a.end():b.start()] for a, b in zip(span, span[1:])]
                 # A file's own name written in prose joins its words as the file does: "see the FILTER_README
                 # document" (Postfix's READMEs, 117 such mentions); git's GIT_COMMIT is a variable, no git-commit.
-                gaps_ok = all(_GAP.fullmatch(gap) for gap in gaps) or (
-                    key in self.joined and all(gap == "_" for gap in gaps))
-                # Not a part of an identifier: "POST_BUILD\n  COMMAND" holds no mention of "Build Command".
                 start, end = span[0].start(), span[-1].end()
+                gaps_ok = all(_GAP.fullmatch(gap) for gap in gaps) or (
+                    all(gap == "_" for gap in gaps) and text[start:end] in self.joined.get(key, ()))
+                # Not a part of an identifier: "POST_BUILD\n  COMMAND" holds no mention of "Build Command".
                 whole = text[start - 1:start] != "_" and text[end:end + 1] != "_"
                 if gaps_ok and whole and (not as_written or key in self.declared
                                           or written_as_name([m.group() for m in span])):

@@ -390,9 +390,14 @@ def test_a_file_s_name_written_with_its_underscores_names_it():
         "FILTER_README": "Postfix After-Queue Content Filter\n\ntext",
         "git-filter-branch.txt": "git-filter-branch(1)\n\nThe environment variable GIT_COMMIT holds the commit id.",
         "git-commit.txt": "git-commit(1)\n\ntext",
+        # bash's examples: a file named Bash_aliases, and the shell variable BASH_ALIASES in the manual.
+        "examples/Bash_aliases": "# Some useful aliases.\nalias texclean='rm -f *.aux'",
+        "bashref.html": "# Bash Variables\n\nBASH_ALIASES is an associative array variable.",
     })
     assert resolved(refs["SMTPD_PROXY_README"]) == {("filter readme", "FILTER_README")}
     assert not resolved(refs["git-filter-branch.txt"])   # a file named with "-" is not written with "_"
+    # Joined by "_", a name is the file's only as the file writes it, case and all.
+    assert not refs["bashref.html"]
 
 
 def test_a_footnote_s_mark_is_no_citation():
