@@ -685,11 +685,19 @@ class CrossrefHop(BaseNodePostprocessor):
         if not pointers and not places:
             # No candidate carries the key the extractor writes on every chunk: the index never met crossref.
             unprepared = not any(REFS_KEY in n.node.metadata for n in nodes)
+            # A full list weighs no place of the candidates' own documents: say so rather than that none was found
+            # (a new user's one-page manuals, whose every pointer is such a place, read "no resolved references").
+            within = 0 if len(nodes) < self.window else sum(
+                1 for refs in refs_of.values() for r in refs if r.get("how") == "internal" and r.get("chunk"))
+            reason = ("no resolved references to other documents in the top candidates"
+                      + (" from the documents the question names" if named else "")
+                      + f"; their references to places of their own document ({within}) are weighed only in a "
+                        f"list shorter than the window ({self.window})") if within else \
+                ("no resolved references in the top candidates"
+                 + (" from the documents the question names" if named else ""))
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
-                                chunks_added=0, named=sorted(named),
-                                reason=api.not_prepared(PLUGIN) if unprepared else
-                                "no resolved references in the top candidates"
-                                + (" from the documents the question names" if named else ""))
+                                chunks_added=0, named=sorted(named), numbers={"places_within": within},
+                                reason=api.not_prepared(PLUGIN) if unprepared else reason)
             return nodes
         query_embedding = self.context.embed_query(query)
         measured = {n.node.node_id: api.query_cosine(n, query_embedding) for n in nodes}

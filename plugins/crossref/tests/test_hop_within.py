@@ -92,9 +92,13 @@ def test_a_listed_place_a_weak_pointer_and_a_full_window_add_nothing(handbook):
     candidates, out, decision = run(handbook, ["leave", "canteen"], query="How is overtime on a public holiday paid?")
     assert out == candidates and [p["outcome"] for p in decision["considered"]] == [
         "the question does not name this place"]
-    # A full window (window 2 here) is the swap's: it trades only chunks of third documents.
+    # A full window (window 2 here) is the swap's: it trades only chunks of third documents, and says the places
+    # it did not weigh are there.
     candidates, out, decision = run(handbook, ["leave", "canteen"], window=2)
     assert out == candidates and decision["fired"] is False
+    assert decision["reason"] == ("no resolved references to other documents in the top candidates; their "
+                                  "references to places of their own document (1) are weighed only in a list "
+                                  "shorter than the window (2)")
 
 
 def test_the_place_is_brought_only_if_the_hosts_filter_lets_the_query_see_it(handbook):
