@@ -129,14 +129,13 @@ class HtmlPage:
 # The HTTP header a CGI program writes before its page, saved with it (man2html's pages: "Content-type: text/html;
 # charset=UTF-8" above the markup, read as the page's first words).
 _CGI_HEADER = re.compile(r"\A\s*content-type:[^\n]*\n(?:[\w-]+:[^\n]*\n)*[ \t\r]*\n", re.I)
+_CGI_HEADER_BYTES = re.compile(_CGI_HEADER.pattern.encode(), re.I)
 
 
 def parse_html(markup: str | bytes) -> BeautifulSoup:
     """A page's tree, parsed as :func:`read_html` parses it."""
-    if isinstance(markup, bytes):
-        markup = re.sub(_CGI_HEADER.pattern.encode(), b"", markup, count=1, flags=re.I)
-    else:
-        markup = _CGI_HEADER.sub("", markup, count=1)
+    markup = _CGI_HEADER_BYTES.sub(b"", markup, count=1) if isinstance(markup, bytes) else \
+        _CGI_HEADER.sub("", markup, count=1)
     with warnings.catch_warnings():
         # XHTML pages (DocBook's) start with an XML declaration; they are HTML to a reader all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
@@ -539,13 +538,12 @@ def _a_box_of_prose(element: Tag) -> bool:
     Handbook). Its words are mostly not link words: a site's sidebar is links."""
     if "sidebar" not in _words(element, "class", "id"):
         return False
-    links = element.find_all("a")
+    linked_words = [(len(_WORD.findall(text)), text.strip()) for text in (a.get_text(" ") for a in element("a"))]
     # An address the box prints ("-> https://www.debian.org/releases/...#security-archive") is one word, not the
     # dozen its parts make: counted as link words, they dropped the handbook's short NOTE and TIP boxes that end in one.
-    printed = sum(len(_WORD.findall(a.get_text(" "))) - 1 for a in links
-                  if _PRINTED_ADDRESS.match(a.get_text().strip()))
+    printed = sum(n - 1 for n, text in linked_words if _PRINTED_ADDRESS.match(text))
     words = len(_WORD.findall(element.get_text(" "))) - printed
-    linked = sum(len(_WORD.findall(a.get_text(" "))) for a in links) - printed
+    linked = sum(n for n, _ in linked_words) - printed
     return words - linked >= PROSE_WORDS and linked <= words / 3
 
 

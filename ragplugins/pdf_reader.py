@@ -59,7 +59,7 @@ DOT_LEADER = re.compile(r"(?:\.[ \t]?){4,}(?=[ \t]*\S)")
 # pypdf also reads some PDFs with spaces inside their words ("interpreter that e xecutes commands", "when the
 # shell is in voked": groff's, which kerns letters apart by less than its font's space): 2 % of the words of bash's
 # manual page as PDF, against at most 0.3 % in twenty other PDFs. pdfium, placing spaces from the glyphs'
-# positions, reads it whole; so it is read by pdfium when its words are the fewer split.
+# positions, reads it whole.
 SPLIT_SHARE = 0.01
 _NEXT_WORD = re.compile(r"(?<![^\W\d_])([^\W\d_]{1,12}) (?=([^\W\d_]{1,12})(?![^\W\d_]))")
 # A piece is part of a split word when at least this share of its occurrences join the piece before into a word.
@@ -69,12 +69,13 @@ SPLIT_PIECE = 0.8
 def read_pdf(path: Path) -> str:
     pages = pdf_reader_class()(return_full_document=False).load_data(path)
     texts = [d.text for d in pages]
-    glued, split = glued_share(texts), split_share(texts)
-    if glued >= GLUED_SHARE or split >= SPLIT_SHARE:
+    damage = {measure: measure(texts) for measure, _ in SPACING_DAMAGE}
+    if any(damage[measure] >= limit for measure, limit in SPACING_DAMAGE):
         spaced = _pdfium_pages(path)
-        if spaced is not None and len(spaced) == len(texts) and (
-                glued_share(spaced) < glued / 2 if glued >= GLUED_SHARE
-                else split_share(spaced) < split / 2 and glued_share(spaced) < GLUED_SHARE):
+        # pdfium's reading is taken when it has half the damage pypdf's has, or less, and none of the other kind.
+        if spaced is not None and len(spaced) == len(texts) and all(
+                measure(spaced) < (damage[measure] / 2 if damage[measure] >= limit else limit)
+                for measure, limit in SPACING_DAMAGE):
             texts = spaced
     texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
     return join_line_end_hyphens(printable("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)))
@@ -133,6 +134,10 @@ def split_share(texts: list[str]) -> float:
     split = sum(n for piece, n in joining.items() if n >= SPLIT_PIECE * counts[piece])
     words = sum(counts.values())
     return split / words if words else 0.0
+
+
+# How pypdf misreads a PDF's spacing, and the share of words from which a PDF is read by pdfium instead.
+SPACING_DAMAGE = ((glued_share, GLUED_SHARE), (split_share, SPLIT_SHARE))
 
 
 def _pdfium_pages(path: Path) -> list[str] | None:

@@ -689,12 +689,12 @@ class CrossrefHop(BaseNodePostprocessor):
             # (a new user's one-page manuals, whose every pointer is such a place, read "no resolved references").
             within = 0 if len(nodes) < self.window else sum(
                 1 for refs in refs_of.values() for r in refs if r.get("how") == "internal" and r.get("chunk"))
-            reason = ("no resolved references to other documents in the top candidates"
-                      + (" from the documents the question names" if named else "")
-                      + f"; their references to places of their own document ({within}) are weighed only in a "
-                        f"list shorter than the window ({self.window})") if within else \
-                ("no resolved references in the top candidates"
-                 + (" from the documents the question names" if named else ""))
+            whose = " from the documents the question names" if named else ""
+            reason = f"no resolved references in the top candidates{whose}"
+            if within:
+                reason = (f"no resolved references to other documents in the top candidates{whose}; their references "
+                          f"to places of their own document ({within}) are weighed only in a list shorter than the "
+                          f"window ({self.window})")
             api.record_decision(PLUGIN, "hop", before=nodes, after=nodes, fired=False, considered=[], chosen=[],
                                 chunks_added=0, named=sorted(named), numbers={"places_within": within},
                                 reason=api.not_prepared(PLUGIN) if unprepared else reason)
