@@ -227,7 +227,7 @@ def quality_md(res: dict) -> str:
         if arm == "off":
             lines.append(f"| off | {_f(s['final.ndcg@10'], 4)} | {rec} | - | - | - | - |")
             continue
-        fired = s.get("retry.fired", 0.0)
+        fired = s.get("retry.judged_weak", 0.0)
         kept = s.get("retry.kept_retry")
         kept_n = sum(1 for f in e["fired"] if f["kept"] == "retry")
         cmp = e["final.ndcg@10"]

@@ -298,7 +298,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         click.echo(f"stopped: {kept}", err=True)
         sys.exit(130)
     if progress.total:
-        click.echo(f"indexed: {progress.line().rsplit(', ', 1)[0]}", err=True)
+        click.echo(f"indexed: {progress.summary()}", err=True)
     click.echo(f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
                f"removed {len(report.deleted)}, skipped {len(report.skipped)}; {report.chunks_written} chunks "
                f"written to {rp.config.core.persist_dir}")
@@ -487,6 +487,9 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
                           escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")),
                           escape(result_label(n)))
         console.print(table)
+    if len(nodes) > show:
+        # With top_k = 20 the first eight read as the whole list unless the rest is said to be there.
+        click.echo(f"{show} of {len(nodes)} sources shown; --show {len(nodes)} prints them all")
     lines = decision_lines(trace)
     if lines:
         click.echo("what each plugin decided:")

@@ -27,6 +27,7 @@ class IndexProgress(BaseEventHandler):
     windows: int = 0   # window texts announced (embedded after the chunks)
     done: int = 0      # texts embedded: chunks, then windows
     reused: int = 0    # of those, read back from a stopped run's (ragplugins.resume), not embedded now
+    after: int = 0     # texts embedded once the chunks and windows were: an index-time plugin's own (overviews)
     started: float | None = None
 
     @classmethod
@@ -43,7 +44,9 @@ class IndexProgress(BaseEventHandler):
         elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "reused"):
             self.reused += int(event.data["texts"])
         elif isinstance(event, EmbeddingEndEvent) and self.total:
-            self.done = min(self.total + self.windows, self.done + len(event.chunks))
+            room = max(0, self.total + self.windows - self.done)
+            self.done += min(room, len(event.chunks))
+            self.after += len(event.chunks) - min(room, len(event.chunks))
         elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "embedded"):
             # Chunks embedded elsewhere (Ray workers: ragplugins.executors), announced as they arrive.
             self.done = min(self.total, self.done + int(event.data["chunks"]))
@@ -69,13 +72,26 @@ class IndexProgress(BaseEventHandler):
     def line(self) -> str:
         if not self.total:
             return "reading and splitting files..."
+        if self.after and self.done >= self.total + self.windows:
+            # Their count is the plugin's to know: "0.0 texts/s, about 0 s left" stood for minutes of overviews.
+            return f"{self._counts()}; index-time plugins' own texts: {self.after} embedded so far"
+        rate = self._rate()
+        left = f"about {(self.total + self.windows - self.done) / rate:.0f} s left" if rate else "estimating time left"
+        return f"{self._counts()}, {rate:.1f} texts/s, {left}"
+
+    def summary(self) -> str:
+        """What was embedded, said once the build is done."""
+        plugins = f"; index-time plugins' own texts: {self.after}" if self.after else ""
+        return f"{self._counts()}, {self._rate():.1f} texts/s{plugins}"
+
+    def _counts(self) -> str:
+        windows = f", windows {self.done - self.chunks_done}/{self.windows}" if self.windows else ""
+        return f"files {self.files_done}/{len(self.per_document)}, chunks {self.chunks_done}/{self.total}{windows}"
+
+    def _rate(self) -> float:
         elapsed = time.perf_counter() - (self.started or time.perf_counter())
         embedded = self.done - self.reused
-        rate = embedded / elapsed if elapsed > 0 and embedded > 0 else 0.0
-        left = f"about {(self.total + self.windows - self.done) / rate:.0f} s left" if rate else "estimating time left"
-        windows = f", windows {self.done - self.chunks_done}/{self.windows}" if self.windows else ""
-        return (f"files {self.files_done}/{len(self.per_document)}, chunks {self.chunks_done}/{self.total}{windows}, "
-                f"{rate:.1f} texts/s, {left}")
+        return embedded / elapsed if elapsed > 0 and embedded > 0 else 0.0
 
     def __enter__(self) -> IndexProgress:
         get_dispatcher().add_event_handler(self)

@@ -94,6 +94,13 @@ def skipped_lines(skipped: Iterable[tuple[str, str]]) -> list[str]:
 REDIRECT = 'it only sends the reader to another page (<meta http-equiv="refresh">) and has no text of its own'
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
 SAME_FILE = "it is a symbolic link to a file indexed under another id"
+# Sphinx copies every page's source beside the HTML it built from it ("_sources/faq/x.rst.txt" for "faq/x.html",
+# "_sources/x.txt" before Sphinx 1.5) for its "Show Source" link: the same text again, without its links. Read both,
+# and every page was twice in the index (a new user's rsyslog folder: 316 of 634 documents; a question's answer third,
+# behind a page and its twin).
+SPHINX_SOURCE = "it is the copy of a page's source that Sphinx keeps in '_sources'; the page itself is read as HTML"
+SPHINX_SOURCES = "_sources"
+SPHINX_SOURCE_SUFFIXES = {".rst", ".md", ".txt", ".ipynb"}
 
 
 class FileList(NamedTuple):
@@ -128,7 +135,8 @@ def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> F
             raise InputError(f"two files would get the id '{doc_id}': '{seen[doc_id]}' and '{f}'; "
                              "index them from a common parent directory")
         seen[doc_id] = f
-    return _one_id_per_file(out)
+    listed = _one_id_per_file(out)
+    return _without_sphinx_sources(listed)
 
 
 def _one_id_per_file(listed: list[tuple[Path, str, str]]) -> FileList:
@@ -144,6 +152,25 @@ def _one_id_per_file(listed: list[tuple[Path, str, str]]) -> FileList:
             dropped.update(i for i in places if i != keep)
     return FileList([t for i, t in enumerate(listed) if i not in dropped],
                     [(str(listed[i][0]), SAME_FILE) for i in sorted(dropped)])
+
+
+def _without_sphinx_sources(listed: FileList) -> FileList:
+    """``listed`` without the files of a Sphinx build's ``_sources`` folder whose page is listed as HTML."""
+    ids = {doc_id for _, doc_id, _ in listed.files}
+    kept, dropped = [], []
+    for f, doc_id, root in listed.files:
+        parts = doc_id.split("/")
+        if SPHINX_SOURCES in parts[:-1] and doc_id.endswith(".txt"):
+            at = parts.index(SPHINX_SOURCES)
+            page = "/".join(parts[:at] + parts[at + 1:]).removesuffix(".txt")
+            source_suffix = Path(page).suffix
+            if source_suffix in SPHINX_SOURCE_SUFFIXES:
+                page = page.removesuffix(source_suffix)
+            if any(page + suffix + gz in ids for suffix in HTML_SUFFIXES for gz in ("", GZIP_SUFFIX)):
+                dropped.append((str(f), SPHINX_SOURCE))
+                continue
+        kept.append((f, doc_id, root))
+    return FileList(kept, listed.skipped + dropped)
 
 
 def _utf16_without_bom(head: bytes) -> str | None:

@@ -86,6 +86,10 @@ def test_index_then_query(run, tmp_path, tiny_corpus):
     query = run("query", "How often is the boiler descaled?", "--show", "2", config=cfg).output
     # Each chunk named as traces name it (document#position), in full.
     assert "espresso_manual.md#0" in query and "termination_policy.md#0" in query and "…" not in query
+    # Fewer shown than found is said, with how to see the rest.
+    found = int(re.search(r"2 of (\d+) sources shown; --show (\d+) prints them all", query)[1])
+    assert found > 2 and f"--show {found}" in query
+    assert "sources shown" not in run("query", "How often is the boiler descaled?", "--show", "50", config=cfg).output
     missing = run("index", str(tmp_path / "nowhere"), config=cfg)
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
@@ -257,6 +261,17 @@ def test_indexing_progress_counts_files_and_chunks(tmp_path, long_corpus, bundle
     resumed = IndexProgress(per_document=[10], total=10, windows=20, done=20, reused=10,
                             started=time.perf_counter() - 10)
     assert resumed.line() == "files 1/1, chunks 10/10, windows 10/20, 1.0 texts/s, about 10 s left"
+    # Texts embedded after the chunks and windows are an index-time plugin's (overviews), said as such.
+    from llama_index.core.instrumentation.events.embedding import EmbeddingEndEvent
+
+    overviews = IndexProgress(per_document=[10], total=10, windows=20, done=25, started=time.perf_counter() - 10)
+    for _ in range(2):
+        overviews.handle(EmbeddingEndEvent(chunks=["text"] * 4, embeddings=[[0.0]] * 4))
+    assert overviews.done == 30 and overviews.after == 3
+    assert overviews.line() == ("files 1/1, chunks 10/10, windows 20/20; "
+                                "index-time plugins' own texts: 3 embedded so far")
+    assert re.fullmatch(r"files 1/1, chunks 10/10, windows 20/20, \d+\.\d texts/s; index-time plugins' own texts: 3",
+                        overviews.summary()), overviews.summary()
     assert lines[-1].startswith(f"files 4/4, chunks {progress.total}/{progress.total}, "
                                 f"windows {progress.windows}/{progress.windows}")
 

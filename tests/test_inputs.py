@@ -81,6 +81,33 @@ def test_a_file_linked_under_other_names_is_indexed_once_under_its_own(rag, tmp_
     assert len(said) == 1 and "and 1 more files" in said[0]
 
 
+def test_the_page_sources_a_sphinx_build_keeps_are_not_indexed_beside_their_pages(rag, tmp_path):
+    # rsyslog's manual as Debian installs it: every page also as _sources/<page>.rst.txt (older Sphinx:
+    # _sources/<page>.txt). A source whose page is not in the folder is the only copy, and is read.
+    folder = tmp_path / "html"
+    (folder / "_sources" / "faq").mkdir(parents=True)
+    (folder / "faq").mkdir()
+    (folder / "faq" / "queue.html").write_text("<html><body><h1>Queues</h1><p>A disk queue spools "
+                                                "messages to files.</p></body></html>")
+    (folder / "_sources" / "faq" / "queue.rst.txt").write_text("Queues\n======\n\nA disk queue spools messages.")
+    (folder / "index.html").write_text("<html><body><h1>rsyslog</h1><p>The rocket-fast system.</p></body></html>")
+    (folder / "_sources" / "index.txt").write_text("rsyslog\n=======\n\nThe rocket-fast system.")
+    (folder / "_sources" / "orphan.rst.txt").write_text("Orphan\n======\n\nA page built to no HTML here.")
+    # Debian compresses a large page: changelog.html.gz is the page of _sources/changelog.rst.txt.
+    (folder / "changelog.html.gz").write_bytes(gzip.compress(b"<html><body><h1>Changes</h1><p>8.2302: fixes."
+                                                             b"</p></body></html>"))
+    (folder / "_sources" / "changelog.rst.txt").write_text("Changes\n=======\n\n8.2302: fixes.")
+    with pytest.warns(UserWarning, match=r"and 2 more files: it is the copy of a page's source that Sphinx keeps"):
+        _, report = rag.index_paths([folder])
+    assert sorted(report.added) == ["_sources/orphan.rst.txt", "changelog.html.gz", "faq/queue.html", "index.html"]
+    assert sorted(Path(p).name for p, _ in report.skipped) == ["changelog.rst.txt", "index.txt", "queue.rst.txt"]
+    # A source indexed while its page was not there goes once the page comes: the page holds its text.
+    (folder / "orphan.html").write_text("<html><body><h1>Orphan</h1><p>A page built at last.</p></body></html>")
+    with pytest.warns(UserWarning, match="and 3 more files"):
+        _, report = rag.index_paths([folder])
+    assert report.added == ["orphan.html"] and report.deleted == ["_sources/orphan.rst.txt"]
+
+
 def test_a_link_to_a_file_outside_the_folder_is_indexed_under_the_link(rag, tmp_path):
     elsewhere = tmp_path / "shared.md"
     elsewhere.write_text("A note kept outside the folder, about grinder burrs.")

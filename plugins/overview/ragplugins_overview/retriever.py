@@ -136,8 +136,16 @@ class OverviewRetriever(BaseRetriever):
         # of them is what fails (the best one may pass on its own).
         above, _ = ranking.decisive(float("-inf"), float("-inf"), cfg.top_documents)
         weakest_z = above[-1][2] if above else 0.0
-        return [], (f"no clear margin: the {len(above)} document(s) above the largest gap need z >= {cfg.outlier_z} "
-                    f"(weakest {weakest_z:.2f}) and a gap >= {min_gap:.2f} (gap {gap:.2f})"), gap
+        z_rule = f"z >= {cfg.outlier_z} (weakest {weakest_z:.2f})"
+        gap_rule = f"a gap >= {min_gap:.2f} (gap {gap:.2f})"
+        # Only what fails is what they "need"; a rule they meet is said as met, not listed beside it.
+        if weakest_z >= cfg.outlier_z and gap < min_gap:
+            needs = f"{gap_rule}; {z_rule} is met"
+        elif weakest_z < cfg.outlier_z and gap >= min_gap:
+            needs = f"{z_rule}; {gap_rule} is met"
+        else:
+            needs = f"{z_rule} and {gap_rule}"
+        return [], f"no clear margin: the {len(above)} document(s) above the largest gap need {needs}", gap
 
     # -- steering ---------------------------------------------------------
     def steer(self, query: str, candidates: list[NodeWithScore]) -> list[NodeWithScore]:

@@ -22,6 +22,13 @@ def test_no_clear_margin_quotes_the_number_that_fails():
     chosen, reason, gap = OverviewRetriever(None, None, config).select(ranking, list("abcdef"), [])
     assert chosen == [] and gap == 2.5
     assert reason.startswith("no clear margin") and "3.00" in reason and "3.5" in reason
+    assert reason.endswith("need z >= 3.5 (weakest 3.00); a gap >= 1.00 (gap 2.50) is met"), reason
+    # The gap alone short: the z rule is said as met (a new user's rsyslog set read both as unmet).
+    ranking = DocumentRanking(positions=[0, 1, 2, 3, 4, 5], scores=[5.0, 4.5, 0.5, 0.4, 0.3, 0.2], median=0.0,
+                              spread=1.0, n_documents=6, exact=True)
+    config = OverviewConfig(mode="adaptive", outlier_z=3.5, min_gap=5.0, top_documents=3)
+    _, reason, _ = OverviewRetriever(None, None, config).select(ranking, list("abcdef"), [])
+    assert reason.endswith("need a gap >= 5.00 (gap 4.00); z >= 3.5 (weakest 4.50) is met"), reason
 
 
 def test_each_query_through_the_wrapper_gets_its_own_decision():

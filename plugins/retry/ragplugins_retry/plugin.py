@@ -118,12 +118,14 @@ def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
 
 @api.hookimpl
 def ragplugins_eval_instrument(config: RetryConfig, trace, row, first_stage, final, is_relevant):
+    # "judged_weak", not the trace's "fired": read in eval's table beside other plugins' "fired" (which acted),
+    # "fired" on a rank-1 answer with no retry tried misled new users; "attempted" is the retry itself.
     decision = trace.get(PLUGIN, "decision") if trace is not None else None
     if not decision:
-        return {"fired": False, "no_signal": None, "attempted": None, "kept_retry": None, "retry_ms": 0.0}
+        return {"judged_weak": False, "no_signal": None, "attempted": None, "kept_retry": None, "retry_ms": 0.0}
     fired = bool(decision.get("fired"))
     return {
-        "fired": fired,
+        "judged_weak": fired,
         "no_signal": decision.get("score_before") is None,
         "attempted": bool(decision.get("attempted")) if fired else None,
         "kept_retry": decision.get("kept") == "retry" if fired else None,

@@ -170,12 +170,12 @@ def test_eval_instrumentation_reports_the_decision(tiny_rag, bundled_embed_model
                                                first_stage=result.first_stage, final=result.final,
                                                is_relevant=lambda t: False)
     decision = result.trace.get("retry", "decision")
-    assert values["fired"] is True and values["attempted"] is True
+    assert values["judged_weak"] is True and values["attempted"] is True
     assert values["kept_retry"] == (decision["kept"] == "retry")
     assert values["score_before"] == decision["score_before"] and values["retry_ms"] > 0
     quiet = plugin.ragplugins_eval_instrument(config=None, trace=api.Trace(), row=None,
                                               first_stage=[], final=[], is_relevant=lambda t: False)
-    assert quiet["fired"] is False and quiet["kept_retry"] is None
+    assert quiet["judged_weak"] is False and quiet["kept_retry"] is None
 
 
 def _cli():
