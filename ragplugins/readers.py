@@ -112,7 +112,8 @@ def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> F
     """(file, id, root) triples; ids are relative to the directory given, or the file name. Hidden files
     and folders, and ``skip_dirs`` (the index's own directory), are not walked into. Dangling symlinks are
     kept: read_files lists them as skipped. A file reached under several ids through symbolic links is
-    listed once, under its own path where the walk finds it (else its first id), and its other ids skipped."""
+    listed once, under its own path where the walk finds it (else its first id), and its other ids skipped; so is
+    the copy of a page's source a Sphinx build keeps in ``_sources`` when the page is listed."""
     out: list[tuple[Path, str, str]] = []
     skip = [Path(d).resolve() for d in skip_dirs]
     for raw in paths:
@@ -135,8 +136,7 @@ def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> F
             raise InputError(f"two files would get the id '{doc_id}': '{seen[doc_id]}' and '{f}'; "
                              "index them from a common parent directory")
         seen[doc_id] = f
-    listed = _one_id_per_file(out)
-    return _without_sphinx_sources(listed)
+    return _without_sphinx_sources(_one_id_per_file(out))
 
 
 def _one_id_per_file(listed: list[tuple[Path, str, str]]) -> FileList:

@@ -72,13 +72,33 @@ def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bun
     row = run.rows[0]
     assert [row["chunks"][i].rsplit("#", 1)[0] for i in row["final_ids"]] == row["final_docs"]
     cmp = run.compare("off", "dense", 3)
-    assert sorted(cmp["improved"] + cmp["regressed"] + cmp["unchanged"]) == ["q1", "q2", "q3", "q4"]
+    assert sorted(cmp["improved"] + cmp["regressed"] + cmp["reordered"] + cmp["unchanged"]) == ["q1", "q2", "q3", "q4"]
     again = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model, cache="cache2")
     assert json.dumps(run.to_dict(timings=False), sort_keys=True, default=str) == \
         json.dumps(again.to_dict(timings=False), sort_keys=True, default=str)
     out = run.write(tmp_path / "out")
     assert (out / "chart.png").stat().st_size > 1000
     assert "| off |" in (out / "results.md").read_text()
+
+
+def test_a_list_reordered_with_the_same_score_is_said_apart_from_an_unchanged_one():
+    # overview reordered a new user's jj18 at k = 3 without moving its nDCG, and the report said "unchanged 24".
+    from ragplugins.eval.report import changes
+    from ragplugins.eval.runner import EvalRun
+
+    def row(arm, qid, ids, ndcg):
+        scores = {"recall@5": 1.0, "recall@10": 1.0, "recall@20": 1.0, "ndcg@10": ndcg, "len": len(ids)}
+        return {"arm": arm, "k": 3, "id": qid, "slices": ["all"], "k_used": 3, "latency_ms": 1.0, "instrument": {},
+                "first": scores, "final": scores, "first_ids": ids, "final_ids": ids}
+
+    run = EvalRun(arms=["off", "overview"], ks=[3], rows=[
+        row("off", "q1", ["a", "b", "c"], 1.0), row("overview", "q1", ["a", "c", "b"], 1.0),   # reordered
+        row("off", "q2", ["a", "b", "c"], 0.5), row("overview", "q2", ["a", "b", "c"], 0.5),   # the same list
+        row("off", "q3", ["a", "b", "c"], 0.5), row("overview", "q3", ["c", "b", "a"], 1.0)])  # improved
+    assert run.compare("off", "overview", 3) == {"improved": ["q3"], "regressed": [], "reordered": ["q1"],
+                                                 "unchanged": ["q2"]}
+    assert changes(run) == ["k=3 overview (nDCG@3): improved 1 ['q3'], regressed 0 [], "
+                            "reordered with the same score 1 ['q1'], unchanged 1"]
 
 
 def test_cache_is_keyed_by_content(tiny_corpus, gold_file, tmp_path, bundled_embed_model):

@@ -100,7 +100,9 @@ def changes(run) -> list[str]:
             c = run.compare(run.arms[0], arm, k)
             line = (f"k={k} {arm} ({at_k([('ndcg@10', 'nDCG@10')], longest_list(run, k))[0][1]}): "
                     f"improved {len(c['improved'])} {c['improved']}, "
-                    f"regressed {len(c['regressed'])} {c['regressed']}, unchanged {len(c['unchanged'])}")
+                    f"regressed {len(c['regressed'])} {c['regressed']}, "
+                    + (f"reordered with the same score {len(c['reordered'])} {c['reordered']}, " if c["reordered"]
+                       else "") + f"unchanged {len(c['unchanged'])}")
             mine, theirs = (run.summary(a, k).get("final_len", 0.0) for a in (arm, run.arms[0]))
             if mine > theirs + 1e-9 and not _budget_matched(run, arm):
                 # A plugin that appends chunks is scored on a longer list: part of a gain can be the length.

@@ -255,14 +255,17 @@ class EvalRun:
         return out
 
     def compare(self, a: str, b: str, k: int, metric: str = "final.ndcg@10") -> dict[str, list[str]]:
-        """Per query: rows where arm ``b`` is better / worse / equal to arm ``a`` on ``metric``."""
+        """Per query: rows where arm ``b`` is better / worse than arm ``a`` on ``metric``, equal on it with another
+        list ("reordered": a plugin that moved chunks without moving the metric did act), or the same list."""
         stage, name = metric.split(".", 1)
-        left = {r["id"]: r[stage][name] for r in self._rows(a, k)}
-        right = {r["id"]: r[stage][name] for r in self._rows(b, k)}
-        out: dict[str, list[str]] = {"improved": [], "regressed": [], "unchanged": []}
+        left = {r["id"]: r for r in self._rows(a, k)}
+        right = {r["id"]: r for r in self._rows(b, k)}
+        out: dict[str, list[str]] = {"improved": [], "regressed": [], "reordered": [], "unchanged": []}
         for qid in sorted(left.keys() & right.keys()):
-            d = right[qid] - left[qid]
-            out["improved" if d > 1e-9 else "regressed" if d < -1e-9 else "unchanged"].append(qid)
+            d = right[qid][stage][name] - left[qid][stage][name]
+            same_list = right[qid].get(f"{stage}_ids") == left[qid].get(f"{stage}_ids")
+            out["improved" if d > 1e-9 else "regressed" if d < -1e-9 else "unchanged" if same_list
+                else "reordered"].append(qid)
         return out
 
     def to_dict(self, timings: bool = True) -> dict:
