@@ -98,11 +98,11 @@ def changes(run) -> list[str]:
     for k in run.ks:
         for arm in run.arms[1:]:
             c = run.compare(run.arms[0], arm, k)
-            line = (f"k={k} {arm} ({at_k([('ndcg@10', 'nDCG@10')], longest_list(run, k))[0][1]}): "
-                    f"improved {len(c['improved'])} {c['improved']}, "
-                    f"regressed {len(c['regressed'])} {c['regressed']}, "
-                    + (f"reordered with the same score {len(c['reordered'])} {c['reordered']}, " if c["reordered"]
-                       else "") + f"unchanged {len(c['unchanged'])}")
+            said = [f"{what} {len(c[what])} {c[what]}" for what in ("improved", "regressed")]
+            if c["reordered"]:
+                said.append(f"reordered with the same score {len(c['reordered'])} {c['reordered']}")
+            said.append(f"unchanged {len(c['unchanged'])}")
+            line = f"k={k} {arm} ({at_k([('ndcg@10', 'nDCG@10')], longest_list(run, k))[0][1]}): " + ", ".join(said)
             mine, theirs = (run.summary(a, k).get("final_len", 0.0) for a in (arm, run.arms[0]))
             if mine > theirs + 1e-9 and not _budget_matched(run, arm):
                 # A plugin that appends chunks is scored on a longer list: part of a gain can be the length.

@@ -263,9 +263,11 @@ class EvalRun:
         out: dict[str, list[str]] = {"improved": [], "regressed": [], "reordered": [], "unchanged": []}
         for qid in sorted(left.keys() & right.keys()):
             d = right[qid][stage][name] - left[qid][stage][name]
-            same_list = right[qid].get(f"{stage}_ids") == left[qid].get(f"{stage}_ids")
-            out["improved" if d > 1e-9 else "regressed" if d < -1e-9 else "unchanged" if same_list
-                else "reordered"].append(qid)
+            if abs(d) > 1e-9:
+                out["improved" if d > 0 else "regressed"].append(qid)
+            else:
+                same_list = right[qid].get(f"{stage}_ids") == left[qid].get(f"{stage}_ids")
+                out["unchanged" if same_list else "reordered"].append(qid)
         return out
 
     def to_dict(self, timings: bool = True) -> dict:
