@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 from ragplugins.errors import ConfigError, PluginError, RagPluginsError
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
@@ -176,18 +176,26 @@ def plugins_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table("name", "version", "enabled", "config", "hooks", "commands", "error")
+    table = Table(*(Column(h, overflow="fold") for h in ("name", "version", "enabled", "config", "hooks",
+                                                         "commands", "error")))
     for r in rows:
         # Errors quote TOML tables ('[ragplugins.crossref]'), which rich would read as markup.
         table.add_row(r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", escape(r["config"]),
-                      ", ".join(h.removeprefix("ragplugins_") for h in r["hooks"]),
-                      ", ".join(f"ragplugins {c}" for c in r["commands"]), escape(r["error"] or ""))
-    console.print(table)
+                      "\n".join(h.removeprefix("ragplugins_") for h in r["hooks"]),
+                      "\n".join(f"ragplugins {c}" for c in r["commands"]), escape(r["error"] or ""))
+    # Where no terminal sets a width (a pipe, CI), as wide as the table: at rich's 80 columns the hooks read
+    # "after_inde…" (a new user's lighttpd walkthrough).
+    (console if console.is_terminal else _as_wide_as(table)).print(table)
     if config_error:
         console.print("the config has problems" + (", so no plugin is enabled from it" if not enabled else "")
                       + ": `ragplugins config check` lists them all", markup=False)
     if ENV_VAR in os.environ:
         console.print(f"({ENV_VAR} restricts which plugins load)")
+
+
+def _as_wide_as(table: Table) -> Console:
+    """A console as wide as ``table`` (no wider than 1,000 columns): one with no terminal is 80 wide."""
+    return Console(width=console.measure(table, options=console.options.update(width=1000)).maximum)
 
 
 def _commands_of(reg: PluginRegistry, record) -> list[str]:
@@ -284,11 +292,11 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     if address is not None:
         os.environ["RAY_ADDRESS"] = address  # what ray.init() reads; this process's own environment
     rp = load_app(ctx)
+    said: set[str] = set()
     try:
         with console.status("indexing: reading and splitting files...") as status, \
                 IndexProgress(on_change=_progress_display(status)) as progress, warnings.catch_warnings():
-            # The summary below says every skipped file, grouped by why; the reader's warnings would say it twice.
-            warnings.filterwarnings("ignore", message="ragplugins: skipped ")
+            warnings.showwarning = _say_skipped_files(said, warnings.showwarning)
             _, report = rp.index_paths(paths, show_progress=False, reindex=reindex, prune=not no_prune,
                                        executor=executor, workers=workers)
     except KeyboardInterrupt:
@@ -314,19 +322,37 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
         click.echo(f"  {len(report.unowned)} indexed documents are from no folder indexed since this version records "
                    f"folders (e.g. {report.unowned[0]}), so they are never pruned; `ragplugins delete ID` removes one")
     for line in skipped_lines(report.skipped):
-        click.echo(f"  skipped {line}")
+        if line not in said:
+            click.echo(f"  skipped {line}")
+
+
+def _say_skipped_files(said: set[str], show: Callable[..., None]) -> Callable[..., None]:
+    """The reader's warning about the files it skipped, said as soon as the files are read, in the summary's words
+    (a stopped run used to show none: the summary said them when indexing ended); ``said`` collects them, so the
+    summary does not say them twice. Other warnings are shown as before."""
+    from ragplugins.readers import SKIPPED_WARNING
+
+    def showwarning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    file: Any = None, line: str | None = None) -> None:
+        text = str(message)
+        if text.startswith(SKIPPED_WARNING):
+            said.add(text.removeprefix(SKIPPED_WARNING))
+            click.echo(f"  skipped {text.removeprefix(SKIPPED_WARNING)}")
+        else:
+            show(message, category, filename, lineno, file, line)
+    return showwarning
 
 
 def _progress_display(status: Any) -> Callable[[IndexProgress], None]:
     """Where indexing progress goes: the live status line on a terminal; else (CI, nohup, a pipe to tee,
-    where the status line shows nothing) one line on stderr at the start and every 30 seconds."""
+    where the status line shows nothing) one line on stderr now and then (IndexProgress.due: every 30 seconds)."""
     if console.is_terminal:
         return lambda progress: status.update(f"indexing: {progress.line()}")
     last_said: list[float] = []
 
     def say(progress: IndexProgress) -> None:
         now = time.monotonic()
-        if not last_said or now - last_said[-1] >= 30:
+        if progress.due(last_said[-1] if last_said else None, now, every=30):
             last_said.append(now)
             click.echo(f"indexing: {progress.line()}", err=True)
     return say
@@ -350,12 +376,12 @@ def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
     """Print the text `index` reads from files and folders (an HTML page, a Word document or an EPUB book as
     Markdown, a PDF as text), one document after another, before any chunking: the text a gold set's expected
     strings are matched in. Nothing is embedded or written, and no index is needed."""
-    from ragplugins.readers import read_documents, skipped_lines
+    from ragplugins.readers import SKIPPED_WARNING, read_documents, skipped_lines
 
     rp = load_app(ctx)
     with warnings.catch_warnings():
         # Said once below, grouped by why, as `index` says it.
-        warnings.filterwarnings("ignore", message="ragplugins: skipped ")
+        warnings.filterwarnings("ignore", message=SKIPPED_WARNING)
         report = read_documents(paths, max_file_mb=rp.config.core.max_file_mb)
     for doc in report.documents:
         if as_json:
@@ -484,7 +510,8 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
         table.add_column("chunk", overflow="fold")
         for i, n in enumerate(nodes[:show], 1):
             table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-",
-                          escape(_tags(n)), escape(textwrap.shorten(n.node.get_content(), 90, placeholder=" ...")),
+                          escape(_tags(n)), escape(textwrap.shorten(_without_rules(n.node.get_content()), 90,
+                                                                    placeholder=" ...")),
                           escape(result_label(n)))
         console.print(table)
     if len(nodes) > show:
@@ -497,6 +524,14 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
             click.echo(f"  {line}")
     if show_trace:
         click.echo(json.dumps(labelled(trace), indent=2, default=str))
+
+
+def _without_rules(text: str) -> str:
+    """``text`` without its lines of one repeated mark, the rules over and under a reStructuredText title: a row
+    began "================== the SCGI Interface ==================" (a new user's lighttpd pages)."""
+    from ragplugins.markup_lines import UNDERLINE
+
+    return "\n".join(line for line in text.splitlines() if not UNDERLINE.fullmatch(line.strip()))
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, dict]:

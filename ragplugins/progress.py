@@ -1,9 +1,9 @@
 """Indexing progress from LlamaIndex's instrumentation: files and chunks embedded, chunks/s, time left.
 
-The core announces a batch's chunks once they are split (a ``RagPluginsEvent`` 'core/split' with
-each document's chunk count, in order), and the window texts it embeds after them ('core/windows': the
-text past what the embedder reads, ragplugins.windows); the embedder's ``EmbeddingEndEvent`` says how
-many texts each call embedded. Nothing in the indexing path knows about the display."""
+The core announces each file as it reads it (a ``RagPluginsEvent`` 'core/read'), a batch's chunks once they are
+split ('core/split', with each document's chunk count, in order), and the window texts it embeds after them
+('core/windows': the text past what the embedder reads, ragplugins.windows); the embedder's
+``EmbeddingEndEvent`` says how many texts each call embedded. Nothing in the indexing path knows about the display."""
 
 from __future__ import annotations
 
@@ -23,19 +23,25 @@ class IndexProgress(BaseEventHandler):
 
     on_change: Callable[[IndexProgress], None] | None = None
     per_document: list[int] = []
+    read: int = 0      # files read, of
+    to_read: int = 0   # the files listed (before any chunk is split)
     total: int = 0     # chunks announced
     windows: int = 0   # window texts announced (embedded after the chunks)
     done: int = 0      # texts embedded: chunks, then windows
     reused: int = 0    # of those, read back from a stopped run's (ragplugins.resume), not embedded now
     after: int = 0     # texts embedded once the chunks and windows were: an index-time plugin's own (overviews)
     started: float | None = None
+    reading_started: float | None = None   # time.monotonic() at the first file read
 
     @classmethod
     def class_name(cls) -> str:
         return "ragplugins.IndexProgress"
 
     def handle(self, event: Any, **kwargs: Any) -> None:
-        if isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "split"):
+        if isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "read"):
+            self.read, self.to_read = int(event.data["files"]), int(event.data["of"])
+            self.reading_started = self.reading_started or time.monotonic()
+        elif isinstance(event, RagPluginsEvent) and (event.plugin, event.action) == ("core", "split"):
             self.per_document = self.per_document + list(event.data["per_document"])
             self.total += int(event.data["chunks"])
             self.started = self.started or time.perf_counter()
@@ -69,9 +75,20 @@ class IndexProgress(BaseEventHandler):
             files += 1
         return files
 
+    def due(self, last_said: float | None, now: float, every: float) -> bool:
+        """Whether a display that says a line now and then (a log, not a terminal) says one ``now`` (time.monotonic),
+        having said the last at ``last_said``: the first once the chunks are announced, then every ``every``
+        seconds; while the files are read, only once reading has taken ``every`` seconds (a short run's log keeps
+        its one line of chunks, a Sphinx site read for minutes is said to be read)."""
+        if last_said is not None and now - last_said < every:
+            return False
+        return bool(self.total) or (self.reading_started is not None and now - self.reading_started >= every)
+
     def line(self) -> str:
         if not self.total:
-            return "reading and splitting files..."
+            if self.to_read and self.read < self.to_read:
+                return f"reading files {self.read}/{self.to_read}"
+            return f"splitting the {self.to_read} files read..." if self.to_read else "reading and splitting files..."
         if self.after and self.done >= self.total + self.windows:
             # Their count is the plugin's to know: "0.0 texts/s, about 0 s left" stood for minutes of overviews.
             return f"{self._counts()}; index-time plugins' own texts: {self.after} embedded so far"

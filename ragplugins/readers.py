@@ -18,6 +18,7 @@ import re
 import warnings
 import zipfile
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import NamedTuple
 from llama_index.core import Document
 from llama_index.core.readers.file.base import default_file_metadata_func
 
+from ragplugins import trace
 from ragplugins.anchors import PAGE_ANCHORS_KEY, page_anchors
 from ragplugins.docx_reader import read_docx
 from ragplugins.epub_reader import EpubError, read_epub
@@ -77,19 +79,44 @@ class ReadReport:
     def warn_skipped(self) -> None:
         """One warning per reason: a documentation folder's 120 images are one line, not 120."""
         for line in skipped_lines(self.skipped):
-            warnings.warn(f"ragplugins: skipped {line}", stacklevel=3)
+            warnings.warn(SKIPPED_WARNING + line, stacklevel=3)
 
 
 def skipped_lines(skipped: Iterable[tuple[str, str]]) -> list[str]:
     """"'first file' and N more files: why", one per reason, in the order first met (a documentation
-    folder's 120 images are one line, not 120)."""
+    folder's 120 images are one line, not 120). Files of types no reader reads are one line whatever their
+    suffixes, each suffix counted and the supported types said once (a Sphinx build's .png, .js, .css, .inv and
+    .svg were five lines, each repeating the whole supported list)."""
     by_reason: dict[str, list[str]] = {}
+    suffixes: Counter[str] = Counter()
     for path, why in skipped:
+        if why.startswith(UNSUPPORTED_TYPE):
+            suffixes[why.removeprefix(UNSUPPORTED_TYPE)] += 1
+            why = UNSUPPORTED_TYPE
         by_reason.setdefault(why, []).append(path)
-    return [f"'{paths[0]}'" + (f" and {len(paths) - 1} more files" if len(paths) > 1 else "") + f": {why}"
+    if len(suffixes) == 1:
+        (suffix,) = suffixes
+        unsupported = f"{UNSUPPORTED_TYPE}{suffix}"
+    else:
+        unsupported = "unsupported file types " + ", ".join(f"{s} ({n})" for s, n in suffixes.most_common())
+    unsupported += f" (supported: {', '.join(SUPPORTED)})"
+    return [f"'{paths[0]}'" + _and_more(len(paths) - 1) + f": {unsupported if why == UNSUPPORTED_TYPE else why}"
             for why, paths in by_reason.items()]
 
 
+def _say_read(done: int, of: int) -> None:
+    """Announce reading progress to LlamaIndex's instrumentation (ragplugins.progress shows it)."""
+    trace.dispatcher.event(trace.RagPluginsEvent(plugin="core", action="read", data={"files": done, "of": of}))
+
+
+def _and_more(more: int) -> str:
+    return "" if not more else " and 1 more file" if more == 1 else f" and {more} more files"
+
+
+# What every warning about skipped files starts with (the index command says them in its own words).
+SKIPPED_WARNING = "ragplugins: skipped "
+# The reason a file no reader reads is skipped, its suffix after it: skipped_lines says them all in one line.
+UNSUPPORTED_TYPE = "unsupported file type "
 # One reason for every such page: texinfo writes one for every old name of a node.
 REDIRECT = 'it only sends the reader to another page (<meta http-equiv="refresh">) and has no text of its own'
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
@@ -276,7 +303,11 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
     """Read the (file, id, root) triples of :func:`list_files` (a part of them: an indexing worker reads its
     share), skipping with a warning what cannot be indexed (and the ``skipped`` the listing gave)."""
     report = ReadReport(skipped=list(skipped))
-    for path, doc_id, root in files:
+    files = list(files)
+    for done, (path, doc_id, root) in enumerate(files):
+        # Said as each file is read: 125 pages of a Sphinx site took minutes to read before the first chunk
+        # was split, and progress said nothing all that time (a new user's SQLAlchemy walkthrough).
+        _say_read(done, len(files))
         report.found.setdefault(root, []).append(doc_id)
         suffix, compressed = file_type(path)
         if path.is_symlink() and not path.exists():
@@ -287,7 +318,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
             report.skip(path, f"a gzip-compressed '{suffix}' file: only text and HTML are read compressed ({readable})")
             continue
         if suffix not in KNOWN_SUFFIXES:
-            report.skip(path, f"unsupported file type '{suffix}' (supported: {', '.join(SUPPORTED)})")
+            report.skip(path, f"{UNSUPPORTED_TYPE}'{suffix}'")
             continue
         try:
             # stat and the binary sniff are reads too: a file removed or locked meanwhile is skipped, not fatal
@@ -343,5 +374,6 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         document = Document(text=text, id_=doc_id, metadata=meta)
         hide_metadata(document, [*_EXCLUDED, PAGE_ANCHORS_KEY] if anchors else _EXCLUDED)
         report.documents.append(document)
+    _say_read(len(files), len(files))
     report.warn_skipped()
     return report

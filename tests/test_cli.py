@@ -56,6 +56,14 @@ def test_the_plugins_table_shows_a_config_error_as_written(run, tmp_path):
     assert "the config has problems, so no plugin is enabled from it" in out
 
 
+def test_the_plugins_table_is_not_cut_where_no_terminal_sets_its_width(run):
+    # Piped, rich's 80 columns cut the hooks to "after_inde…" (a new user's lighttpd walkthrough).
+    out = run("plugins").output
+    assert "…" not in out, out
+    for hook in ("after_index", "node_postprocessors", "eval_instrument", "transformations"):
+        assert re.search(rf"│ {hook} +│", out), out
+
+
 def test_a_plugins_command_is_found_although_help_lists_only_the_core_ones(run):
     result = run("overview", "--help")
     assert result.exit_code == 0 and "rebuild" in result.output
@@ -249,7 +257,16 @@ def test_indexing_progress_counts_files_and_chunks(tmp_path, long_corpus, bundle
         _, report = rp.index_paths([long_corpus])
     assert progress.total == report.chunks_written and progress.done == progress.total + progress.windows
     assert progress.files_done == len(progress.per_document) == len(report.added) == 4
-    assert lines[0].startswith("files 0/4, chunks 0/") and "texts/s" in lines[-1]
+    # Each file as it is read, before any chunk is split (a Sphinx site's pages took minutes to read, said nothing).
+    assert lines[:5] == [f"reading files {i}/4" for i in range(4)] + ["splitting the 4 files read..."], lines[:6]
+    assert lines[5].startswith("files 0/4, chunks 0/") and "texts/s" in lines[-1]
+    # A log (no terminal) says the reading only once it has taken 30 s; its first line is the chunks' otherwise.
+    now = time.monotonic()
+    reading = IndexProgress(read=57, to_read=125, reading_started=now - 31)
+    assert reading.due(None, now, every=30) and reading.line() == "reading files 57/125"
+    assert not reading.due(now - 10, now, every=30)
+    assert not IndexProgress(read=3, to_read=125, reading_started=now - 5).due(None, now, every=30)
+    assert IndexProgress(per_document=[4], total=4).due(None, now, every=30)
     # The windows past what the embedder reads are embedded after the chunks and counted in the time left.
     assert progress.windows > 0
     chunks_done = next(line for line in lines if f"chunks {progress.total}/{progress.total}," in line)
@@ -330,6 +347,21 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]
 
 
+def test_query_shows_a_source_from_its_words_not_the_rules_around_its_title(run, tmp_path):
+    # lighttpd's pages: each row began "================== the SCGI Interface ==================".
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "scgi.txt").write_text("==================\nthe SCGI Interface\n==================\n\n-------------------\n"
+                                   "Module: mod_scgi\n-------------------\n\nThe SCGI module hands requests to a "
+                                   "backend that speaks the SCGI protocol.\n")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
+    run("index", str(docs), config=cfg)
+    out = run("query", "Which module hands requests to an SCGI backend?", config=cfg).output
+    assert re.search(r"│ 1 +│ [\d.]+ +│ +│ the SCGI Interface Module: mod_scgi", out), out
+    assert "===" not in out and "---" not in out, out
+
+
 def test_query_trace_names_chunks_as_document_and_position_and_json_keeps_the_ids(run, tmp_path, tiny_corpus):
     cfg = tmp_path / "ragplugins.toml"
     cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = []\n')
@@ -357,6 +389,27 @@ def test_index_says_files_skipped_for_one_reason_once(run, tmp_path, tiny_corpus
     out = run("index", str(docs), config=cfg).output
     assert out.count(".gif") == 2, out              # one line: the first file, and the type in the reason
     assert re.search(r"skipped '.*a\.gif' and 2 more files: unsupported file type '\.gif'", out), out
+    # Said when the files are read, not after the summary of the whole run.
+    assert out.index("skipped '") < out.index("added "), out
+
+
+def test_files_skipped_are_said_when_a_run_stops_after_reading(run, tmp_path, tiny_corpus, monkeypatch):
+    import shutil
+
+    from ragplugins.app import RagPlugins
+
+    def stopped(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RagPlugins, "_upsert", stopped)
+    docs = tmp_path / "docs"
+    shutil.copytree(tiny_corpus, docs)
+    (docs / "a.gif").write_bytes(b"GIF89a")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
+    result = run("index", str(docs), config=cfg)
+    assert result.exit_code == 130, result.output
+    assert re.search(r"skipped '.*a\.gif': unsupported file type '\.gif'", result.output), result.output
 
 
 def test_version_and_the_query_command_s_defaults_are_said(run):

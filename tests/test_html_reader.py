@@ -460,7 +460,7 @@ def test_a_page_that_only_sends_the_reader_on_is_skipped_and_one_with_words_of_i
                                         f'</head><body><p>{words}</p></body></html>')
     (tmp_path / "clock.html").write_text('<html><head><meta http-equiv="refresh" content="30"></head>'
                                          '<body><p>The time now.</p></body></html>')
-    with pytest.warns(UserWarning, match=r"'.*Brace-Expansion.html' and 1 more files: it only sends the reader to "
+    with pytest.warns(UserWarning, match=r"'.*Brace-Expansion.html' and 1 more file: it only sends the reader to "
                                          r"another page"):
         report = read_documents([tmp_path])
     assert sorted(d.id_ for d in report.documents) == ["clock.html", "news.html"]

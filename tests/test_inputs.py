@@ -62,6 +62,22 @@ def test_files_skipped_for_one_reason_are_one_warning(rag, tmp_path):
     assert len(report.skipped) == 3 and report.added == ["ok.md"]
 
 
+def test_files_of_several_unsupported_types_are_one_warning_that_counts_each(rag, tmp_path):
+    # A Sphinx build's images, scripts and styles: one line, each type counted, the supported types said once.
+    folder = tmp_path / "html"
+    (folder / "_static").mkdir(parents=True)
+    for name in ("a.png", "b.png", "c.png", "d.js", "e.css", "f.js"):
+        (folder / "_static" / name).write_bytes(b"\x00")
+    (folder / "ok.md").write_text("A supported note about espresso grind size.")
+    with pytest.warns(UserWarning) as caught:
+        _, report = rag.index_paths([folder])
+    said = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    assert len(said) == 1, said
+    assert re.search(r"skipped '.*a\.png' and 5 more files: unsupported file types '\.png' \(3\), '\.js' \(2\), "
+                     r"'\.css' \(1\) \(supported: \.docx, ", said[0]), said
+    assert said[0].count("supported:") == 1 and len(report.skipped) == 6
+
+
 def test_a_file_linked_under_other_names_is_indexed_once_under_its_own(rag, tmp_path):
     # Apache's manual: each language folder links the pages it has no translation of to the English ones.
     folder = tmp_path / "manual"
@@ -78,7 +94,7 @@ def test_a_file_linked_under_other_names_is_indexed_once_under_its_own(rag, tmp_
         ("da", "it is a symbolic link to a file indexed under another id"),
         ("de", "it is a symbolic link to a file indexed under another id")]
     said = [str(w.message) for w in caught if "skipped" in str(w.message)]
-    assert len(said) == 1 and "and 1 more files" in said[0]
+    assert len(said) == 1 and "and 1 more file:" in said[0]
 
 
 def test_the_page_sources_a_sphinx_build_keeps_are_not_indexed_beside_their_pages(rag, tmp_path):
@@ -139,9 +155,10 @@ def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag
     assert sorted(report.added) == ["README", "README.Debian", "changelog.Debian.gz", "copyright"]
     assert "helper': it is a binary file, not text" in said
     assert "changelog.gz': it is not a readable gzip file" in said
-    assert "install.sh': unsupported file type '.sh'" in said
-    assert re.search(r"python3\.11': unsupported file type '\.11' \(supported: .*text files without an "
-                     r"extension \(README, changelog\.Debian\), and the text and HTML ones gzip-compressed", said), said
+    # Both unsupported files in one line, each type counted, the supported types said once.
+    assert re.search(r"(python3\.11|install\.sh)' and 1 more file: unsupported file types '\.(11|sh)' \(1\), "
+                     r"'\.(sh|11)' \(1\) \(supported: .*text files without an extension \(README, changelog\.Debian\), "
+                     r"and the text and HTML ones gzip-compressed", said), said
     texts = {n.ref_doc_id: n.get_content() for n in rag.context().all_nodes()}
     assert texts["changelog.Debian.gz"] == "nginx (1.22.1-9) bookworm; fix CVE-2023-44487."
     assert "sites-enabled" in rag.search("where is the default site on Debian").final[0].node.get_content()

@@ -444,7 +444,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
 
             def show(index_progress: IndexProgress) -> None:
                 now = time.monotonic()
-                if console.is_terminal or not said or now - said[-1] >= PROGRESS_EVERY_S:
+                if console.is_terminal or index_progress.due(said[-1] if said else None, now, PROGRESS_EVERY_S):
                     said.append(now)
                     step(f'arm "{arm}": indexing: {index_progress.line()}')
             return show

@@ -318,11 +318,24 @@ def cited_clause(sentence: str, query: str) -> bool:
 
 
 def mention_spans(text: str, surface: str) -> list[tuple[int, int]]:
-    """Where ``text`` writes ``surface``, across any whitespace (PDF lines wrap inside names)."""
+    """Where ``text`` writes ``surface``, across any whitespace (PDF lines wrap inside names), as a whole name:
+    not inside a longer one ("mod_access" in "mod_accesslog", "Section 4.3" in "Section 4.3.1": a new user's
+    lighttpd pages, where the pointer to mod_access took the sentence about mod_accesslog)."""
     words = surface.split()
     if not words:
         return []
-    return [m.span() for m in re.finditer(r"\s+".join(map(re.escape, words)), text)]
+    pattern = r"\s+".join(map(re.escape, words))
+    if surface[0].isalnum() or surface[0] == "_":
+        pattern = _NAME_BEFORE + pattern
+    if surface[-1].isalnum() or surface[-1] == "_":
+        pattern += _NAME_AFTER
+    return [m.span() for m in re.finditer(pattern, text)]
+
+
+# What may not touch a name's ends for the text to write that name, not a longer one: a letter, digit or "_",
+# or a "." or "-" joining one ("git-config" is not "git", "4.3.1" is not "4.3"; a full stop after a name is).
+_NAME_BEFORE = r"(?<!\w)(?<!\w[.-])"
+_NAME_AFTER = r"(?!\w)(?![.-]\w)"
 
 
 # How a question calls a module its documentation declares (".. module:: time"): "the time module",
@@ -954,6 +967,15 @@ class CrossrefHop(BaseNodePostprocessor):
             referrer = next(i for i, n in enumerate(nodes) if n.node.node_id == pointer["from_chunk"])
             spare = [i for i in range(referrer + 1, self.window)
                      if self._spare(nodes, i, self._kept(pointer, untradable))]
+            section = pointer["section_chunk"]
+            if not spare and section and section not in {m for n in nodes[: self.window]
+                                                         for m in api.passage_members(n)}:
+                # The window holds the pointed-at document, not the place the reference names (a new user's
+                # BIND manual: a link to a section of the DNSSEC guide, whose other chunks filled the window):
+                # one of that document's later chunks may make way for the named place.
+                pointer["within_target"] = True
+                spare = [i for i in range(referrer + 1, self.window)
+                         if self._spare(nodes, i, self._kept(pointer, untradable))]
             if not spare:
                 pointer["outcome"] = "no chunk to spare in the window"
                 return []
@@ -997,6 +1019,8 @@ class CrossrefHop(BaseNodePostprocessor):
         # Appended to a short list (nothing traded), only the lead chunk: on fifteen new users' sets at k = 3 the
         # answer a hop brought was its first chunk every time (7 of 7), and the second chunk was never one (76 added).
         picks = picks[: self.chunks_per_hop if len(nodes) >= self.window else 1]
+        if pointer.get("within_target"):
+            picks = [(s, n) for s, n in picks if n.node.node_id == section]
         if not picks:
             pointer["outcome"] = "covered"
             return []
@@ -1111,6 +1135,8 @@ class CrossrefHop(BaseNodePostprocessor):
     def _kept(pointer: dict[str, Any], untradable: set[str]) -> set[str]:
         """Documents whose chunks a swap never trades: the pointer's two ends, the documents the
         question names (it is about them) and the other documents the top candidates point at."""
+        if pointer.get("within_target"):
+            return {pointer["from_doc"], *(untradable - {pointer["target"]})}
         return {pointer["target"], pointer["from_doc"], *untradable}
 
     @staticmethod

@@ -55,6 +55,20 @@ def test_a_question_names_a_manual_page_by_its_name_of_two_words_or_more():
     assert declared_names({"notes.txt": Profile("notes.txt", titles=["Release notes"])})[2].find("release notes") == []
 
 
+def test_a_name_is_found_where_it_stands_whole_not_inside_a_longer_one():
+    # lighttpd's extforward page: the pointer to mod_access took the sentence about mod_accesslog.
+    text = ("In order to see the real ip address in access log, you'll have to load mod_extforward after "
+            "mod_accesslog. mod_access: Will match on the real client. See Section 4.3.1, then Section 4.3.")
+    found = {s: [text[a:b] for a, b in mention_spans(text, s)] for s in
+             ("mod_access", "mod_accesslog", "Section 4.3", "Section 4.3.1")}
+    assert found == {"mod_access": ["mod_access"], "mod_accesslog": ["mod_accesslog"],
+                     "Section 4.3": ["Section 4.3"], "Section 4.3.1": ["Section 4.3.1"]}
+    assert mention_spans(text, "mod_access")[0][0] == text.index("mod_access:")
+    assert mention_spans(text, "Section 4.3")[0][0] == text.rindex("Section 4.3")
+    assert [sentence.split(",")[0] for sentence in reference_contexts(text, "mod_access")] == [
+        "mod_access: Will match on the real client"]
+
+
 def test_references_joined_by_and_or_a_comma_share_their_clause():
     text = ("This module provides time-related functions. For related functionality, see also the "
             ":mod:`datetime` and :mod:`calendar` modules. Use :mod:`os` for the rest, not :mod:`sys`.\n")

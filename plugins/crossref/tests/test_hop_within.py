@@ -1,5 +1,6 @@
 """A place a document names in itself ("see Section 8.3", a link to one of its anchors): stored with the
-reference, and brought to the end of a list that has room, under the same gate as a pointer elsewhere."""
+reference, and brought to the end of a list that has room, under the same gate as a pointer elsewhere. And a
+section another document names, when the window holds its document but not it."""
 
 from __future__ import annotations
 
@@ -36,19 +37,29 @@ SECTIONS = {
 QUESTION = "Overtime on a public holiday is compensated as set out in Section 8.3: how is it paid?"
 
 
-@pytest.fixture(scope="module")
-def handbook(tmp_path_factory, bundled_embed_model):
-    root = tmp_path_factory.mktemp("within")
+def sectioned(root, embed_model, files):
+    """(context, {section name: its chunk}) of ``files`` indexed one section per chunk; a file's own chunk is named
+    by the file."""
     (root / "docs").mkdir()
-    (root / "docs" / HANDBOOK).write_text("# Staff Handbook\n\n" + "\n\n".join(SECTIONS.values()) + "\n")
+    for name, text in files.items():
+        (root / "docs" / name).write_text(text)
     rp = make_rag([plugin], {"crossref": {}, "splitter": "sections", "chunk_size": 64, "chunk_overlap": 0},
-                  embed_model=bundled_embed_model, persist_dir=root / "idx")
+                  embed_model=embed_model, persist_dir=root / "idx")
     rp.index_paths([root / "docs"])
     ctx = rp.context()
     chunks = {name: next(n for n in ctx.all_nodes() if text.split("\n\n")[1][:40] in n.get_content())
               for name, text in SECTIONS.items()}
-    assert len({c.node_id for c in chunks.values()}) == len(SECTIONS)   # the lists below are exact
+    chunks |= {name: n for n in ctx.all_nodes() for name in files if n.ref_doc_id == name != HANDBOOK}
+    assert len({c.node_id for c in chunks.values()}) == len(chunks)   # the lists below are exact
     return ctx, chunks
+
+
+HANDBOOK_TEXT = "# Staff Handbook\n\n" + "\n\n".join(SECTIONS.values()) + "\n"
+
+
+@pytest.fixture(scope="module")
+def handbook(tmp_path_factory, bundled_embed_model):
+    return sectioned(tmp_path_factory.mktemp("within"), bundled_embed_model, {HANDBOOK: HANDBOOK_TEXT})
 
 
 def run(handbook, names, query=QUESTION, **params):
@@ -111,3 +122,39 @@ def test_the_place_is_brought_only_if_the_hosts_filter_lets_the_query_see_it(han
         out = CrossrefHop(ctx=ctx).postprocess_nodes(list(candidates), query_bundle=QueryBundle(QUESTION))
     assert out == candidates and [p["outcome"] for p in tr.get("crossref", "hop")["considered"]] == [
         "not visible to this query"]
+
+
+# -- a section another document names -------------------------------------------------------------------------
+
+NOTES = "payroll.md"
+# Names the handbook's overtime section by a link; the question retells the note.
+NOTE = ("# Payroll notes\n\nWork on a public holiday is compensated as the handbook's "
+        "[overtime rules](handbook.md#83-overtime) set out.")
+PAYROLL_Q = "Work on a public holiday is compensated as the overtime rules set out: how is an extra hour paid?"
+
+
+@pytest.fixture(scope="module")
+def payroll(tmp_path_factory, bundled_embed_model):
+    return sectioned(tmp_path_factory.mktemp("named"), bundled_embed_model, {HANDBOOK: HANDBOOK_TEXT, NOTES: NOTE})
+
+
+def test_a_later_chunk_of_the_pointed_at_document_makes_way_for_the_section_named(payroll):
+    # BIND's manual: the window held the referrer and the DNSSEC guide's other chunks, not the section linked.
+    _, chunks = payroll
+    candidates, out, decision = run(payroll, [NOTES, "hours", "remote", "canteen"], PAYROLL_Q, window=4, gate=0.0)
+    pointer = decision["considered"][0]
+    assert pointer["target"] == HANDBOOK and pointer["section_chunk"] == chunks["overtime"].node_id
+    assert decision["fired"] is True and pointer["outcome"] == "followed"
+    # The handbook keeps its best-ranked chunk where it was; a later one leaves the window for the named section.
+    ids = [n.node.node_id for n in out]
+    assert out[:2] == candidates[:2] and chunks["overtime"].node_id in ids[:4] and len(out) == len(candidates)
+    assert api.tags(out[ids.index(chunks["overtime"].node_id)])["crossref"]["target"] == HANDBOOK
+
+
+def test_the_pointed_at_document_s_only_chunk_and_a_listed_section_are_not_traded(payroll):
+    # One chunk of the handbook in a full window: its best-ranked, which stays.
+    candidates, out, decision = run(payroll, [NOTES, "hours"], PAYROLL_Q, window=2, gate=0.0)
+    assert out == candidates and decision["considered"][0]["outcome"] == "no chunk to spare in the window"
+    # The named section listed already: nothing to bring.
+    candidates, out, decision = run(payroll, [NOTES, "overtime", "hours", "canteen"], PAYROLL_Q, window=4, gate=0.0)
+    assert out == candidates and decision["fired"] is False

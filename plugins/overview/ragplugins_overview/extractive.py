@@ -12,6 +12,10 @@ from ragplugins_overview.documents import DocumentText, TermStatistics, terms
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# A line of one punctuation mark under (or over) a title: reStructuredText's and setext's titles ("git-add(1)" over
+# "==========" in git's manual pages, "Secure HTTP" between two in lighttpd's), which were read as body text and
+# left the overview titled "NAME" or with the bar itself.
+_RULE = re.compile(r"([=\-~^*+#`])\1{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 # Link targets and URLs are addresses, not content; emphasis markers are noise in prose.
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<?https?://\S+")
@@ -45,21 +49,39 @@ def _structure(text: str) -> tuple[list[str], list[str]]:
     """(headings, body lines) of ``text``; code blocks, tables and rules are neither."""
     headings, body = [], []
     in_code = False
-    for raw in _LINK_TARGET.sub("]", text).splitlines():
+    lines = _LINK_TARGET.sub("]", text).splitlines()
+    for i, raw in enumerate(lines):
         if _FENCE.match(raw):
             in_code = not in_code
             continue
         line = raw.strip()
-        if in_code or not line or line.startswith(("|", "<", "---", "===", "***", "![")):
+        if in_code or not line or line.startswith(("|", "<", "---", "===", "***", "![")) or _RULE.fullmatch(line):
             continue
         md = _MD_HEADING.match(raw)
         if md:
             headings.append(_EMPHASIS.sub("", md.group(1)).strip())
+        elif _underlined(lines, i):
+            headings.append(_EMPHASIS.sub("", line).strip())
         elif _is_plain_heading(line):
             headings.append(line)
         else:
             body.append(_EMPHASIS.sub("", line.lstrip("-*> ")).strip())
     return headings, body
+
+
+def _underlined(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` is a title a rule underlines: after a blank line, at least as long as the title (two
+    characters short at most); or between two equal rules as long as it (reStructuredText's overline). A code
+    line between an AsciiDoc listing's "----" delimiters is neither: it is not after a blank line, and the
+    delimiters are shorter than it, or it has no words ("}")."""
+    line = lines[i].strip()
+    below = lines[i + 1].strip() if i + 1 < len(lines) else ""
+    above = lines[i - 1].strip() if i > 0 else ""
+    if not _RULE.fullmatch(below) or sum(c.isalpha() for c in line) < 2:
+        return False
+    if above == below:
+        return len(below) >= len(line)
+    return not above and len(below) >= len(line) - 2
 
 
 class ExtractiveOverviewWriter(BaseComponent):

@@ -200,8 +200,12 @@ class _Cache:
         return overviews, problem
 
     def warn_once(self, location: Location, problem: str) -> None:
+        # Missing or another index's: the remedy the query's decision gives too (a new user was told `overview
+        # rebuild` by this warning and `prepare` by the decision, for one state).
+        fix = (api.not_prepared(PLUGIN) if problem == MISSING or problem.startswith(OTHER_INDEX)
+               else f"to fix it, {FIX}")
         self.notice_once(location, f"the overviews in {location.label} are not used: {problem}. Retrieval "
-                                   f"continues without overviews; to fix it, {FIX}.")
+                                   f"continues without overviews; {fix}.")
 
     def notice_once(self, location: Location, message: str) -> None:
         """Warn with ``message`` once per state of the stored overviews."""

@@ -76,6 +76,22 @@ def test_pdf_style_capital_headings_and_a_file_label():
     assert docs[2].file_label == "acquisition agreement"
 
 
+def test_titles_a_rule_underlines_or_encloses_are_headings_and_listing_delimiters_are_not():
+    # lighttpd's pages (reStructuredText in .txt): 24 of 33 titled "==================" before.
+    scgi = ("==================\nthe SCGI Interface\n==================\n\n-------------------\nModule: mod_scgi\n"
+            "-------------------\n\n:Author: Jan Kneschke\n\nDescription\n===========\n\nThe SCGI module hands "
+            "requests to a backend. ::\n\n  scgi.server = ( )\n")
+    # git's manual pages (AsciiDoc): titled "NAME" before; a listing's "----" delimiters around code are no rule.
+    add = ("git-add(1)\n==========\n\nNAME\n----\ngit-add - Add file contents to the index\n\nEXAMPLES\n--------\n"
+           "Run it so:\n----\n}\n----\n\n----\n$ git add Documentation/\n----\n")
+    docs = [DocumentText("scgi.txt", scgi, {}), DocumentText("git-add.txt", add, {})]
+    writer = ExtractiveOverviewWriter()
+    stats = writer.statistics(d.text for d in docs)
+    first, second = (writer.write(d, stats) for d in docs)
+    assert first.startswith("the SCGI Interface.") and "Sections: Module: mod_scgi; Description." in first, first
+    assert second.startswith("git-add(1).") and "Sections: NAME; EXAMPLES." in second, second
+
+
 def test_overviews_are_deterministic():
     docs = _docs()
     writer = ExtractiveOverviewWriter()

@@ -303,9 +303,13 @@ def test_overviews_of_another_index_are_refused():
 
 def test_a_missing_sidecar_degrades_to_the_candidates():
     ctx = FakeContext(QUERIES)
-    with pytest.warns(UserWarning, match="does not exist"):
+    with pytest.warns(UserWarning, match="does not exist") as said:
         out, tr = _run(OverviewRetriever(ListRetriever([chunk("n1", "a")]), ctx), "fees")
     assert _ids(out) == ["n1"] and not tr.get("overview", "select")["applied"]
+    # The warning and the query's decision give one remedy for one state.
+    warning = next(str(w.message) for w in said if "does not exist" in str(w.message))
+    assert "`ragplugins prepare`" in warning and "overview rebuild" not in warning, warning
+    assert "`ragplugins prepare`" in tr.get("overview", "select")["reason"]
 
 
 def test_a_query_embedding_of_another_size_is_never_scored():

@@ -213,3 +213,18 @@ def test_a_file_name_the_question_types_names_a_document_and_is_not_respelt():
     assert "usr_toc.txt" not in {term for term, _, _ in _linked(query, vocab, frozenset({"usr_21.txt"}))}
     added, _ = VocabularyStrategy().expansions(query, vocab, files=frozenset({"usr_21.txt"}))
     assert added == []
+
+
+def test_an_identifier_the_top_candidates_hold_is_not_respelt_by_its_parts():
+    # lighttpd's pages: "mod_scgi" is in the top candidate as asked; its part "mod" linked "mod_extforward".
+    corpus = ["mod_scgi hands requests to a backend. With check-local disabled the backend gets every request.",
+              "mod_extforward: what happens with mod_scgi to the client address when check-local is disabled for a "
+              "backend.",
+              "The status page lists every backend.", "Logs go to the error log.", "Nothing else here."]
+    top = [node("t", corpus[0])]
+    query = "With mod_scgi, what happens when check-local is disabled for a backend?"
+    added, why = expand(query, nodes=top, corpus=corpus)
+    assert added == [], (added, why)
+    # Not held by the top candidates, the same identifier is respelt by its parts as before.
+    elsewhere = [node("t", "The status page lists every backend.")]
+    assert "mod_extforward" in expand(query, nodes=elsewhere, corpus=corpus)[0]

@@ -93,7 +93,7 @@ class VocabularyStrategy(RetryStrategy):
         top = [text.stem_set(n.node.get_content()) for n in nodes[:TOP]]
         seen = frozenset().union(*top)
         candidates: dict[str, dict] = {}
-        for term, via, link in _linked(query, vocab, files):
+        for term, via, link in _linked(query, vocab, files, seen):
             if not link - seen or term in asked_words or _says_nothing_new(term, asked):
                 continue
             if " " not in term and not vocab.informative(term):
@@ -137,14 +137,19 @@ def _stems(words: list[str]) -> list[str]:
     return text._stemmer().stemWords([w.lower() for w in words])
 
 
-def _linked(query: str, vocab: vocabulary.Vocabulary, files: Container[str] = frozenset()):
+def _linked(query: str, vocab: vocabulary.Vocabulary, files: Container[str] = frozenset(),
+            seen: frozenset[str] = frozenset()):
     """(lower-case term, how it is linked, stems of the question words it stands for); none for a word that
-    is an indexed document's file name."""
+    is an indexed document's file name. ``seen``: the top candidates' stems; an identifier they hold as the
+    question writes it is not respelt by its parts (lighttpd's "mod_scgi", in the top candidates, had
+    "mod_extforward" added for its part "mod")."""
     words = [w for w in text.words(query) if w.lower() not in files]
     for word in words:
         if not text.is_content(word):
             continue
-        for part, stem in zip(vocabulary.parts(word), _stems(vocabulary.parts(word))):
+        parts = vocabulary.parts(word)
+        held = len(parts) > 1 and text.stem_set(word) <= seen
+        for part, stem in [] if held else zip(parts, _stems(parts)):
             if len(part) < 2 or part.isdigit() or not text.is_content(part):
                 continue
             for token in sorted(vocab.by_part.get(stem, ())):
