@@ -324,6 +324,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], reindex: bool, no_prun
     for line in skipped_lines(report.skipped):
         if line not in said:
             click.echo(f"  skipped {line}")
+    for line in rp.index_summaries():
+        click.echo(f"  {line}")
 
 
 def _say_skipped_files(said: set[str], show: Callable[..., None]) -> Callable[..., None]:

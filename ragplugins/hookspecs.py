@@ -52,6 +52,13 @@ def ragplugins_after_index(config, ctx, nodes, deleted_doc_ids):
 
 
 @hookspec
+def ragplugins_index_summary(config, ctx):
+    """One line on what this plugin made of the index as it now is, said by ``ragplugins index`` after a write
+    ("crossref: 13 references in 33 documents, none resolved to another indexed document"): a string, or None
+    when there is nothing to say. Read from what the plugin stored, not worked out again."""
+
+
+@hookspec
 def ragplugins_check_index(config, ctx):
     """Problems with what this plugin keeps for the index (a sidecar, metadata it writes): a list of
     messages ([] when in line with the rows). Run by ``ragplugins check``; ``--repair`` then calls

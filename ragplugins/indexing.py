@@ -315,6 +315,13 @@ class Indexing(AppPart):
             raise InputError(f"no index in '{self.home}' ({self.config.source}: persist_dir); build one with "
                              "`ragplugins index PATH` (rp.index_paths(...)), or point persist_dir at an existing one")
 
+    def index_summaries(self, index: VectorStoreIndex | None = None) -> list[str]:
+        """Each enabled plugin's line on what it made of the index (``ragplugins_index_summary``), by name."""
+        ctx = self.context(index or self.index())
+        return [line for record in self.enabled
+                for line in self.registry.call(record, "ragplugins_index_summary",
+                                               config=self.config.for_plugin(record.name), ctx=ctx) if line]
+
     def index_time_plugins(self) -> list[str]:
         hooks = ("ragplugins_transformations", "ragplugins_after_index")
         return sorted(r.name for r in self.enabled if any(h in r.hooks for h in hooks))

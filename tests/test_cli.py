@@ -447,6 +447,21 @@ def test_a_plugin_s_failure_is_one_line_and_its_traceback_on_request(tmp_path, m
     assert loud.exit_code == 2 and "Traceback" in loud.stderr and 'return {}["recency_kee"]' in loud.stderr
 
 
+def test_index_says_each_enabled_plugin_s_summary_line(tmp_path, monkeypatch, tiny_corpus, plugin_module):
+    from ragplugins.plugins import PluginRegistry
+
+    registry = PluginRegistry()
+    registry.register(plugin_module("recency", ragplugins_index_summary=lambda config, ctx: (
+        f"recency: {len(ctx.list_documents())} documents dated")))
+    registry.register(plugin_module("quiet", ragplugins_index_summary=lambda config, ctx: None))
+    monkeypatch.setattr("ragplugins.cli.registry", lambda: registry)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragplugins.toml").write_text('[ragplugins]\nenable = ["recency", "quiet"]\n')
+    out = CliRunner().invoke(get_cli(), ["index", str(tiny_corpus)]).stdout
+    assert out.splitlines()[-1] == "  recency: 4 documents dated", out
+    assert "quiet" not in out and "None" not in out
+
+
 def test_a_broken_pdf_is_said_once_by_the_index_command_not_by_pypdf(run, tmp_path, tiny_corpus, caplog):
     import shutil
 

@@ -124,6 +124,12 @@ def test_an_arm_whose_index_is_built_says_which_index_time_setting_changed(tiny_
 
     assert run({"max_refs_per_chunk": 8}) == [
         'eval: arm "crossref": building the index (no earlier index of this arm to compare with)']
+    # What crossref made of the index is said once per index, and kept with the run.
+    again = run_eval([tiny_corpus], gold, [Arm("crossref", {"enable": ["crossref"]})], ks=[3],
+                     cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=True)
+    (summary,) = again.meta["index_summaries"]["crossref"]
+    assert summary.startswith("crossref: ") and " references in 4 documents" in summary, summary
+    assert capsys.readouterr().err.count(f'eval: arm "crossref": {summary}') == 1
     assert run({"max_refs_per_chunk": 8, "max_hops": 2}) == []  # read at query time: the same index
     assert run({"max_refs_per_chunk": 4}) == [
         'eval: arm "crossref": rebuilding the index: crossref.max_refs_per_chunk 8 -> 4']

@@ -427,6 +427,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     found_elsewhere: dict[str, list[dict]] = {}
     unknown_documents: dict[str, list[dict]] = {}
     setups: dict[str, str] = {}
+    summarised: dict[str, list[str]] = {}
     first_lists: dict[tuple, dict[str, list[str]]] = {}
     # A terminal gets a live bar; a log file (no terminal to redraw) a line at each step.
     console = Console(stderr=True)
@@ -485,6 +486,13 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     (cache / fp / SETUP_FILE).write_text(json.dumps(setup, sort_keys=True))
                     done.write_text("ok")
             run.meta["indexes"][arm.name] = fp
+            if fp not in summarised:
+                # What each index-time plugin made of this index ("crossref: 13 references ..., 0 resolved"),
+                # once per index: a plugin with nothing to act on explains an arm that changed nothing.
+                summarised[fp] = rp.index_summaries()
+                for line in summarised[fp]:
+                    step(f'arm "{arm.name}": {line}', keep=True)
+            run.meta.setdefault("index_summaries", {})[arm.name] = summarised[fp]
             built_for[arm.name] = fp
             # Replaced whole: a concurrent eval run sharing the cache reads the old file or the new, never half
             # of one (a lost update only costs a rebuild line its comparison).

@@ -7,8 +7,8 @@ from ragplugins_crossref import __version__, hookspecs
 from ragplugins_crossref.backfill import backfill, stale_references
 from ragplugins_crossref.config import CrossrefConfig
 from ragplugins_crossref.families import BUILTIN_FAMILIES, ReferenceFamily
-from ragplugins_crossref.hop import CrossrefHop
-from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY
+from ragplugins_crossref.hop import PLUGIN, CrossrefHop
+from ragplugins_crossref.resolve import DOC_KEY, REFS_KEY, reference_counts
 from ragplugins_crossref.transform import CrossrefExtractor
 
 
@@ -58,6 +58,23 @@ def ragplugins_transformations(config: CrossrefConfig, ctx: api.RagContext):
 def ragplugins_after_index(config: CrossrefConfig, ctx: api.RagContext, nodes, deleted_doc_ids):
     if config.extract:
         backfill(ctx, extractor(config, ctx), nodes, list(deleted_doc_ids))
+
+
+@api.hookimpl
+def ragplugins_index_summary(config: CrossrefConfig, ctx: api.RagContext):
+    if not config.extract:
+        return None
+    # Said after every write: a folder whose documents name each other in a way no family reads (a new user's
+    # lighttpd pages: "mod_setenv") gave the hop nothing to follow, and only each query's decision said so.
+    found = reference_counts(ctx.store.iter_chunk_rows([REFS_KEY]))
+    if not found.total:
+        return f"{PLUGIN}: no references found in {found.documents} documents"
+    line = (f"{PLUGIN}: {found.total} references in {found.documents} documents, {found.elsewhere} resolved to "
+            f"another indexed document, {found.within} to a place of their own")
+    if not found.elsewhere:
+        line += ("; no pointer to another document for the hop to follow: name the documents these references use "
+                 "as `aliases`, or add a family (plugins/crossref/README.md)")
+    return line
 
 
 @api.hookimpl

@@ -632,6 +632,29 @@ def dump_refs(records: list[dict[str, Any]]) -> str:
     return json.dumps(records, separators=(",", ":"), ensure_ascii=False)
 
 
+@dataclass
+class ReferenceCounts:
+    documents: int = 0
+    total: int = 0       # references stored
+    elsewhere: int = 0   # resolved to another document
+    within: int = 0      # to a place of the referring document itself
+
+
+def reference_counts(rows: Iterable[Any]) -> ReferenceCounts:
+    """How many references the stored chunks (``ChunkRow`` with ``REFS_KEY``) hold, and where they resolved."""
+    out, documents = ReferenceCounts(), set()
+    for row in rows:
+        documents.add(row.doc_id)
+        for ref in load_refs(row.metadata.get(REFS_KEY)):
+            out.total += 1
+            if ref.get("how") == "internal" or (ref.get("target") and ref.get("target") == row.doc_id):
+                out.within += 1
+            elif ref.get("target"):
+                out.elsewhere += 1
+    out.documents = len(documents)
+    return out
+
+
 def load_refs(raw: Any) -> list[dict[str, Any]]:
     """The references stored on a chunk; [] for a chunk never annotated or holding junk."""
     if not isinstance(raw, str) or not raw:

@@ -80,6 +80,26 @@ def test_vectors_and_text_bit_identical_with_plugin_off(rag, deal_room, tmp_path
         assert node.text == off_nodes[nid].text
 
 
+def test_the_index_summary_counts_the_stored_references_and_says_when_none_leads_elsewhere(rag, tmp_path,
+                                                                                            bundled_embed_model,
+                                                                                            corpus_writer):
+    stored_refs = [r for n in stored(rag).values() for r in load_refs(n.metadata.get(REFS_KEY))]
+    elsewhere = sum(1 for r in stored_refs if r["target"] and r.get("how") != "internal")
+    assert elsewhere > 0
+    (line,) = rag.index_summaries()
+    assert line.startswith(f"crossref: {len(stored_refs)} references in 6 documents, {elsewhere} resolved to "
+                           "another indexed document"), line
+    assert "aliases" not in line
+    # A folder whose pages name each other by names no family reads (lighttpd's "enable mod_setenv"): said at once.
+    alone = corpus_writer(tmp_path / "c", {"compress.md": "# Compress\n\nFirst enable the SetEnv module, see "
+                                                          "Exhibit Z."})
+    rp = make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    rp.index_paths([alone])
+    (line,) = rp.index_summaries()
+    assert line.startswith("crossref: 1 references in 1 documents, 0 resolved to another indexed document, 0 to a "
+                           "place of their own; no pointer to another document for the hop to follow"), line
+
+
 def test_late_arrival_resolves_earlier_chunks_without_reembedding(tmp_path, bundled_embed_model, deal_files,
                                                                   corpus_writer):
     first = corpus_writer(tmp_path / "a", {k: deal_files[k] for k in ("01_master_agreement.md",)})
