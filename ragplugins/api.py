@@ -23,7 +23,8 @@ Nodes at query time
     core's ``merge_adjacent``; a chunk a plugin adds that is already one of them is already in the list).
     ``CHUNK_INDEX_KEY`` (a chunk's position in its document, from 0) and ``DOC_HASH_KEY`` (its
     document's content hash) are the metadata keys the core writes on every chunk it indexes;
-    ``anchor_names`` reads the anchors of an HTML page (its ids) that begin in a chunk;
+    ``anchor_names`` reads the anchors of an HTML page (its ids) that begin in a chunk; ``UNDERLINE`` matches a
+    line of one repeated mark, the rule under (or over) a reStructuredText, AsciiDoc or setext title;
     ``ANNOTATION_KEY`` is where ragplugins keeps its notes (``node.metadata`` and
     ``response.metadata``).
 
@@ -79,7 +80,7 @@ _EXPORTS = {
     # what hooks receive
     "RagContext": "ragplugins.context", "DocumentInfo": "ragplugins.context", "not_prepared": "ragplugins.context",
     "CHUNK_INDEX_KEY": "ragplugins.context", "DOC_HASH_KEY": "ragplugins.context", "Trace": "ragplugins.trace",
-    "anchor_names": "ragplugins.anchors",
+    "anchor_names": "ragplugins.anchors", "UNDERLINE": "ragplugins.markup_lines",
     # nodes
     "annotate": "ragplugins.nodes", "annotation": "ragplugins.nodes", "tag": "ragplugins.nodes",
     "tags": "ragplugins.nodes", "hide_metadata": "ragplugins.nodes", "cosine": "ragplugins.nodes",
@@ -133,6 +134,7 @@ if TYPE_CHECKING:
     from ragplugins.eval import GoldRow, hit, load_gold
     from ragplugins.extensions import DuplicateExtensionError, Extension, named_extensions
     from ragplugins.hookspecs import PROJECT, hookimpl, hookspec
+    from ragplugins.markup_lines import UNDERLINE
     from ragplugins.nodes import (
         ANNOTATION_KEY,
         annotate,

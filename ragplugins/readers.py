@@ -94,14 +94,18 @@ def skipped_lines(skipped: Iterable[tuple[str, str]]) -> list[str]:
             suffixes[why.removeprefix(UNSUPPORTED_TYPE)] += 1
             why = UNSUPPORTED_TYPE
         by_reason.setdefault(why, []).append(path)
+    return [f"'{paths[0]}'" + _and_more(len(paths) - 1) + ": "
+            + (_unsupported(suffixes) if why == UNSUPPORTED_TYPE else why) for why, paths in by_reason.items()]
+
+
+def _unsupported(suffixes: Counter[str]) -> str:
+    """The reason files of types no reader reads were skipped: each type (counted when there are several), then
+    the supported ones."""
     if len(suffixes) == 1:
-        (suffix,) = suffixes
-        unsupported = f"{UNSUPPORTED_TYPE}{suffix}"
+        said = f"{UNSUPPORTED_TYPE}{next(iter(suffixes))}"
     else:
-        unsupported = "unsupported file types " + ", ".join(f"{s} ({n})" for s, n in suffixes.most_common())
-    unsupported += f" (supported: {', '.join(SUPPORTED)})"
-    return [f"'{paths[0]}'" + _and_more(len(paths) - 1) + f": {unsupported if why == UNSUPPORTED_TYPE else why}"
-            for why, paths in by_reason.items()]
+        said = "unsupported file types " + ", ".join(f"{s} ({n})" for s, n in suffixes.most_common())
+    return f"{said} (supported: {', '.join(SUPPORTED)})"
 
 
 def _say_read(done: int, of: int) -> None:

@@ -963,13 +963,13 @@ class CrossrefHop(BaseNodePostprocessor):
         its best dense matches that no candidate holds. None under the gate (no chunk the window can
         spare matches the query less than the pointer does, see _swap) or when the search fails; the
         target's chunks already in the window stay where they are."""
+        top = {m for n in nodes[: self.window] for m in api.passage_members(n)}
+        section = pointer["section_chunk"]
         if len(nodes) >= self.window:
             referrer = next(i for i, n in enumerate(nodes) if n.node.node_id == pointer["from_chunk"])
             spare = [i for i in range(referrer + 1, self.window)
                      if self._spare(nodes, i, self._kept(pointer, untradable))]
-            section = pointer["section_chunk"]
-            if not spare and section and section not in {m for n in nodes[: self.window]
-                                                         for m in api.passage_members(n)}:
+            if not spare and section and section not in top:
                 # The window holds the pointed-at document, not the place the reference names (a new user's
                 # BIND manual: a link to a section of the DNSSEC guide, whose other chunks filled the window):
                 # one of that document's later chunks may make way for the named place.
@@ -995,10 +995,8 @@ class CrossrefHop(BaseNodePostprocessor):
         scored = search(pointer)
         if scored is None:
             return []
-        top = {m for n in nodes[: self.window] for m in api.passage_members(n)}
         below = [n for n in nodes[self.window:] if n.node.ref_doc_id == pointer["target"] and not hopped(n)]
         by_id = {nws.node.node_id: (score, nws) for score, nws in scored}
-        section = pointer["section_chunk"]
         declaring = self._declaring_chunks(pointer, nodes, by_id, query_embedding)
         named = ([section] if section else []) + [n.node.node_id for _, n in declaring]
         if named and set(named) <= top:

@@ -8,14 +8,11 @@ from collections.abc import Iterable
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseComponent
 
+from ragplugins.api import UNDERLINE
 from ragplugins_overview.documents import DocumentText, TermStatistics, terms
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A line of one punctuation mark under (or over) a title: reStructuredText's and setext's titles ("git-add(1)" over
-# "==========" in git's manual pages, "Secure HTTP" between two in lighttpd's), which were read as body text and
-# left the overview titled "NAME" or with the bar itself.
-_RULE = re.compile(r"([=\-~^*+#`])\1{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 # Link targets and URLs are addresses, not content; emphasis markers are noise in prose.
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<?https?://\S+")
@@ -55,7 +52,7 @@ def _structure(text: str) -> tuple[list[str], list[str]]:
             in_code = not in_code
             continue
         line = raw.strip()
-        if in_code or not line or line.startswith(("|", "<", "---", "===", "***", "![")) or _RULE.fullmatch(line):
+        if in_code or not line or line.startswith(("|", "<", "---", "===", "***", "![")) or UNDERLINE.fullmatch(line):
             continue
         md = _MD_HEADING.match(raw)
         if md:
@@ -70,14 +67,16 @@ def _structure(text: str) -> tuple[list[str], list[str]]:
 
 
 def _underlined(lines: list[str], i: int) -> bool:
-    """Whether line ``i`` is a title a rule underlines: after a blank line, at least as long as the title (two
+    """Whether line ``i`` is a title a rule underlines (reStructuredText's and setext's titles, "git-add(1)" over
+    "==========" in git's manual pages, "Secure HTTP" between two in lighttpd's, were read as body text and left
+    the overview titled "NAME" or with the rule itself): after a blank line, at least as long as the title (two
     characters short at most); or between two equal rules as long as it (reStructuredText's overline). A code
     line between an AsciiDoc listing's "----" delimiters is neither: it is not after a blank line, and the
     delimiters are shorter than it, or it has no words ("}")."""
     line = lines[i].strip()
     below = lines[i + 1].strip() if i + 1 < len(lines) else ""
     above = lines[i - 1].strip() if i > 0 else ""
-    if not _RULE.fullmatch(below) or sum(c.isalpha() for c in line) < 2:
+    if not UNDERLINE.fullmatch(below) or sum(c.isalpha() for c in line) < 2:
         return False
     if above == below:
         return len(below) >= len(line)
