@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ragplugins import api
@@ -105,8 +106,8 @@ def ragplugins_check_config(config: RetryConfig, pluginmanager):
 @api.hookimpl
 def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
     # A misspelt name fails when the pipeline is built, not on first use.
-    resolve(config, ctx.pluginmanager)
-    resolve_confirm(config, ctx.pluginmanager)
+    signal, _, _ = resolve(config, ctx.pluginmanager)
+    _warn_too_few_candidates(signal, resolve_confirm(config, ctx.pluginmanager), ctx.config.core.top_k)
 
     def wrap(inner):
         signal, strategy, threshold = resolve(config, ctx.pluginmanager)
@@ -114,6 +115,21 @@ def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
                               confirm=resolve_confirm(config, ctx.pluginmanager))
 
     return [api.Contribution(wrap, stage="sufficiency")]
+
+
+def _warn_too_few_candidates(signal: RetrySignal, confirm: RetrySignal | None, top_k: int) -> None:
+    """Said once, when the pipeline is built: a signal that needs more candidates than ``top_k`` gives no value on
+    any query (a new user's lighttpd pages at top_k = 3: the confirming signal was never computed, and only each
+    query's trace said so)."""
+    if signal.min_candidates > top_k:
+        warnings.warn(f"ragplugins retry: signal = '{signal.name}' needs at least {signal.min_candidates} candidates "
+                      f"and top_k = {top_k}, so no query will be judged weak or retried: set top_k to at least "
+                      f"{signal.min_candidates}, or another signal", stacklevel=3)
+    elif confirm is not None and confirm.min_candidates > top_k:
+        warnings.warn(f"ragplugins retry: confirm_signal = '{confirm.name}' needs at least {confirm.min_candidates} "
+                      f"candidates and top_k = {top_k}, so a retry set is kept only where signal = '{signal.name}' "
+                      f"alone is strictly higher: set top_k to at least {confirm.min_candidates}, or another "
+                      f"confirm_signal", stacklevel=3)
 
 
 @api.hookimpl

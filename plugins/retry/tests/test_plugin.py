@@ -1,4 +1,5 @@
 import json
+import warnings
 from typing import ClassVar
 
 import pytest
@@ -59,6 +60,21 @@ def test_no_dense_signal_on_a_tiny_candidate_set_means_no_retry(tiny_rag, bundle
     assert "BM25" not in decision["reason"]
     assert [n.node.node_id for n in result.first_stage] == [n.node.node_id for n in
                                                            off.search(QUESTION, top_k=5).first_stage]
+
+
+def test_a_signal_needing_more_candidates_than_top_k_is_said_when_the_retriever_is_built(tiny_rag, bundled_embed_model):
+    with pytest.warns(UserWarning, match=r"confirm_signal = 'dense_contrast' needs at least 6 candidates and "
+                                         r"top_k = 3, so a retry set is kept only where signal = 'corpus_coverage' "
+                                         r"alone is strictly higher: set top_k to at least 6"):
+        rag_with(tiny_rag, bundled_embed_model, {}, core={"top_k": 3}).retriever()
+    with pytest.warns(UserWarning, match=r"signal = 'dense_contrast' needs at least 6 candidates and top_k = 5, "
+                                         r"so no query will be judged weak or retried"):
+        rag_with(tiny_rag, bundled_embed_model, {"signal": "dense_contrast"}, core={"top_k": 5}).retriever()
+    for section, top_k in [({}, 6), ({"confirm_signal": None}, 3)]:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            rag_with(tiny_rag, bundled_embed_model, section, core={"top_k": top_k}).retriever()
+        assert not [w for w in said if "ragplugins retry" in str(w.message)], (section, top_k)
 
 
 def test_bm25_only_candidates_without_vectors_give_no_signal(tiny_rag, bundled_embed_model):

@@ -31,6 +31,8 @@ class RetrySignal(BaseModel):
 
     name: ClassVar[str]
     default_threshold: ClassVar[float]
+    # The fewest candidates the signal can judge; with fewer, ``measure`` returns no value.
+    min_candidates: int = 1
     # Thresholds the calibrate command tabulates.
     calibration_grid: ClassVar[tuple[float, ...]] = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
