@@ -5,14 +5,15 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 "Prev / Up / Home / Next" bars that DocBook and Sphinx put on every page: ``<nav>``, ``<header>``,
 ``<footer>``, anything with ``role="navigation"``, and the chrome classes of the two generators
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
-``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading). Other generators' chrome
-is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation, unless they hold
-the page itself; a page's own table of contents; links that only move the reader, and rows of navigation
-buttons ("[ << ] [ < ] [ Up ] [ > ]", "top | back | next | contents", in a block of their own or not);
-buttons; the same page in other languages; a site's name as a heading
-above the page's own title (``_drop_site_heading``). Link titles (tooltips repeating a target's heading) are
-dropped so they do not crowd the text a chunk is embedded with. A page that only sends the reader to another
-(``<meta http-equiv="refresh">``) says where (``HtmlPage.redirect``): the reader skips it.
+``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading) and the contents of other
+pages Sphinx writes into a page (its ``toctree``: the pages' titles, no answer to any question). Other
+generators' chrome is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation,
+unless they hold the page itself; a page's own table of contents; links that only move the reader, and rows of
+navigation buttons ("[ << ] [ < ] [ Up ] [ > ]", "top | back | next | contents", in a block of their own or not);
+buttons; the same page in other languages; a site's name as a heading above the page's own title
+(``_drop_site_heading``). Link titles (tooltips repeating a target's heading) are dropped so they do not crowd the
+text a chunk is embedded with. A page that only sends the reader to another (``<meta http-equiv="refresh">``) says
+where (``HtmlPage.redirect``): the reader skips it.
 
 The page is parsed by lxml's HTML parser, which closes the end tags HTML lets a page leave out
 (``</li>``, ``</p>``, ``</dd>``) as a browser does. Python's ``html.parser`` nests such elements
@@ -47,6 +48,13 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
           "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer, "
           # The pilcrow permalink after every heading (Sphinx and MkDocs: headerlink; Apache httpd: permalink).
           "a.headerlink, a.permalink")
+# A site's contents as its generator writes them into a page: the titles of other pages, each a link, which match
+# any question about those pages better than the pages' own passages and answer none (Sphinx's toctree: a new
+# user's SQLAlchemy FAQ index, a list of the FAQ's questions, was in the top 3 for 6 of 24 questions). Sphinx wraps
+# a toctree in a div, except on the root document of some themes, where its list stands below its caption; its
+# general and module indexes are tables of every entry's name, each a link to the entry, under a row of letters.
+SITE_CONTENTS = ("div.toctree-wrapper, ul:has(> li.toctree-l1), table.indextable, div.genindex-jumpbox, "
+                 "div.modindex-jumpbox")
 # Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
                           "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})
@@ -153,6 +161,11 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
         node.extract()
     for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
         element.decompose()
+    for contents in soup.select(SITE_CONTENTS):
+        caption = contents.find_previous_sibling()
+        if caption is not None and "caption" in _words(caption, "class"):
+            caption.decompose()
+        contents.decompose()
     _drop_site_chrome(soup, title)
     _drop_site_heading(soup, title)
     # A picture without alt text says nothing a text can hold (Apache's feather logo on every page): its file name

@@ -321,6 +321,33 @@ def test_a_heading_s_link_back_to_the_contents_is_its_words():
     assert "### Customizing the [AdminSite](#site) class" in text
 
 
+def test_the_contents_and_indexes_a_sphinx_build_writes_into_its_pages_are_not_read():
+    # A new user's SQLAlchemy FAQ index (a toctree of the FAQ's questions) took one of the top 3 places for 6 of 24
+    # questions and held none of their answers. The page's own words stay; so does a list of links in them.
+    text = read_html('<title>Frequently Asked Questions</title><h1>Frequently Asked Questions</h1>'
+                     '<p>Answers to common questions; see also <a href="glossary.html">the glossary</a>.</p>'
+                     '<div class="toctree-wrapper compound"><ul><li class="toctree-l1"><a class="reference '
+                     'internal" href="connections.html">Connections / Engines</a><ul><li class="toctree-l2">'
+                     '<a class="reference internal" href="connections.html#pool">How do I configure '
+                     'logging?</a></li></ul></li></ul></div>'
+                     '<ul><li><a href="sessions.html">Sessions</a></li><li><a href="orm.html">ORM</a></li>'
+                     '<li><a href="core.html">Core</a></li></ul>').text
+    assert "Answers to common questions; see also [the glossary](glossary.html)." in text
+    assert "Connections / Engines" not in text and "How do I configure logging?" not in text
+    assert "- [Sessions](sessions.html)" in text and "- [Core](core.html)" in text
+    # The root document of Sphinx's own theme: the list below its caption, no wrapper.
+    root = read_html('<h1>Sphinx documentation contents</h1><p class="caption" role="heading"><span class="caption-'
+                     'text">Get started</span></p><ul><li class="toctree-l1"><a class="reference internal" href="usage/'
+                     'quickstart.html">Getting Started</a></li></ul><p class="lead">Read the tutorial first.</p>').text
+    assert "Get started" not in root and "Getting Started" not in root and "Read the tutorial first." in root
+    index = read_html('<h1 id="index">Index</h1><div class="genindex-jumpbox"><a href="#A"><strong>A</strong></a> | '
+                      '<a href="#B"><strong>B</strong></a></div><h2 id="A">A</h2><table class="indextable '
+                      'genindextable"><tr><td><ul><li><a href="extdev/appapi.html#sphinx.application.Sphinx.add_'
+                      'directive">add_directive() (sphinx.application.Sphinx method)</a></li></ul></td></tr></table>'
+                      '<p>Entries are sorted by name.</p>').text
+    assert "add_directive" not in index and "**B**" not in index and "Entries are sorted by name." in index
+
+
 BANNER_PAGE = """<html><head><title>31. Address rewriting</title></head><body>
 <h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>
 <div class="tagline">Small. Fast. Reliable.</div>
