@@ -100,6 +100,7 @@ from ragplugins_crossref.transform import stored_profiles
 PLUGIN = "crossref"
 _CONTEXT_CHARS = 240
 _MAX_MENTIONS = 4
+_SENTENCES_AT_ONCE = 8   # a traded chunk's sentences embedded per call, until one outweighs the pointer
 _LEAD_LINES = 6       # lines an item may sit below its lead-in (siblings, wrapped lines)
 _CLAUSE_SEPARATORS = (",", ";", "(", " - ")
 # A list item read with its numbered lead-in: "4.1 Buyer's obligation ... subject to: (b) ...".
@@ -735,31 +736,34 @@ class CrossrefHop(BaseNodePostprocessor):
         else:
             threshold = self.gate * max(cosine_of.values())
         present = {m for n in nodes for m in api.passage_members(n)}  # a passage's chunks are all there
-        standings: dict[str, float] = {}
-
-        def standing(nws: NodeWithScore) -> float:
-            """How strongly a chunk a swap may trade argues for itself. A question that names the referring
-            document retells the pointer it means (its claim chose it): the chunk counts by its cosine. Any
-            other question has only the pointer's sentence to go by, so the chunk is read as a pointer's sentence
-            is, by the better of its cosine and its best sentence's: a short text's cosine with a question runs
-            higher than a whole chunk's, and weighed against the chunk's cosine a pointer to a module the
-            question never asks about traded a chunk that answers it (nodejs_q15: the cluster pointer's
-            sentence 0.38 against the DNS answer chunk's 0.31; Django's dj16)."""
-            chunk_id = nws.node.node_id
-            if chunk_id not in standings:
-                found = cosine_of.get(chunk_id, float("inf"))
-                said = [] if named else sentences(nws.node.get_content())
-                vectors = self.context.embed_texts(said) if said else {}
-                standings[chunk_id] = max([found, *(api.cosine(query_embedding, vectors[t]) or 0.0
-                                                    for t in said)])
-            return standings[chunk_id]
+        asked = set(tokens(query)) - STOPWORDS
+        # Per chunk a swap may trade: its standing so far, and its sentences not read yet.
+        reading: dict[str, tuple[float, list[str]]] = {}
 
         def standing_against(score: float, nws: NodeWithScore) -> float:
-            """A chunk's standing as far as a pointer matching the query ``score`` needs it: a standing is at
-            least the chunk's cosine, so where that alone outweighs the pointer, the cosine (its sentences are
-            not embedded: that was most of the hop's time, about 1 s a question on two cores)."""
-            found = cosine_of.get(nws.node.node_id, float("inf"))
-            return found if score < self.gate * found else standing(nws)
+            """How strongly a chunk a swap may trade argues for itself, read as far as a pointer matching the query
+            ``score`` needs: whether the chunk outweighs it. A question that names the referring document retells
+            the pointer it means (its claim chose it): the chunk counts by its cosine. Any other question has only
+            the pointer's sentence to go by, so the chunk is read as a pointer's sentence is, by the better of its
+            cosine and its best sentence's: a short text's cosine with a question runs higher than a whole
+            chunk's, and weighed against the chunk's cosine a pointer to a module the question never asks about
+            traded a chunk that answers it (nodejs_q15: the cluster pointer's sentence 0.38 against the DNS answer
+            chunk's 0.31; Django's dj16). Its sentences are embedded a few at a time, those sharing most words
+            with the question first, and only until one outweighs the pointer (embedding them all was most of the
+            hop's time: 3.5 s for one question of a new user's Sphinx pages on two loaded cores); so a standing
+            above the pointer's is a lower bound, one at or below it exact."""
+            chunk_id = nws.node.node_id
+            if chunk_id not in reading:
+                said = [] if named else sentences(nws.node.get_content())
+                said.sort(key=lambda t: -len(asked.intersection(tokens(t))))
+                reading[chunk_id] = (cosine_of.get(chunk_id, float("inf")), said)
+            best, unread = reading[chunk_id]
+            while unread and score >= self.gate * best:
+                batch, unread = unread[:_SENTENCES_AT_ONCE], unread[_SENTENCES_AT_ONCE:]
+                vectors = self.context.embed_texts(batch)
+                best = max([best, *(api.cosine(query_embedding, vectors[t]) or 0.0 for t in batch)])
+            reading[chunk_id] = (best, unread)
+            return best
         depth = len(present) + self.max_hops * self.chunks_per_hop
         searched: dict[str, list[tuple[float, NodeWithScore]] | None] = {}
 

@@ -225,6 +225,11 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
     astray = False   # the path leads into an indexed folder that lacks its file
     if not rooted:
         where = posixpath.normpath(posixpath.join(posixpath.dirname(doc_id.replace("\\", "/")), path))
+        if not named and (where == ".." or where.startswith("../")):
+            # The link leaves the folder that was indexed: what it names is not here, whatever shares its file
+            # name (a new user's subfolder of Sphinx's documentation: the logo's "../../index.html", the site's
+            # welcome page, went to the subfolder's own index.html from 20 of its 21 pages).
+            return set()
         exact = registry.paths.get(where)
         if exact is not None:
             return {exact}

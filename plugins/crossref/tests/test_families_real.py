@@ -76,6 +76,20 @@ def test_a_link_into_a_folder_that_was_not_indexed_names_no_other_document():
         ("../reference/sql-createtable.html", "site/reference/sql-createtable.html")}
 
 
+def test_a_link_that_leaves_the_indexed_folder_names_no_document_of_it():
+    # A new user indexed usage/extensions/ of Sphinx's documentation: every page's logo links "../../index.html",
+    # the site's welcome page, which went to the subfolder's own index.html. A link that stays inside still resolves.
+    refs, _ = run({
+        "intersphinx.html": "[![SPHINX](../../_static/logo.png)](../../index.html) See [the list](index.html) "
+                            "and [configuration](../configuration.html).",
+        "index.html": "## Extensions\ntext",
+        "configuration.html": "## Configuration\ntext",
+        "sub/todo.html": "[back](../intersphinx.html)",
+    })
+    assert resolved(refs["intersphinx.html"]) == {("index.html", "index.html")}
+    assert resolved(refs["sub/todo.html"]) == {("../intersphinx.html", "intersphinx.html")}
+
+
 def test_manual_pages_by_name_and_linkgit():
     refs, ann = run({
         "git-config.txt": "git-config(1)\n=============\n\nNAME\n----\ngit-config - Get and set options\n\n"
