@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import partial
 from typing import Any
 
@@ -10,6 +11,7 @@ from ragplugins_overview import __version__
 from ragplugins_overview.build import require_llm, stale_overviews, update_overviews
 from ragplugins_overview.config import OverviewConfig
 from ragplugins_overview.retriever import OverviewRetriever
+from ragplugins_overview.sidecar import SidecarError, location_for
 
 
 @api.hookimpl
@@ -32,6 +34,26 @@ def ragplugins_transformations(config: OverviewConfig, ctx: api.RagContext):
 def ragplugins_after_index(config: OverviewConfig, ctx: api.RagContext, nodes, deleted_doc_ids):
     # Deleted documents need no list of their own: the sidecar is compared with the index as it is now.
     update_overviews(config, ctx, nodes)
+
+
+@api.hookimpl
+def ragplugins_index_summary(config: OverviewConfig, ctx: api.RagContext):
+    # Said after every write, as crossref's line is: a new user's eval printed nothing for overview and could not
+    # tell a plugin that wrote its overviews from one that did nothing.
+    location = location_for(ctx)
+    try:
+        overviews = location.read()
+    except SidecarError as exc:
+        return f"overview: its overviews at {location.label} cannot be read ({exc}); `ragplugins prepare` rewrites them"
+    documents = len(ctx.list_documents())
+    if overviews is None or not len(overviews):
+        return f"overview: no overviews for {documents} indexed documents; `ragplugins prepare` writes them"
+    written = Counter(overviews.sources)
+    line = (f"overview: {len(overviews)} overviews of {documents} indexed documents ("
+            + ", ".join(f"{n} {source}" for source, n in written.most_common()) + ")")
+    if documents < 2:
+        line += "; with one document there is nothing for them to choose between, and no query is steered"
+    return line
 
 
 @api.hookimpl

@@ -201,6 +201,29 @@ def test_a_failing_llm_falls_back_to_the_extractive_overview_for_that_document_u
     assert _sources(persist)["espresso_manual.md"] == "llm" and len(llm.prompts) == 2  # the failed one, the new one
 
 
+def test_the_index_summary_counts_the_overviews_and_how_each_was_written(own_index):
+    make, corpus, persist = own_index
+    rag = make()
+    (line,) = rag.index_summaries()
+    assert line == "overview: no overviews for 0 indexed documents; `ragplugins prepare` writes them"
+    rag.index_paths([corpus])
+    documents = len(rag.context(rag.index()).list_documents())
+    assert documents > 1
+    (line,) = rag.index_summaries()
+    assert line == f"overview: {documents} overviews of {documents} indexed documents ({documents} extractive)"
+    llm = FakeLLM(prompts=[], responder=lambda p: "A legal document.")
+    (corpus / "new.md").write_text("# Coffee grinder\n\nBurr grinder settings for espresso.\n", encoding="utf-8")
+    make({"overview": "llm"}, llm=llm).index_paths([corpus])
+    (line,) = make({"overview": "llm"}, llm=llm).index_summaries()
+    assert line == f"overview: {documents + 1} overviews of {documents + 1} indexed documents ({documents + 1} llm)"
+    # One document: nothing for the overviews to choose between, said at once.
+    single = make_rag([plugin], {"overview": {}}, embed_model=rag.embed_model, persist_dir=persist.parent / "one")
+    single.index_paths([corpus / "new.md"])
+    (line,) = single.index_summaries()
+    assert line.endswith("(1 extractive); with one document there is nothing for them to choose between, and no "
+                         "query is steered"), line
+
+
 def test_changed_writer_settings_warn_once_then_rewrite_every_overview_at_the_next_write(own_index):
     make, corpus, persist = own_index
     make().index_paths([corpus])
