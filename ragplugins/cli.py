@@ -384,7 +384,7 @@ def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
     with warnings.catch_warnings():
         # Said once below, grouped by why, as `index` says it.
         warnings.filterwarnings("ignore", message=SKIPPED_WARNING)
-        report = read_documents(paths, max_file_mb=rp.config.core.max_file_mb)
+        report = read_documents(paths, max_file_mb=rp.config.core.max_file_mb, exclude=rp.config.core.exclude)
     for doc in report.documents:
         if as_json:
             click.echo(json.dumps({"id": doc.id_, "text": doc.text}, ensure_ascii=False))

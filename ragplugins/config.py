@@ -146,6 +146,12 @@ class CoreSettings(BaseModel):
                            "of nine corpora, lower on the test questions of seven (docs/benchmarks.md), so off; "
                            "measure it on yours with `ragplugins eval`. Re-index after changing it.")
     max_file_mb: float = Field(25.0, gt=0, description="Files larger than this are skipped with an error.")
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Files under the folders given that are not indexed, as patterns matched against each file's "
+                    "id (its path below the folder given, as `query` shows it; `*` also crosses folders), as "
+                    "LlamaIndex's SimpleDirectoryReader(exclude=...): [\"_modules/*\", \"genindex.html\"]. A file "
+                    "indexed before that a pattern now names leaves the index on the next run, as a removed one does.")
     llm: str | None = Field(
         None, description="For the CLI: import path of a zero-argument callable that returns a LlamaIndex "
                           "LLM, e.g. 'myapp.models:make_llm'. The CLI imports and calls it, so it runs that "

@@ -296,12 +296,13 @@ class Indexing(AppPart):
         if parallel:
             from ragplugins.executors.ray import index_on_ray
 
-            listing = list_files(paths, skip)
+            listing = list_files(paths, skip, exclude=self.config.core.exclude)
             index, report = index_on_ray(cast("RagPlugins", self), files=listing.files, workers=workers,
                                          show_progress=show_progress, reindex=reindex, prune=prune)
             report.skipped[:0] = listing.skipped
             return index, report
-        read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip)
+        read = read_documents(paths, max_file_mb=self.config.core.max_file_mb, skip_dirs=skip,
+                              exclude=self.config.core.exclude)
         crash_point("read")
         index, report = self._upsert(read.documents, show_progress=show_progress, reindex=reindex,
                                      sources=read.found, prune=prune)
@@ -349,7 +350,7 @@ class Indexing(AppPart):
 
     # Index-time settings that shape no stored chunk: what a failing plugin does, which files are read next
     # time, how LanceDB indexes the vectors (applied by the store itself).
-    NOT_IN_CHUNKS = ("on_plugin_error", "max_file_mb", "vector_index")
+    NOT_IN_CHUNKS = ("on_plugin_error", "max_file_mb", "exclude", "vector_index")
 
     def index_settings(self) -> dict[str, dict[str, Any]]:
         """What stored chunks depend on, by config table: the core's index-time settings ("ragplugins") and each

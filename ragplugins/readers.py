@@ -19,8 +19,9 @@ import warnings
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import NamedTuple
 
@@ -139,12 +140,14 @@ class FileList(NamedTuple):
     skipped: list[tuple[str, str]]  # (file, why): second names of a file listed already
 
 
-def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> FileList:
+def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = (), exclude: Sequence[str] = ()) -> FileList:
     """(file, id, root) triples; ids are relative to the directory given, or the file name. Hidden files
     and folders, and ``skip_dirs`` (the index's own directory), are not walked into. Dangling symlinks are
     kept: read_files lists them as skipped. A file reached under several ids through symbolic links is
     listed once, under its own path where the walk finds it (else its first id), and its other ids skipped; so is
-    the copy of a page's source a Sphinx build keeps in ``_sources`` when the page is listed."""
+    the copy of a page's source a Sphinx build keeps in ``_sources`` when the page is listed. A file whose id an
+    ``exclude`` pattern matches (fnmatch's, case-sensitive: ``*`` crosses folders) is skipped, said with the
+    pattern."""
     out: list[tuple[Path, str, str]] = []
     skip = [Path(d).resolve() for d in skip_dirs]
     for raw in paths:
@@ -167,7 +170,20 @@ def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = ()) -> F
             raise InputError(f"two files would get the id '{doc_id}': '{seen[doc_id]}' and '{f}'; "
                              "index them from a common parent directory")
         seen[doc_id] = f
-    return _without_sphinx_sources(_one_id_per_file(out))
+    listed = _without_excluded(out, exclude)
+    once = _one_id_per_file(listed.files)
+    return _without_sphinx_sources(FileList(once.files, listed.skipped + once.skipped))
+
+
+def _without_excluded(listed: list[tuple[Path, str, str]], exclude: Sequence[str]) -> FileList:
+    kept, dropped = [], []
+    for f, doc_id, root in listed:
+        pattern = next((p for p in exclude if fnmatchcase(doc_id, p)), None)
+        if pattern is None:
+            kept.append((f, doc_id, root))
+        else:
+            dropped.append((str(f), f"the config's exclude names it ('{pattern}')"))
+    return FileList(kept, dropped)
 
 
 def _one_id_per_file(listed: list[tuple[Path, str, str]]) -> FileList:
@@ -292,12 +308,12 @@ def _container_problem(suffix: str, exc: BaseException) -> str:
 
 
 def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
-                   skip_dirs: Iterable[Path] = ()) -> ReadReport:
-    """Read every supported file under ``paths``. Unsupported, binary, empty and too large
-    files are skipped with a warning that names them; missing paths raise."""
-    listing = list_files(paths, skip_dirs)
+                   skip_dirs: Iterable[Path] = (), exclude: Sequence[str] = ()) -> ReadReport:
+    """Read every supported file under ``paths`` but those ``exclude`` names (:func:`list_files`). Unsupported,
+    binary, empty and too large files are skipped with a warning that names them; missing paths raise."""
+    listing = list_files(paths, skip_dirs, exclude)
     report = read_files(listing.files, max_file_mb, skipped=listing.skipped)
-    if listing.files and not report.documents:
+    if not report.documents and (listing.files or listing.skipped):
         raise InputError("no file could be indexed: " + "; ".join(skipped_lines(report.skipped)))
     return report
 

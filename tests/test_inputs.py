@@ -124,6 +124,36 @@ def test_the_page_sources_a_sphinx_build_keeps_are_not_indexed_beside_their_page
     assert report.added == ["orphan.html"] and report.deleted == ["_sources/orphan.rst.txt"]
 
 
+def test_the_files_the_config_excludes_are_not_indexed_and_leave_the_index_once_excluded(tmp_path,
+                                                                                         bundled_embed_model):
+    # A new user's Sphinx build: viewcode's listings (_modules/, 27 % of the chunks) and the general index took a
+    # fifth of the top 10 places, and nothing but listing every wanted file kept them out.
+    folder = tmp_path / "html"
+    (folder / "_modules" / "sphinx").mkdir(parents=True)
+    (folder / "usage").mkdir()
+    (folder / "usage" / "theming.html").write_text("<h1>HTML Theming</h1><p>A theme is a collection of templates.</p>")
+    (folder / "_modules" / "sphinx" / "application.html").write_text("<h1>Source code for sphinx.application</h1>"
+                                                                     "<pre>class Sphinx: pass</pre>")
+    (folder / "genindex.html").write_text("<h1>Index</h1><p>add_directive() (Sphinx method)</p>")
+    persist = tmp_path / "idx"
+    _, report = make_rag([], embed_model=bundled_embed_model, persist_dir=persist).index_paths([folder])
+    assert sorted(report.added) == ["_modules/sphinx/application.html", "genindex.html", "usage/theming.html"]
+    excluding = make_rag([], {"exclude": ["_modules/*", "genindex.html", "*.pdf"]}, embed_model=bundled_embed_model,
+                         persist_dir=persist)
+    with pytest.warns(UserWarning, match=r"application.html': the config's exclude names it \('_modules/\*'\)"):
+        _, report = excluding.index_paths([folder])
+    assert report.added == [] and sorted(report.deleted) == ["_modules/sphinx/application.html", "genindex.html"]
+    assert sorted(excluding.context(excluding.index()).list_documents()) == ["usage/theming.html"]
+    # A pattern matches a file's id as query shows it, whole: usage/genindex.html is not genindex.html.
+    (folder / "usage" / "genindex.html").write_text("<h1>Usage index</h1><p>theming</p>")
+    with pytest.warns(UserWarning, match="exclude names it"):
+        _, report = excluding.index_paths([folder])
+    assert report.added == ["usage/genindex.html"]
+    with pytest.raises(InputError, match=r"no file could be indexed: .*exclude names it \('\*'\)"):
+        make_rag([], {"exclude": ["*"]}, embed_model=bundled_embed_model,
+                 persist_dir=tmp_path / "other").index_paths([folder])
+
+
 def test_a_link_to_a_file_outside_the_folder_is_indexed_under_the_link(rag, tmp_path):
     elsewhere = tmp_path / "shared.md"
     elsewhere.write_text("A note kept outside the folder, about grinder burrs.")
