@@ -675,16 +675,22 @@ _SERVER_PATH = re.compile(r"(?:^|[\s\"'`(<=,;*_])(?:/|[A-Za-z][\w+.-]{0,20}://)[
 _NAVIGATION_WORDS = re.compile(r"(?i)(?:next|previous|prev|up)\s+(?:chapter|section|page|part|topic|node)"
                                r"|table\s+of\s+contents|[<>?]{1,2}|[«»]")
 _BUTTON_WORDS = re.compile(r"(?i)next|previous|prev|up|top|home|contents|index")
+# A link that shows only a picture: a site's logo leading home on every page (SQLite's 203 pages, a new user's Sphinx
+# build: "[![SPHINX](../_static/sphinxheader.png)](../index.html)", weighed as the best pointer of some questions),
+# a button drawn as an image. No words of its own say what it points at.
+_PICTURE = re.compile(r"!\[[^\[\]]{0,200}\]\([^()\s]{1,300}\)")
 
 
 def _navigation(text: str, start: int, end: int, shown: str, href: str, headings: Sequence[tuple[int, int]]) -> bool:
-    """Whether the link at text[start:end], showing ``shown``, only moves the reader: also a heading that is one
-    link to a place (``headings``: the spans of the chunk's heading texts), the way back to the heading's line in
-    the manual's contents (texi2html's "## [10.1 Invoking the msgfmt Program](gettext_toc.html#TOC167)", Sphinx's
-    "# [find_package](#id5)") or to the heading itself. A heading that links a whole page names the page its
-    section is about (npm's scripts page: "#### [`npm ci`](/commands/npm-ci)")."""
+    """Whether the link at text[start:end], showing ``shown``, only moves the reader or shows only a picture; also a
+    heading that is one link to a place (``headings``: the spans of the chunk's heading texts), the way back to the
+    heading's line in the manual's contents (texi2html's "## [10.1 Invoking the msgfmt Program](gettext_toc.html#
+    TOC167)", Sphinx's "# [find_package](#id5)") or to the heading itself. A heading that links a whole page names
+    the page its section is about (npm's scripts page: "#### [`npm ci`](/commands/npm-ci)")."""
     if "#" in href and any(hs <= start and end <= he and not text[hs:start].strip(" \t*")
                            and not text[end:he].strip(" \t*#") for hs, he in headings):
+        return True
+    if _PICTURE.fullmatch(shown.strip()):
         return True
     shown = shown.strip(" \t\n[]*_`")
     if _NAVIGATION_WORDS.fullmatch(shown):

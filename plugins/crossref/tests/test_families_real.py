@@ -90,6 +90,19 @@ def test_a_link_that_leaves_the_indexed_folder_names_no_document_of_it():
     assert resolved(refs["sub/todo.html"]) == {("../intersphinx.html", "intersphinx.html")}
 
 
+def test_a_link_that_shows_only_a_picture_is_no_reference():
+    # SQLite's logo on each of its 203 pages, Sphinx's on every page of its documentation: the site's home, weighed as
+    # the best pointer of some questions. A picture beside words in the link stays a reference.
+    refs, ann = run({
+        "lang.html": "[![SQLite](images/sqlite370_banner.gif)](index.html)\n\n# SQL As Understood By SQLite\n\n"
+                     "See [![diagram](img/vdbe.png) the VDBE](opcode.html) and [the home page](index.html).",
+        "index.html": "## SQLite Home Page\ntext",
+        "opcode.html": "## The SQLite Bytecode Engine\ntext",
+    })
+    assert resolved(refs["lang.html"]) == {("opcode.html", "opcode.html"), ("index.html", "index.html")}
+    assert [r["text"] for r in ann.refs["lang.html#0"] if r["ref"] == "index.html"] == ["[the home page](index.html)"]
+
+
 def test_manual_pages_by_name_and_linkgit():
     refs, ann = run({
         "git-config.txt": "git-config(1)\n=============\n\nNAME\n----\ngit-config - Get and set options\n\n"
