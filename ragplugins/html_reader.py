@@ -6,7 +6,7 @@ the page's navigation chrome is removed, so a chunk holds the page's own words r
 ``<footer>``, anything with ``role="navigation"``, and the chrome classes of the two generators
 most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's ``related``,
 ``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading) and the contents of other
-pages Sphinx writes into a page (its ``toctree``: the pages' titles, no answer to any question). Other
+pages Sphinx writes into a page (its toctrees and indexes: titles and entry names, no answer). Other
 generators' chrome is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation,
 unless they hold the page itself; a page's own table of contents; links that only move the reader, and rows of
 navigation buttons ("[ << ] [ < ] [ Up ] [ > ]", "top | back | next | contents", in a block of their own or not);

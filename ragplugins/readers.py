@@ -137,7 +137,7 @@ SPHINX_SOURCE_SUFFIXES = {".rst", ".md", ".txt", ".ipynb"}
 
 class FileList(NamedTuple):
     files: list[tuple[Path, str, str]]  # (file, id, root)
-    skipped: list[tuple[str, str]]  # (file, why): second names of a file listed already
+    skipped: list[tuple[str, str]]  # (file, why): second names of a listed file, Sphinx's page sources, excluded
 
 
 def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = (), exclude: Sequence[str] = ()) -> FileList:
