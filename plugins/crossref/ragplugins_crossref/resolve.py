@@ -271,13 +271,16 @@ def _rendered_from(doc_id: str, source: str) -> bool:
     return bool(written) and f"{written}." in f"{name}."
 
 
-def _holds_place(registry: Registry, doc_id: str, fragment: str) -> bool:
-    """Whether a document has the anchor or heading a link's ``fragment`` names."""
+def _holds_place(registry: Registry, doc_id: str, fragment: str, past_opening: bool = False) -> bool:
+    """Whether a document has the anchor or heading a link's ``fragment`` names; ``past_opening``: below its first
+    chunk, where a page's title and opening anchors are, which every page of its file name has alike (a texinfo
+    manual's "index.html#Top": the bison manual's address named a new user's flex manual's front page)."""
     prof = registry.profiles.get(doc_id) if fragment else None
     if prof is None:
         return False
     key = entry_name_key(fragment)
-    return bool(prof.fragments.get(key) or prof.slugs.get(key))
+    place = prof.fragments.get(key) or prof.slugs.get(key)
+    return bool(place) and not (past_opening and place == prof.opening)
 
 
 def _web_copy_of(path: str, registry: Registry, fragment: str = "") -> set[str]:
@@ -285,8 +288,9 @@ def _web_copy_of(path: str, registry: Registry, fragment: str = "") -> set[str]:
     file name or stem end the address's path ("https://docutils.sourceforge.io/docs/ref/rst/roles.html" is
     ref/rst/roles.txt of a folder indexed with ref/ inside it). A page whose folders are not the address's (or
     that has none: the top of the folder given) is no more likely this site's than any other's, unless it is the
-    one of that file name holding the place the address's ``fragment`` names (R's manuals link each other as
-    "https://cran.r-project.org/doc/manuals/R-exts.html#Registering-native-routines"; indexed from manual/)."""
+    one of that file name holding, below its opening, the place the address's ``fragment`` names (R's manuals
+    link each other as "https://cran.r-project.org/doc/manuals/R-exts.html#Registering-native-routines"; indexed
+    from manual/; MathJax's "configuration.html#configuration", its title, is not Sphinx's configuration page)."""
     name = path.rsplit("/", 1)[-1].lower()
 
     def copied(candidate: str) -> bool:
@@ -298,7 +302,7 @@ def _web_copy_of(path: str, registry: Registry, fragment: str = "") -> set[str]:
         found = {d for d in table.get(key, set()) if copied(d)}
         if found:
             return found if len(found) == 1 else set()
-    found = {d for d in registry.files.get(name, set()) if _holds_place(registry, d, fragment)}
+    found = {d for d in registry.files.get(name, set()) if _holds_place(registry, d, fragment, past_opening=True)}
     return found if len(found) == 1 else set()
 
 

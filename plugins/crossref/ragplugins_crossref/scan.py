@@ -262,6 +262,7 @@ class Profile:
     defined: dict[str, str] = field(default_factory=dict)             # a family's declarations: "vim:'tw'" -> chunk
     fragments: dict[str, str] = field(default_factory=dict)           # its page's anchors: "gzipproxied" -> chunk
     parameters: list[str] = field(default_factory=list)               # its own signature's names: "PROJECT_NAME"
+    opening: str = ""                                                 # its first chunk: its title and what follows
 
     @functools.cached_property
     def respelt_terms(self) -> dict[str, str]:
@@ -291,7 +292,7 @@ class Profile:
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
                                       "anchors", "scope", "headings", "terms", "slugs", "defined", "fragments",
-                                      "parameters")
+                                      "parameters", "opening")
                  if k in data}
         return cls(doc_id=doc_id, **known)
 
@@ -333,6 +334,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     prof = Profile(doc_id=doc_id, file_name=file_name.replace("\\", "/").rsplit("/", 1)[-1])
     if not chunks:
         return prof
+    prof.opening = chunks[0][0]
     prof.titles = _first_title(chunks[0][1], metadata)
     whole = "\n".join(text for _, text in chunks)
     families = families_for(families, whole)

@@ -208,17 +208,22 @@ def test_a_heading_defines_its_label_whatever_its_words_and_never_resolves_elsew
 
 def test_a_web_address_names_the_one_page_of_its_file_name_holding_the_place_its_fragment_names():
     # R's manuals link each other by their CRAN addresses; the copy indexed is in manual/, not doc/manuals/.
-    docs = {"manual/R-FAQ.html": "See [Finding entry points](https://cran.r-project.org/doc/manuals/R-exts.html"
-                                 "#Finding-entry-points) and [the appendix](https://cran.r-project.org/doc/manuals/"
-                                 "R-exts.html#No-such-place), [news](https://example.org/R-exts.html).",
-            "manual/R-exts.html": "## Finding entry points\n\nUse the debugger.",
-            "old/R-exts.html": "## Other\n\nOlder copy."}
-    chunks = {d: [(f"{d}#0", text)] for d, text in docs.items()}
+    docs = {"manual/R-FAQ.html": ["See [Finding entry points](https://cran.r-project.org/doc/manuals/R-exts.html"
+                                  "#Finding-entry-points) and [the appendix](https://cran.r-project.org/doc/manuals/"
+                                  "R-exts.html#No-such-place), [news](https://example.org/R-exts.html), [the other "
+                                  "manual](https://www.gnu.org/software/bison/manual/html_node/index.html#Top) and "
+                                  "[its introduction](https://cran.r-project.org/doc/manuals/R-exts.html#Preface)."],
+            "manual/R-exts.html": ["# Writing R Extensions\n\n## Preface\n\nThis manual.",
+                                   "## Finding entry points\n\nUse the debugger."],
+            "manual/index.html": ["# The R manuals\n\nRead them.", "## Licence\n\nGPL."],
+            "old/R-exts.html": ["## Other\n\nOlder copy."]}
+    chunks = {d: [(f"{d}#{i}", text) for i, text in enumerate(texts)] for d, texts in docs.items()}
     ann = annotate(chunks, {d: {"file_name": d.rsplit("/", 1)[-1]} for d in docs}, BUILTIN_FAMILIES, max_refs=50,
-                   anchors={"manual/R-exts.html#0": ["Finding-entry-points"]})
-    # The place held: that page, at that place. No place held, or another site's file name alone: no record.
+                   anchors={"manual/R-exts.html#1": ["Finding-entry-points"], "manual/index.html#0": ["Top"]})
+    # The place held: that page, at that place. No place held, another site's file name alone, or a place in the
+    # page's opening (its title, a texinfo manual's "Top", which every page of that name holds): no record.
     found = [(r["target"], r.get("chunk")) for r in ann.refs["manual/R-FAQ.html#0"]]
-    assert found == [("manual/R-exts.html", "manual/R-exts.html#0")]
+    assert found == [("manual/R-exts.html", "manual/R-exts.html#1")]
 
 
 def test_sections_that_are_separate_files_resolve_through_their_titles():
