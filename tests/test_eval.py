@@ -590,7 +590,7 @@ def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corp
 def test_metric_labels_follow_the_longest_list_a_plugin_left():
     from types import SimpleNamespace
 
-    from ragplugins.eval.report import QUALITY, at_k, longest_list
+    from ragplugins.eval.report import COST, QUALITY, at_k, longest_list
 
     # At k = 3 a plugin that appends (crossref's hop under its window) leaves final lists of up to 5 chunks: a
     # hit at rank 4 counts, so the final columns say R@5, not R@3; the first stage's lists stay 3 long.
@@ -600,6 +600,12 @@ def test_metric_labels_follow_the_longest_list_a_plugin_left():
     assert longest_list(run, 3) == 5 and longest_list(run, 20) == 20 and longest_list(run, 3, "first") == 3
     assert [label for _, label in at_k(QUALITY, longest_list(run, 3), longest_list(run, 3, "first"))] == \
         ["1st R@3", "1st nDCG@3", "R@5", "nDCG@5"]
+    # ... and the final lists at the k asked for come first: what the top 3 hold, whatever was appended below.
+    assert at_k(QUALITY, longest_list(run, 3), longest_list(run, 3, "first"), asked=3) == [
+        ("first.recall@10", "1st R@3"), ("first.ndcg@10", "1st nDCG@3"), ("final.recall@3", "R@3"),
+        ("final.ndcg@3", "nDCG@3"), ("final.recall@5", "R@5"), ("final.ndcg@10", "nDCG@5")]
+    assert [label for _, label in at_k(QUALITY, 3, 3, asked=3)] == ["1st R@3", "1st nDCG@3", "R@3", "nDCG@3"]
+    assert at_k(COST, 5, asked=3) == COST
     assert [label for _, label in at_k(QUALITY, 20)] == ["1st R@10", "1st nDCG@10", "R@5", "R@10", "R@20", "nDCG@10"]
 
 
@@ -620,6 +626,27 @@ def test_a_measurement_recorded_on_fewer_questions_says_on_how_many():
     lines = table(run, 20, extra=["crossref.fired", "crossref.hit"], metrics=False).splitlines()
     assert lines[0] == "| arm | n | crossref.fired | crossref.hit |"
     assert lines[2] == "| hop | 4 | 0.500 | 0.500 (of 2) |"
+
+
+def test_at_a_k_a_plugin_appends_to_the_table_says_what_the_top_k_held_beside_the_whole_list():
+    # Two new users' eval at k = 3 showed every arm under R@4 (crossref's hop appends a fourth chunk): what the top
+    # 3 held, the number asked for, was left to be worked out from results.json.
+    from ragplugins.eval.metrics import list_metrics
+    from ragplugins.eval.report import table
+    from ragplugins.eval.runner import EvalRun
+
+    def row(arm, qid, final):
+        first = list_metrics(["a", "b", "c"], ["answer"], "any")
+        return {"arm": arm, "k": 3, "k_used": 3, "id": qid, "slices": ["all"], "first": first,
+                "final": list_metrics(final, ["answer"], "any", asked=3), "latency_ms": 1.0, "instrument": {}}
+
+    rows = [row("off", "q1", ["a", "b", "c"]), row("off", "q2", ["answer", "b", "c"]),
+            row("hop", "q1", ["a", "b", "c", "the answer"]), row("hop", "q2", ["answer", "b", "c"])]
+    run = EvalRun(arms=["off", "hop"], ks=[3], rows=rows, meta={})
+    lines = table(run, 3).splitlines()
+    assert lines[0] == "| arm | n | 1st R@3 | 1st nDCG@3 | R@3 | nDCG@3 | R@4 | nDCG@4 |"
+    assert lines[2] == "| off | 2 | 0.000 | 0.000 | 0.500 | 0.500 | 0.500 | 0.500 |"
+    assert lines[3].startswith("| hop | 2 | 0.000 | 0.000 | 0.500 | 0.500 | 1.000 |")
 
 
 def test_an_arm_whose_lists_are_longer_is_said_to_be_so_beside_its_gains():

@@ -47,8 +47,11 @@ def first_relevant_rank(texts: Sequence[str], expected: Sequence[str]) -> int | 
     return None
 
 
-def list_metrics(texts: Sequence[str], expected: Sequence[str], match: str) -> dict[str, float | int | None]:
-    return {
+def list_metrics(texts: Sequence[str], expected: Sequence[str], match: str,
+                 asked: int | None = None) -> dict[str, float | int | None]:
+    """The bench's metrics of one list; ``asked``: also recall and nDCG at the k the list was asked for (a plugin
+    may append to a list: at k = 3, crossref's hop makes it 4 long, and R@3 is still what the top 3 hold)."""
+    out: dict[str, float | int | None] = {
         "recall@5": recall_at(texts, expected, match, 5),
         "recall@10": recall_at(texts, expected, match, 10),
         "recall@20": recall_at(texts, expected, match, 20),
@@ -56,3 +59,7 @@ def list_metrics(texts: Sequence[str], expected: Sequence[str], match: str) -> d
         "first_relevant_rank": first_relevant_rank(texts, expected),
         "len": len(texts),
     }
+    if asked is not None:
+        out[f"recall@{asked}"] = recall_at(texts, expected, match, asked)
+        out[f"ndcg@{asked}"] = ndcg_at(texts, expected, asked)
+    return out

@@ -33,10 +33,16 @@ def longest_list(run, k: int, stage: str = "final") -> int:
     return max([k, *(r[stage].get("len", 0) for r in run.rows if r["k"] == k)])
 
 
-def at_k(columns: Sequence[tuple[str, str]], k: int, first: int | None = None) -> list[tuple[str, str]]:
+def at_k(columns: Sequence[tuple[str, str]], k: int, first: int | None = None,
+         asked: int | None = None) -> list[tuple[str, str]]:
     """``columns`` labelled for lists of at most ``k`` chunks (the first stage's of at most ``first``, when
     given): a cutoff above the list's length measures the whole list, so R@10 at k = 3 is shown as R@3, once
-    (R@5, R@10 and R@20 would be three copies of it)."""
+    (R@5, R@10 and R@20 would be three copies of it). Where a plugin made some final list longer than the
+    ``asked`` k, the final list's recall and nDCG at that k come first (R@3 beside the whole list's R@4)."""
+    if asked is not None and asked < min(k, 10) and any(key.startswith("final.") for key, _ in columns):
+        at = [(f"final.recall@{asked}", f"R@{asked}"), (f"final.ndcg@{asked}", f"nDCG@{asked}")]
+        firsts = [c for c in columns if c[0].startswith("first.")]
+        columns = [*firsts, *at, *(c for c in columns if not c[0].startswith("first."))]
     out: list[tuple[str, str]] = []
     for key, label in columns:
         cutoff = key.rpartition("@")[2]
@@ -53,7 +59,7 @@ def table(run, k: int, slice: str = "all", arms: Sequence[str] | None = None,
     """One row per arm: ``columns`` (default: quality metrics, unless ``metrics`` is false) and the
     ``extra`` summary columns."""
     cols = at_k(columns if columns is not None else QUALITY if metrics else [], longest_list(run, k),
-                longest_list(run, k, "first")) + [(e, e) for e in extra]
+                longest_list(run, k, "first"), asked=k) + [(e, e) for e in extra]
     head = "| arm | n | " + " | ".join(c[1] for c in cols) + " |"
     lines = [head, "|" + "---|" * (len(cols) + 2)]
     for arm in arms or run.arms:
@@ -160,7 +166,7 @@ def slice_table(run, k: int) -> str | None:
     slices = [sl for sl in run.slices() if sl != "all"]
     if not slices:
         return None
-    cols = at_k(SLICE, longest_list(run, k))
+    cols = at_k(SLICE, longest_list(run, k), asked=k)
     lines = ["| slice | n | " + " | ".join(f"{arm} {label}" for arm in run.arms for _, label in cols) + " |",
              "|---|---|" + "---|" * (len(cols) * len(run.arms))]
     for sl in slices:

@@ -241,6 +241,9 @@ class EvalRun:
         for stage in ("first", "final"):
             for m in METRICS:
                 out[f"{stage}.{m}"] = statistics.fmean(r[stage][m] for r in rows)
+        for m in (f"recall@{k}", f"ndcg@{k}"):   # the final list at the k asked for, where a plugin appended
+            if all(m in r["final"] for r in rows):
+                out[f"final.{m}"] = statistics.fmean(r["final"][m] for r in rows)
         out["final_len"] = statistics.fmean(r["final"]["len"] for r in rows)
         out["k_used"] = rows[0]["k_used"]
         lat = [r["latency_ms"] for r in rows]
@@ -544,7 +547,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         "arm": arm.name, "k": k, "k_used": k_used, "id": row.id, "query": row.query,
                         "slices": row.slices(),
                         "first": metrics.list_metrics(first, row.expected, row.match),
-                        "final": metrics.list_metrics(final, row.expected, row.match),
+                        "final": metrics.list_metrics(final, row.expected, row.match, asked=k),
                         "first_ids": [n.node.node_id for n in result.first_stage],
                         "final_ids": [n.node.node_id for n in result.final],
                         "final_docs": [n.node.ref_doc_id for n in result.final],
