@@ -81,6 +81,7 @@ _EXPORTS = {
     "RagContext": "ragplugins.context", "DocumentInfo": "ragplugins.context", "not_prepared": "ragplugins.context",
     "CHUNK_INDEX_KEY": "ragplugins.context", "DOC_HASH_KEY": "ragplugins.context", "Trace": "ragplugins.trace",
     "anchor_names": "ragplugins.anchors", "UNDERLINE": "ragplugins.markup_lines",
+    "in_code_fences": "ragplugins.markup_lines",
     # nodes
     "annotate": "ragplugins.nodes", "annotation": "ragplugins.nodes", "tag": "ragplugins.nodes",
     "tags": "ragplugins.nodes", "hide_metadata": "ragplugins.nodes", "cosine": "ragplugins.nodes",
@@ -134,7 +135,7 @@ if TYPE_CHECKING:
     from ragplugins.eval import GoldRow, hit, load_gold
     from ragplugins.extensions import DuplicateExtensionError, Extension, named_extensions
     from ragplugins.hookspecs import PROJECT, hookimpl, hookspec
-    from ragplugins.markup_lines import UNDERLINE
+    from ragplugins.markup_lines import UNDERLINE, in_code_fences
     from ragplugins.nodes import (
         ANNOTATION_KEY,
         annotate,

@@ -7,6 +7,7 @@ nothing is resolved to a document yet except name mentions (see ``resolve``).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from ragplugins import api
 from ragplugins_crossref.families import TERM, ReferenceFamily, families_for
 from ragplugins_crossref.names import Mention, NameIndex, file_stem_name, title_variants, tokens
 
@@ -368,7 +370,12 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     best_section: dict[str, tuple[tuple[bool, bool], int, str]] = {}
     headings: dict[str, None] = {}
     for chunk_id, text in chunks:
+        code = _code_lines(text)
         for sm in _SECTION_START.finditer(text):
+            if sm.start() in code or (sm.group("hashes") and sm.start("hashes") > sm.start()):
+                # A line of code, or a "#" line indented as code is: a comment ("   # 1. Apply computed bias" in
+                # Python's profile docs made "section 3.13 of the Unicode standard" a pointer to that page).
+                continue
             key = section_key(sm.group("word"), sm.group("value"))
             line = text[sm.start():_line_end(text, sm.start())]
             heading = bool(sm.group("hashes") or (sm.group("word") and heading_like(line)))
@@ -417,6 +424,13 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
         if fam.defines is not None:
             prof.defined.update(_earliest_chunk(chunks, functools.partial(_declared_by, fam)))
     return prof
+
+
+def _code_lines(text: str) -> set[int]:
+    """Where each line of ``text`` inside a Markdown code fence starts."""
+    lines = text.split("\n")
+    starts = itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0)
+    return {start for start, inside in zip(starts, api.in_code_fences(lines)) if inside}
 
 
 def _declared_by(fam: ReferenceFamily, text: str) -> Iterator[tuple[str, int]]:

@@ -226,6 +226,21 @@ def test_a_web_address_names_the_one_page_of_its_file_name_holding_the_place_its
     assert found == [("manual/R-exts.html", "manual/R-exts.html#1")]
 
 
+def test_a_numbered_comment_in_code_starts_no_section():
+    # Python's profile docs: "   # 1. Apply computed bias ..." in an indented example made the page section 1, 2
+    # and 3, and "section 3.13 of the Unicode standard" (stdtypes) a pointer to it.
+    refs, ann = run({
+        "profile.rst": "Calibration\n===========\n\n::\n\n   # 1. Apply computed bias to all instances.\n"
+                       "   pr.bias = 1\n\n```\n# 2. Specify it in the constructor.\n```\n",
+        "stdtypes.rst": "The casefolding algorithm is described in section 3.13 of the Unicode Standard; see "
+                        "also section 2.",
+        "leave.md": "# 4. Leave\n\nAnnual leave is 25 days.",
+    })
+    assert ann.profiles["profile.rst"].headings == []
+    assert resolved(refs["stdtypes.rst"]) == set()
+    assert ann.profiles["leave.md"].headings == ["section 4"]   # a heading, where headings are written
+
+
 def test_sections_that_are_separate_files_resolve_through_their_titles():
     refs, ann = run({
         "07_leave.md": "# Section 7: Leave\nAnnual leave is 25 days. Overtime is in Section 8.3.",
