@@ -542,11 +542,18 @@ def test_chart_shows_recall_and_ndcg_per_arm_with_spread(tiny_corpus, gold_file,
         "boxplot",
         lambda self, values, **kw: boxes.append((self.get_title(), values)) or original(self, values, **kw),
     )
+    titles: list[str] = []
+    title = matplotlib.axes.Axes.set_title
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_title",
+                        lambda self, label, **kw: titles.append(label) or title(self, label, **kw))
     chart(run, tmp_path / "chart.png")
     assert len(boxes) == 2 and (tmp_path / "chart.png").stat().st_size > 0
     recall, ndcg = boxes[0][1], boxes[1][1]
     assert len(recall) == len(ndcg) == len(run.arms) * len(run.ks) and all(len(v) == 4 for v in recall)
-    assert recall[0] == [r["final"]["recall@10"] for r in run._rows("off", 2)]
+    # Lists asked for at k = 2 and 3 are measured at 2 and 3 (a new user's k = 3 panels said recall@10).
+    assert run.ks == [2, 3] and titles == ["final recall@min(k, 10)", "final nDCG@min(k, 10)"]
+    assert recall[0] == [r["final"]["recall@2"] for r in run._rows("off", 2)]
+    assert recall[len(run.arms)] == [r["final"]["recall@3"] for r in run._rows("off", 3)]
 
 
 def test_expected_strings_that_also_stand_in_other_documents_are_named(tiny_corpus, tmp_path, bundled_embed_model):

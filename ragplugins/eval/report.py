@@ -245,17 +245,21 @@ def chart_missing() -> str | None:
 
 
 def chart(run, path: str | Path) -> None:
-    """Recall@10 and nDCG@10 of the final list per arm (and k): the mean as a dot, the per-query
-    spread as a box (quartiles) with whiskers."""
+    """Recall and nDCG at 10 (at k, for a k below 10) of the final list per arm and k: the mean as a dot, the
+    per-query spread as a box (quartiles) with whiskers."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     groups = [(arm, k) for k in run.ks for arm in run.arms]
+    # At a k below 10 a list is measured at that k, what its top k held (a plugin may have appended below it).
+    cut = {k: f"@{k}" if k < 10 and all(f"recall@{k}" in r["final"] for r in run.rows if r["k"] == k) else "@10"
+           for k in run.ks}
+    at = cut[run.ks[0]] if len(set(cut.values())) == 1 else "@min(k, 10)"
     fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.1 * len(groups) * 2), 3.8), sharey=True)
-    for ax, (metric, label) in zip(axes, (("recall@10", "final recall@10"), ("ndcg@10", "final nDCG@10"))):
-        values = [[r["final"][metric] for r in run._rows(arm, k)] for arm, k in groups]
+    for ax, (metric, label) in zip(axes, (("recall", f"final recall{at}"), ("ndcg", f"final nDCG{at}"))):
+        values = [[r["final"][metric + cut[k]] for r in run._rows(arm, k)] for arm, k in groups]
         ax.boxplot(values, widths=0.5, showfliers=False)
         means = [sum(v) / len(v) if v else 0 for v in values]
         ax.plot(range(1, len(groups) + 1), means, "o", color="black", label="mean")
