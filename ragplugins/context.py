@@ -131,8 +131,9 @@ class RagContext:
         return (inputs.top_k if inputs is not None else None) or self.config.core.top_k
 
     def search_within_documents(self, query: str, doc_ids: Sequence[str], k: int) -> list[NodeWithScore] | None:
-        """Dense search inside ``doc_ids`` under the host's filters for this query; None = failed or
-        refused (the host's filters are not known, or no query is open), [] = nothing matched."""
+        """Dense search inside ``doc_ids`` under the host's filters for this query, ranked as the first stage's
+        dense leg ranks (its window scoring); None = failed or refused (the host's filters are not known, or no
+        query is open), [] = nothing matched."""
         inputs = query_inputs.current()
         if inputs is None:
             warnings.warn("ragplugins: a plugin search outside a query was refused: run the component through "
@@ -143,7 +144,7 @@ class RagContext:
             inputs.refuse_search()
             return None
         return search.search_within_documents(self.store, query, self.embed_query(query), doc_ids, k,
-                                              inputs.filters)
+                                              inputs.filters, self.config.core.window_scoring)
 
     def cached_for_query(self, name: str, build: Callable[[Iterator[ChunkRow]], T]) -> T | None:
         """``build(rows)`` over the chunks the query being answered may see (``ChunkRow``: id, doc_id,

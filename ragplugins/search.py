@@ -293,13 +293,19 @@ def document_filters(doc_ids: Sequence[str], filters: MetadataFilters | None = N
 
 
 def search_within_documents(store: StoreAdapter, query: str, query_embedding: Sequence[float],
-                            doc_ids: Sequence[str], k: int,
-                            filters: MetadataFilters | None = None) -> list[NodeWithScore] | None:
-    """Dense search inside ``doc_ids``. ``None``: the search failed; ``[]``: it matched nothing."""
+                            doc_ids: Sequence[str], k: int, filters: MetadataFilters | None = None,
+                            window_scoring: str = "off") -> list[NodeWithScore] | None:
+    """Dense search inside ``doc_ids``, scored as the first stage's dense leg scores (``window_scoring``: a chunk's
+    later windows count, so a passage past the embedder's first 256 word pieces is found by what it says).
+    ``None``: the search failed; ``[]``: it matched nothing."""
     if not doc_ids or k < 1:
         return []
+    within = document_filters(doc_ids, filters)
     try:
-        return for_callers(dense_search(store, query, query_embedding, k, document_filters(doc_ids, filters)))
+        if window_scoring == "off":
+            return for_callers(dense_search(store, query, query_embedding, k, within))
+        passing = functools.cache(functools.partial(store.ids_passing, within))
+        return for_callers(window_dense_search(store, query, query_embedding, k, within, window_scoring, passing)[:k])
     except Exception as exc:  # noqa: BLE001 - callers must see "failed" apart from "empty"
         logger.warning("ragplugins: search within documents %s failed: %s", list(doc_ids)[:5], exc)
         return None

@@ -117,6 +117,12 @@ def test_an_answer_past_what_the_embedder_reads_is_found_by_its_window(tmp_path,
     inside = rp.context().search_within_documents  # a plugin's search inside documents: the same
     with query_scope(QUERY, filters=None):
         assert not any(WINDOWS_KEY in n.node.metadata for n in inside(QUERY, ["minutes.txt"], 3))
+    # ... which ranks as the dense leg does, later windows included (a new user's m4 manual: crossref's hop brought
+    # a page's chunk by its first window, not the one whose later half answered).
+    for scoring in ("off", "either"):
+        with query_scope(QUERY, filters=None):
+            top = apps[scoring].context().search_within_documents(QUERY, ["minutes.txt", *OTHERS], 5)[0]
+        assert (top.node.metadata["file_name"] == "minutes.txt") == (scoring == "either")
 
 
 def test_either_gives_each_chunk_the_better_of_its_two_normalised_places(tmp_path, bundled_embed_model):

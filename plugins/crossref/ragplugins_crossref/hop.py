@@ -925,15 +925,18 @@ class CrossrefHop(BaseNodePostprocessor):
 
     def _search(self, pointer: dict[str, Any], query: str, query_embedding: list[float],
                 depth: int) -> list[tuple[float, NodeWithScore]] | None:
-        """(cosine, chunk) of the pointed-at document for the query, lead chunk first (the section the
-        reference names when the search found it); None when the search failed."""
+        """(cosine, chunk) of the pointed-at document for the query in the search's order, lead chunk first (the
+        section the reference names when the search found it); None when the search failed. The search ranks as
+        the first stage's dense leg does, later windows included: by its first window's cosine a new user's m4
+        page brought its `--warn-macro-sequence` chunk, not the one whose later half holds `-P` (0.25 there,
+        -0.01 as embedded)."""
         results = self.context.search_within_documents(query, [pointer["target"]], depth)
         if not results:
             pointer["outcome"] = "search failed" if results is None else "nothing matched"
             return None if results is None else []
-        scored = sorted(((api.query_cosine(r, query_embedding) or 0.0, r) for r in results), key=lambda x: -x[0])
+        scored = [(api.query_cosine(r, query_embedding) or 0.0, r) for r in results]
         scored.sort(key=lambda x: x[1].node.node_id != pointer["section_chunk"])
-        pointer["best"] = round(scored[0][0], 4)
+        pointer["best"] = round(max(score for score, _ in scored), 4)
         return scored
 
     def _follow(self, pointer: dict[str, Any], search: Any, present: set[str],
