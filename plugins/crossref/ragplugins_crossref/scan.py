@@ -373,8 +373,8 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
         code = _code_lines(text)
         for sm in _SECTION_START.finditer(text):
             if sm.start() in code or (sm.group("hashes") and sm.start("hashes") > sm.start()):
-                # A line of code, or a "#" line indented as code is: a comment ("   # 1. Apply computed bias" in
-                # Python's profile docs made "section 3.13 of the Unicode standard" a pointer to that page).
+                # A comment in code, inside a fence or a "#" line indented as code is ("   # 1. Apply computed bias"
+                # in Python's profile docs made "section 3.13 of the Unicode standard" a pointer to that page).
                 continue
             key = section_key(sm.group("word"), sm.group("value"))
             line = text[sm.start():_line_end(text, sm.start())]
