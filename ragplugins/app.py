@@ -140,13 +140,19 @@ def checked_config(config: str | Path | dict | None, registry: PluginRegistry, w
     loaded = registry.loaded()
     failed = {r.name: r.error or "" for r in registry.all_records() if not r.loaded}
     validate_plugins(cfg, {n: r.info for n, r in loaded.items()}, failed)
-    problems = [problem for name in cfg.enabled if name in loaded
-                for found in registry.call(loaded[name], "ragplugins_check_config", config=cfg.for_plugin(name),
-                                           pluginmanager=registry.pm)
-                for problem in found]
-    if problems:
+    if problems := plugin_config_problems(cfg, registry):
         raise ConfigError(problems, cfg.source)
     return cfg
+
+
+def plugin_config_problems(cfg: Config, registry: PluginRegistry) -> list[str]:
+    """What the enabled plugins' own checks find in ``cfg`` (they warn of what works but cannot help: eval asks
+    again at each k it searches with)."""
+    loaded = registry.loaded()
+    return [problem for name in cfg.enabled if name in loaded
+            for found in registry.call(loaded[name], "ragplugins_check_config", config=cfg.for_plugin(name),
+                                       pluginmanager=registry.pm, core=cfg.core)
+            for problem in found]
 
 
 def load(config: str | Path | dict | None = None, *, embed_model: Any = None, llm: Any = None,

@@ -30,10 +30,12 @@ def ragplugins_plugin_info():
 
 
 @hookspec
-def ragplugins_check_config(config, pluginmanager):
+def ragplugins_check_config(config, pluginmanager, core):
     """Problems with this plugin's config that its model cannot see, such as a name that other
-    plugins' hooks resolve: a list of messages naming the key and the value ([] when fine). Run by
-    ``ragplugins.load`` (so ``ragplugins config check`` too), before any index or model is opened."""
+    plugins' hooks resolve: a list of messages naming the key and the value ([] when fine). ``core``
+    is the core settings (``top_k`` ...) the plugin will run under; a setting that works but cannot
+    do what it is for is a ``warnings.warn``, not a problem. Run by ``ragplugins.load`` (so
+    ``ragplugins config check`` too), before any index or model is opened."""
 
 
 @hookspec

@@ -434,6 +434,35 @@ def test_a_failing_instrument_is_named_and_under_warn_left_out(tiny_corpus, gold
     assert rows["q1"]["instrument"] == {"gauge.seen": "q1"} and rows["q2"]["instrument"] == {}
 
 
+def test_a_plugin_that_cannot_act_at_a_k_the_eval_searches_with_says_so(tiny_corpus, gold_file, tmp_path,
+                                                                           bundled_embed_model):
+    # The config is checked at its own top_k (20); eval --k 3 searched at 3 and only each query's trace said
+    # that retry's signal needed 6 (a new user's lighttpd pages).
+    import warnings
+
+    from ragplugins import PluginInfo, hookimpl
+    from ragplugins.plugins import PluginRegistry
+
+    class Picky:
+        @hookimpl
+        def ragplugins_plugin_info(self):
+            return PluginInfo(name="picky", version="1")
+
+        @hookimpl
+        def ragplugins_check_config(self, core):
+            if core.top_k < 3:
+                warnings.warn(f"picky needs top_k >= 3, not {core.top_k}", stacklevel=2)
+            return []
+
+    registry = PluginRegistry()
+    registry.register(Picky())
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        run_eval([tiny_corpus], load_gold([gold_file]), [Arm("on", {"enable": ["picky"]})], ks=[2, 3],
+                 cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=False, registry=registry)
+    assert [str(w.message) for w in said if "picky" in str(w.message)] == ["picky needs top_k >= 3, not 2"]
+
+
 def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):
     from ragplugins import InputError
     from ragplugins.eval.corpora import BENCH_ENV, bench_dir

@@ -16,11 +16,11 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragplugins.app import RagPlugins, checked_config, load
+from ragplugins.app import RagPlugins, checked_config, load, plugin_config_problems
 from ragplugins.contributions import CORE_KEYS_KEPT_APART, changed_settings, index_time_settings, short_value
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, InputError, PluginError
@@ -526,6 +526,9 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     k_used = max(k, math.ceil(ref.get("final_len", k) - 1e-9))
                 arm_config["top_k"][str(k)] = k_used
                 step(f"arm {arm.name}, k={k}: {len(gold)} questions")
+                # The config was checked at its own top_k; a plugin that cannot act at this k says so now.
+                plugin_config_problems(replace(rp.config, core=rp.config.core.model_copy(
+                    update={"top_k": k_used})), rp.registry)
                 # Untimed warm-up: the first search of an arm builds the BM25 index and the plugins'
                 # caches, which no later query pays; a question outside the gold set so no gold query
                 # finds its own embedding cached.

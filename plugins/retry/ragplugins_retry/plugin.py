@@ -94,20 +94,20 @@ def resolve_confirm(config: RetryConfig, pm: Any = None) -> RetrySignal | None:
 
 
 @api.hookimpl
-def ragplugins_check_config(config: RetryConfig, pluginmanager):
+def ragplugins_check_config(config: RetryConfig, pluginmanager, core):
     try:
-        resolve(config, pluginmanager)
-        resolve_confirm(config, pluginmanager)
+        signal, _, _ = resolve(config, pluginmanager)
+        confirm = resolve_confirm(config, pluginmanager)
     except ValueError as exc:
         return [str(exc)]
+    _warn_too_few_candidates(signal, confirm, core.top_k)
     return []
 
 
 @api.hookimpl
 def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
     # A misspelt name fails when the pipeline is built, not on first use.
-    signal, _, _ = resolve(config, ctx.pluginmanager)
-    _warn_too_few_candidates(signal, resolve_confirm(config, ctx.pluginmanager), ctx.config.core.top_k)
+    resolve(config, ctx.pluginmanager)
 
     def wrap(inner):
         signal, strategy, threshold = resolve(config, ctx.pluginmanager)
@@ -118,9 +118,9 @@ def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
 
 
 def _warn_too_few_candidates(signal: RetrySignal, confirm: RetrySignal | None, top_k: int) -> None:
-    """Said once, when the pipeline is built: a signal that needs more candidates than ``top_k`` gives no value on
-    any query (a new user's lighttpd pages at top_k = 3: the confirming signal was never computed, and only each
-    query's trace said so)."""
+    """Said once, when the config is loaded (so by ``ragplugins config check``): a signal that needs more candidates
+    than ``top_k`` gives no value on any query (a new user's lighttpd pages at top_k = 3: the confirming signal was
+    never computed, and only each query's trace said so)."""
     if signal.min_candidates > top_k:
         warnings.warn(f"ragplugins retry: signal = '{signal.name}' needs at least {signal.min_candidates} candidates "
                       f"and top_k = {top_k}, so no query will be judged weak or retried: set top_k to at least "

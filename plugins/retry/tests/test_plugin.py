@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 import warnings
 from typing import ClassVar
 
@@ -62,19 +64,37 @@ def test_no_dense_signal_on_a_tiny_candidate_set_means_no_retry(tiny_rag, bundle
                                                            off.search(QUESTION, top_k=5).first_stage]
 
 
-def test_a_signal_needing_more_candidates_than_top_k_is_said_when_the_retriever_is_built(tiny_rag, bundled_embed_model):
+def test_a_signal_needing_more_candidates_than_top_k_is_said_when_the_config_is_loaded(tiny_rag, bundled_embed_model):
     with pytest.warns(UserWarning, match=r"confirm_signal = 'dense_contrast' needs at least 6 candidates and "
                                          r"top_k = 3, so a retry set is kept only where signal = 'corpus_coverage' "
                                          r"alone is strictly higher: set top_k to at least 6"):
-        rag_with(tiny_rag, bundled_embed_model, {}, core={"top_k": 3}).retriever()
+        rag_with(tiny_rag, bundled_embed_model, {}, core={"top_k": 3})
     with pytest.warns(UserWarning, match=r"signal = 'dense_contrast' needs at least 6 candidates and top_k = 5, "
                                          r"so no query will be judged weak or retried"):
-        rag_with(tiny_rag, bundled_embed_model, {"signal": "dense_contrast"}, core={"top_k": 5}).retriever()
+        rag_with(tiny_rag, bundled_embed_model, {"signal": "dense_contrast"}, core={"top_k": 5})
     for section, top_k in [({}, 6), ({"confirm_signal": None}, 3)]:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             rag_with(tiny_rag, bundled_embed_model, section, core={"top_k": top_k}).retriever()
         assert not [w for w in said if "ragplugins retry" in str(w.message)], (section, top_k)
+
+
+def test_config_check_says_when_top_k_is_too_small_for_the_signal(tmp_path):
+    # A new user's lighttpd pages: `config check` said ok at top_k = 3 and only each query's trace said why retry
+    # never acted.
+    config = tmp_path / "ragplugins.toml"
+    config.write_text(f'[ragplugins]\nenable = ["retry"]\ntop_k = 3\npersist_dir = "{tmp_path / "idx"}"\n')
+    def check():  # the installed command, as a user runs it: its warnings are printed by `main`
+        return subprocess.run([sys.executable, "-m", "ragplugins", "-c", str(config), "config", "check"],
+                              capture_output=True, text=True, timeout=300)
+
+    checked = check()
+    assert checked.returncode == 0 and checked.stdout.startswith("ok: "), checked.stderr
+    assert ("warning: ragplugins retry: confirm_signal = 'dense_contrast' needs at least 6 candidates and top_k = 3"
+            in checked.stderr), checked.stderr
+    config.write_text(f'[ragplugins]\nenable = ["retry"]\ntop_k = 6\npersist_dir = "{tmp_path / "idx"}"\n')
+    checked = check()
+    assert checked.returncode == 0 and "needs at least" not in checked.stderr, checked.stderr
 
 
 def test_bm25_only_candidates_without_vectors_give_no_signal(tiny_rag, bundled_embed_model):
