@@ -239,6 +239,15 @@ class _PageConverter(MarkdownConverter):
             return "^" + text
         return super().convert_sup(el, text, parent_tags)  # type: ignore[misc]
 
+    def convert_code(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A code span that holds only a space is that space, shown: markdownify drops a span its whitespace trimmed
+        to nothing (GNU m4's printf flags "‘+’, ‘-’, ‘<samp> </samp>’" read "‘+’, ‘-’, ‘’")."""
+        if "_noformat" not in parent_tags and " " in text and not text.strip():
+            return "` `"
+        return super().convert_code(el, text, parent_tags)  # type: ignore[misc]
+
+    convert_kbd = convert_samp = convert_code
+
 
 # What an exponent's base ends with: a number or a variable's one letter ("O(N<sup>2</sup>)").
 _BASE = re.compile(r"(?:\d|(?<![^\W\d_])[A-Za-z])\Z")

@@ -91,6 +91,15 @@ def test_drawings_and_forms_are_not_text_and_a_link_inside_code_is_kept(tmp_path
     assert doc.text.startswith("# ATTACH DATABASE")
 
 
+
+def test_a_code_span_that_holds_only_a_space_shows_the_space(tmp_path):
+    # GNU m4's printf flags "‘+’, ‘-’, ‘<samp> </samp>’" read "‘+’, ‘-’, ‘’" (a new user's walkthrough).
+    page = ("<html><body><h1>Format</h1><p>The flags &lsquo;<samp>+</samp>&rsquo;, &lsquo;<samp> </samp>&rsquo; "
+            "and &lsquo;<code>#</code>&rsquo;; a <kbd> </kbd> key; <code></code> and <code>\n</code> hold nothing."
+            "</p></body></html>")
+    [doc] = _read(tmp_path, "format.html", page)
+    assert "The flags ‘`+`’, ‘` `’ and ‘`#`’; a ` ` key;  and  hold nothing." in doc.text, doc.text
+
 SITE_PAGE = """<html><body>
 <div class="menu mainmenu"><ul><li><a href="index.html">Home</a></li><li><a href="javascript:void(0)">Menu</a></li>
 <li><a href="download.html">Download</a></li></ul></div>
