@@ -8,11 +8,10 @@ from collections.abc import Iterable
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import BaseComponent
 
-from ragplugins.api import UNDERLINE
+from ragplugins.api import UNDERLINE, in_code_fences
 from ragplugins_overview.documents import DocumentText, TermStatistics, terms
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 # Link targets and URLs are addresses, not content; emphasis markers are noise in prose.
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<?https?://\S+")
@@ -45,12 +44,8 @@ def document_terms(text: str) -> frozenset[str]:
 def _structure(text: str) -> tuple[list[str], list[str]]:
     """(headings, body lines) of ``text``; code blocks, tables and rules are neither."""
     headings, body = [], []
-    in_code = False
     lines = _LINK_TARGET.sub("]", text).splitlines()
-    for i, raw in enumerate(lines):
-        if _FENCE.match(raw):
-            in_code = not in_code
-            continue
+    for i, (raw, in_code) in enumerate(zip(lines, in_code_fences(lines))):
         line = raw.strip()
         if in_code or not line or line.startswith(("|", "<", "---", "===", "***", "![")) or UNDERLINE.fullmatch(line):
             continue

@@ -92,6 +92,19 @@ def test_titles_a_rule_underlines_or_encloses_are_headings_and_listing_delimiter
     assert second.startswith("git-add(1).") and "Sections: NAME; EXAMPLES." in second, second
 
 
+def test_a_title_underlined_with_tildes_or_backticks_opens_no_code_block():
+    # git's and Python's sources underline titles with "~~~~": each one was read as a code fence that hid the
+    # headings and lead text below it until the next (docutils' "restructuredtext" kept 1 of its sections).
+    rst = ("Tables\n======\n\nTables are drawn as grids.\n\nGrid Tables\n~~~~~~~~~~~\n\nGrid tables are "
+           "complete.\n\nSimple Tables\n~~~~~~~~~~~~~\n\nSimple tables are compact.\n\nQuoted Blocks\n"
+           "`````````````\n\nA fenced block:\n\n```\n# a comment\n```\n\nStill prose here.\n")
+    doc = DocumentText("tables.txt", rst, {})
+    writer = ExtractiveOverviewWriter()
+    text = writer.write(doc, writer.statistics([rst]))
+    # ... while a real fence still holds code, not a heading ("a comment").
+    assert text.startswith("Tables.") and "Sections: Grid Tables; Simple Tables; Quoted Blocks." in text, text
+
+
 def test_overviews_are_deterministic():
     docs = _docs()
     writer = ExtractiveOverviewWriter()
