@@ -32,3 +32,15 @@ def in_code_fences(lines: Sequence[str]) -> list[bool]:
             opened = fence.group(1)
         inside.append(bool(opened))
     return inside
+
+
+_ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+\S.*")
+_RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
+
+
+def only_headings(text: str) -> str | None:
+    """The first heading of a Markdown text that holds nothing but headings and rules, else None."""
+    lines = [line for line in text.splitlines() if line.strip() and not _RULE.fullmatch(line)]
+    if lines and all(_ATX_HEADING.fullmatch(line) for line in lines):
+        return lines[0].strip().lstrip("#").strip()
+    return None

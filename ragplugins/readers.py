@@ -35,6 +35,7 @@ from ragplugins.epub_reader import EpubError, read_epub
 from ragplugins.errors import InputError
 from ragplugins.html_reader import HTML_SUFFIXES, HtmlPage, read_html
 from ragplugins.markdown_reader import MARKDOWN_SUFFIXES, read_markdown
+from ragplugins.markup_lines import only_headings
 from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
 
@@ -386,6 +387,11 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
             continue
         if not text or not text.strip():
             report.skip(path, "it has no text")
+            continue
+        # texinfo's index nodes once their index is not read, and its chapters that are only a menu: a title alone
+        # matched questions on its words and took a place in their top 10 from a page that answers them.
+        if (suffix in HTML_SUFFIXES or suffix in MARKDOWN_SUFFIXES) and (title := only_headings(text)) is not None:
+            report.skip(path, f"it has no text but its title ('{title}')")
             continue
         meta = default_file_metadata_func(str(path))
         meta["file_path"] = doc_id

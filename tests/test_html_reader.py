@@ -532,6 +532,26 @@ def test_a_page_that_only_sends_the_reader_on_is_skipped_and_one_with_words_of_i
     assert read_html(stub).redirect == "Expansion.html#Brace-Expansion"
 
 
+
+def test_a_page_with_nothing_but_its_title_is_skipped(tmp_path):
+    # texinfo's index nodes once their index is not read ("### Concept Index" between two rules) and its chapters
+    # that are only a menu: flex's five and m4's two such pages matched questions on their titles' words.
+    (tmp_path / "Concept-Index.html").write_text(
+        '<html><body><hr><div class="unnumbered"><h3 class="unnumbered">Concept Index</h3>'
+        '<table class="index-cp"><tr><td><a href="Intro.html">options</a></td></tr></table></div><hr>'
+        '</body></html>')
+    (tmp_path / "Appendices.html").write_text('<html><body><h2>Appendix A Appendices</h2><ul class="mini-toc">'
+                                              '<li><a href="Makefiles.html">Makefiles</a></li></ul></body></html>')
+    (tmp_path / "notes.md").write_text("# Notes\n\n---\n\n## To do\n")
+    (tmp_path / "Intro.html").write_text("<html><body><h2>Introduction</h2><p>flex reads its input.</p></body></html>")
+    (tmp_path / "short.md").write_text("# Short\n\nOne line of text.\n")
+    with pytest.warns(UserWarning) as said:
+        report = read_documents([tmp_path])
+    assert sorted(d.id_ for d in report.documents) == ["Intro.html", "short.md"]
+    reasons = " ".join(str(w.message) for w in said)
+    for title in ("Concept Index", "Appendix A Appendices", "Notes"):
+        assert f"it has no text but its title ('{title}')" in reasons, reasons
+
 def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     # Sphinx writes a parameter's type one <em> per token, a link's <em> among them: Flask's API page read as
     # "*Optional**[**Union**[*..." (10,848 asterisks).
