@@ -245,11 +245,21 @@ def _link_target(href: str, doc_id: str, registry: Registry, named: bool = False
     # neighbours): the one file with that name, else the one source with that stem.
     for table, key in ((registry.files, path.rsplit("/", 1)[-1].lower()), (registry.stems, _source_stem(path))):
         found = {d for d in table.get(key, set()) if in_folders(d, folders, overlap=rooted)
+                 and (not rooted or _rooted_path_reaches(d, folders))
                  and (not astray or _holds_place(registry, d, fragment))
                  and (not named or _written_as(d, path) and (table is registry.files or _rendered_from(d, path)))}
         if len(found) == 1:
             return found
     return set()
+
+
+def _rooted_path_reaches(doc_id: str, folders: list[str]) -> bool:
+    """Whether a path from a root ("/doc/go1.17_spec.html") can name ``doc_id``, the folders they share agreeing: one
+    that names two folders or more says where its file stands, and a page at the top of what was indexed stands in
+    none of them. Debian's Click pages link Python's own pages as "/usr/share/doc/python3-doc/html/library/
+    exceptions.html" (892 links, Python's documentation not installed): 10 went to Click's exceptions.html."""
+    named = [part for part in folders if part not in ("", ".", "..")]
+    return len(named) < 2 or "/" in doc_id.replace("\\", "/")
 
 
 def _written_as(doc_id: str, written: str) -> bool:

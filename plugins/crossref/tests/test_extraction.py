@@ -217,12 +217,18 @@ def test_a_link_s_path_names_a_file_of_the_layout_indexed_or_of_the_folders_it_n
                      "[the memory model](/doc/go_mem.html).",
         "go1.17_spec.html": "# The Go Programming Language Specification (Go 1.17)\ny",
         "go_mem.html": "# The Go Memory Model\nz",
+        # Debian's Click pages link Python's own pages where Debian installs them: not Click's exceptions.html.
+        "api.html": "# API\nRaises [BaseException](/usr/share/doc/python3-doc/html/library/exceptions.html"
+                    "#BaseException) or [an error](exceptions.html#click.ClickException).",
+        "exceptions.html": "# Exception Handling\n\n## ClickException\n\nRaised by commands.\n",
     }
     refs, _ = run(pages)
     assert targets(refs["development/tutorials/recipe.html"]) == set()
     assert targets(refs["ref/rst/mathematics.html"]) == {("latex.html", "user/latex.html")}
-    # A path from the site's root may name folders above the one indexed.
+    # A path from the site's root may name folders above the one indexed ...
     assert targets(refs["spec.html"]) == {("/doc/go_mem.html", "go_mem.html")}
+    # ... but one that names two folders or more names none of a page at the top of what was indexed.
+    assert targets(refs["api.html"]) == {("exceptions.html", "exceptions.html")}
     # Indexed where the site had it, a root path names the same file; a relative one too.
     refs, _ = run({"doc/spec.html": pages["spec.html"], "doc/go1.17_spec.html": pages["go1.17_spec.html"],
                    "doc/go_mem.html": pages["go_mem.html"]})
