@@ -138,6 +138,8 @@ class HtmlPage:
     anchors: dict[str, int] = field(default_factory=dict)
     # Where a page that only sends the reader on leads (its <meta http-equiv="refresh">), else "".
     redirect: str = ""
+    # The page is the site's search form, whose results a script draws (Sphinx's search.html): no document.
+    search_form: bool = False
 
 
 # The HTTP header a CGI program writes before its page, saved with it (man2html's pages: "Content-type: text/html;
@@ -161,6 +163,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     reader if that is all it does. A tree (:func:`parse_html`) is read as it stands, and changed."""
     soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    search_form = soup.select_one("#search-results") is not None and soup.select_one("form input[name=q]") is not None
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
     refresh_content = str(refresh.get("content", "")) if refresh is not None else ""
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
@@ -211,7 +214,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     target = _refresh_target(refresh_content)
     if target and len(_WORD.findall(page.text)) <= REDIRECT_WORDS:
         return HtmlPage(page.text, page.anchors, redirect=target)
-    return page
+    return HtmlPage(page.text, page.anchors, search_form=search_form) if search_form else page
 
 
 # What markdownify starts a heading's line with, behind a mark (of Unicode's private use area) that says the line is

@@ -123,6 +123,8 @@ def _and_more(more: int) -> str:
 SKIPPED_WARNING = "ragplugins: skipped "
 # The reason a file no reader reads is skipped, its suffix after it: skipped_lines says them all in one line.
 UNSUPPORTED_TYPE = "unsupported file type "
+# What a site names the page its server shows for a missing address: Sphinx themes' and Jekyll's "404.html".
+_NOT_FOUND_PAGE = "404."
 # One reason for every such page: texinfo writes one for every old name of a node.
 REDIRECT = 'it only sends the reader to another page (<meta http-equiv="refresh">) and has no text of its own'
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
@@ -247,7 +249,8 @@ def file_type(path: Path) -> tuple[str, bool]:
     name = Path(path.stem if compressed else path.name)
     suffix = name.suffix.lower()
     qualifier = name.suffix[1:2].isupper() or suffix in PLAIN_TEXT_QUALIFIERS
-    if not suffix or (qualifier and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
+    # ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz).
+    if not suffix or suffix == ".text" or (qualifier and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
         return PLAIN_TEXT, compressed
     return suffix, compressed
 
@@ -368,6 +371,12 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                     page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES else HtmlPage(plain)
             if page.redirect:
                 report.skip(path, REDIRECT)
+                continue
+            if page.search_form:
+                report.skip(path, "it is the site's search page: a form whose results a script draws")
+                continue
+            if suffix in HTML_SUFFIXES and path.name.lower().startswith(_NOT_FOUND_PAGE):
+                report.skip(path, "it is the page a web server shows for an address it does not have (404)")
                 continue
             text, anchors = page.text, page.anchors
         except FileNotFoundError:

@@ -552,6 +552,29 @@ def test_a_page_with_nothing_but_its_title_is_skipped(tmp_path):
     for title in ("Concept Index", "Appendix A Appendices", "Notes"):
         assert f"it has no text but its title ('{title}')" in reasons, reasons
 
+
+def test_a_site_s_search_page_and_its_page_for_a_missing_address_are_skipped(tmp_path):
+    # Every Sphinx site has a search.html (18 of Debian's documentation packages here) and themes add a 404.html: a
+    # new user's Click pages indexed "Please activate JavaScript to enable the search functionality" as a document.
+    (tmp_path / "search.html").write_text(
+        '<html><body><div class="body" role="main"><h1 id="search-documentation">Search</h1><noscript><div '
+        'class="admonition warning"><p>Please activate JavaScript to enable the search functionality.</p></div>'
+        '</noscript><p>Searching for multiple words only shows matches that contain all words.</p><form action="" '
+        'method="get"><input name="q" type="text"/><input type="submit" value="search"/></form>'
+        '<div id="search-results"></div></div></body></html>')
+    (tmp_path / "404.html").write_text("<html><body><h1>Page Not Found</h1><p>The page you requested does not "
+                                       "exist. Go to the <a href='index.html'>overview</a>.</p></body></html>")
+    # A page about searching, with a search box of its own but no results a script draws, is a document.
+    (tmp_path / "searching.html").write_text(
+        '<html><body><h1>Searching</h1><p>Use the search box to find a command by name.</p>'
+        '<form><input name="q"/></form></body></html>')
+    with pytest.warns(UserWarning) as said:
+        report = read_documents([tmp_path])
+    assert [d.id_ for d in report.documents] == ["searching.html"]
+    reasons = " ".join(str(w.message) for w in said)
+    assert "search.html': it is the site's search page" in reasons, reasons
+    assert "404.html': it is the page a web server shows for an address it does not have" in reasons, reasons
+
 def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     # Sphinx writes a parameter's type one <em> per token, a link's <em> among them: Flask's API page read as
     # "*Optional**[**Union**[*..." (10,848 asterisks).

@@ -175,6 +175,8 @@ def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag
     (folder / "README.Debian").write_text("On Debian the default site lives in /etc/nginx/sites-enabled.")
     (folder / "changelog.Debian.gz").write_bytes(gzip.compress(b"nginx (1.22.1-9) bookworm; fix CVE-2023-44487."))
     (folder / "copyright").write_text("Copyright 2002 Igor Sysoev. BSD-2-clause license.")
+    # GNU ships texinfo's plain-text rendering of a manual as .text (gnu-standards' maintain.text.gz).
+    (folder / "maintain.text.gz").write_bytes(gzip.compress(b"Information for Maintainers of GNU Software."))
     (folder / "helper").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00" * 20)       # a program
     (folder / "changelog.gz").write_bytes(b"\x1f\x8b\x08")                     # cut short
     (folder / "python3.11").write_text("not a plain-text name, and '.11' is not a type")
@@ -182,7 +184,7 @@ def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag
     with pytest.warns(UserWarning) as caught:
         _, report = rag.index_paths([folder])
     said = " ".join(str(w.message) for w in caught)
-    assert sorted(report.added) == ["README", "README.Debian", "changelog.Debian.gz", "copyright"]
+    assert sorted(report.added) == ["README", "README.Debian", "changelog.Debian.gz", "copyright", "maintain.text.gz"]
     assert "helper': it is a binary file, not text" in said
     assert "changelog.gz': it is not a readable gzip file" in said
     # Both unsupported files in one line, each type counted, the supported types said once.
