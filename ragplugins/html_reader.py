@@ -168,6 +168,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     refresh_content = str(refresh.get("content", "")) if refresh is not None else ""
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
+    _tab_labels_into_panels(soup)
     for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
         element.decompose()
     for contents in soup.select(SITE_CONTENTS):
@@ -732,6 +733,22 @@ def _in_page_contents(element: Tag, headings: set[str]) -> bool:
     linked = sum(len(a.get_text(" ", strip=True)) for a in links)
     return text - linked <= 0.25 * text
 
+
+def _tab_labels_into_panels(soup: BeautifulSoup) -> None:
+    """Each tab's label written at the top of the panel it shows (WAI-ARIA tabs: ``role=tab`` buttons naming their
+    panel by ``aria-controls``): the labels stand apart in a row of buttons that is not read, and the panels alone
+    said "Save the script somewhere." three times with no shell named (sphinx-tabs' Bash / Zsh / Fish, a new user's
+    Click pages)."""
+    for tab in soup.select("[role=tab][aria-controls]"):
+        panel = soup.find(id=str(tab["aria-controls"]))
+        label = tab.get_text(" ", strip=True)
+        if panel is not None and label:
+            strong = soup.new_tag("strong")
+            strong.string = label
+            paragraph = soup.new_tag("p")
+            paragraph.append(strong)
+            panel.insert(0, paragraph)
+            tab.decompose()
 
 def _links_outside_code(soup: BeautifulSoup) -> None:
     """``<code><a href=X>name</a></code>`` as ``<a href=X><code>name</code></a>``: Markdown keeps no link

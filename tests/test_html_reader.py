@@ -575,6 +575,20 @@ def test_a_site_s_search_page_and_its_page_for_a_missing_address_are_skipped(tmp
     assert "search.html': it is the site's search page" in reasons, reasons
     assert "404.html': it is the page a web server shows for an address it does not have" in reasons, reasons
 
+
+def test_each_tab_s_label_stands_at_the_top_of_its_panel():
+    # sphinx-tabs (Click's shell completion page): the row of Bash / Zsh / Fish buttons was not read, and the three
+    # panels said "Save the script somewhere." with no shell named.
+    page = ('<html><body><h1>Shell Completion</h1><div class="sphinx-tabs"><div role="tablist">'
+            '<button role="tab" aria-controls="panel-bash" id="tab-bash">Bash</button>'
+            '<button role="tab" aria-controls="panel-fish" id="tab-fish">Fish</button></div>'
+            '<div role="tabpanel" id="panel-bash" aria-labelledby="tab-bash"><p>Save the script somewhere.</p></div>'
+            '<div role="tabpanel" id="panel-fish" hidden="true"><p>Save the script to ~/.config/fish.</p></div>'
+            '</div></body></html>')
+    text = read_html(page).text
+    assert "**Bash**\n\nSave the script somewhere.\n\n**Fish**\n\nSave the script to ~/.config/fish." in text, text
+    assert text.count("Bash") == 1 and text.count("Fish") == 1, text
+
 def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     # Sphinx writes a parameter's type one <em> per token, a link's <em> among them: Flask's API page read as
     # "*Optional**[**Union**[*..." (10,848 asterisks).
