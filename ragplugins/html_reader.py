@@ -179,9 +179,12 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     _drop_site_chrome(soup, title)
     _drop_site_heading(soup, title)
     # A picture without alt text says nothing a text can hold (Apache's feather logo on every page): its file name
-    # would be read as words.
+    # would be read as words. Nor does one whose alt text is its file name, as Sphinx writes a logo's ("_images/
+    # click-logo.png" opened a new user's Click front page).
     for picture in soup.find_all("img"):
-        if not str(picture.get("alt") or "").strip():
+        alt = str(picture.get("alt") or "").strip()
+        source = str(picture.get("src") or "").strip()
+        if not alt or alt in (source, source.rsplit("/", 1)[-1]):
             picture.decompose()
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
