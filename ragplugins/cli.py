@@ -406,6 +406,9 @@ def prepare_cmd(ctx: click.Context) -> None:
     plugins = rp.preparable_plugins()
     click.echo(f"prepared {rp.config.core.persist_dir} for {', '.join(plugins)}" if plugins else
                "no enabled plugin has an after-index step; nothing to prepare")
+    # What each plugin made of the index, as `index` and `eval` say it ("crossref: 495 references ...").
+    for line in rp.index_summaries():
+        click.echo(f"  {line}")
 
 
 @cli.command("delete")

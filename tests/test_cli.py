@@ -171,8 +171,10 @@ def test_enabling_an_index_time_plugin_later_says_to_reindex_and_delete_removes(
     unprepared = run("check", config=cfg)
     assert unprepared.exit_code == 1 and "not prepared for crossref: run `ragplugins prepare`" in unprepared.output
     assert "out of line" not in unprepared.output
-    # prepare: the plugin's index-time step over the stored chunks, nothing embedded again.
-    assert "idx for crossref" in run("prepare", config=cfg).output
+    # prepare: the plugin's index-time step over the stored chunks, nothing embedded again; and what it found.
+    prepared = run("prepare", config=cfg).output
+    assert "idx for crossref" in prepared and re.search(r"\n  crossref: \d+ references in \d+ documents", prepared), \
+        prepared
     # The references prepare wrote stay out of the chunks' embed and LLM text, as at index time: check
     # re-embeds a chunk's text and finds the vector it stored.
     assert run("check", config=cfg).exit_code == 0
