@@ -625,7 +625,8 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                 at = hit.start(fam.pattern.groupindex["name"])   # (RE2's matches take a group's number only)
                 folders = _WRITTEN_FOLDERS.search(text, max(0, at - 300), at)
                 if _SERVER_PATH.search(text, max(0, at - 300), at) or \
-                        _string_literal(text, folders.start() if folders else at, hit.end()):
+                        _string_literal(text, folders.start() if folders else at, hit.end()) or \
+                        _changed_file(text, folders.start() if folders else at, hit.end()):
                     continue
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
                 docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
@@ -683,6 +684,19 @@ def in_folders(doc_id: str, folders: Sequence[str], overlap: bool = False) -> bo
 # machine; a relative one, "docs/guide.md", may well be this corpus's). The path may be set in italics or bold, as
 # the HTML and Word readers write them ("*/var/www/index.html*").
 _SERVER_PATH = re.compile(r"(?:^|[\s\"'`(<=,;*_])(?:/|[A-Za-z][\w+.-]{0,20}://)[^\s\"'`()<>]{0,280}/?\Z")
+
+
+# A change log entry's list of the files it changed, GNU's "<TAB>* standards.texi (Change Logs):" and Debian's
+# "  * debian/control, debian/rules: ...": what was edited, not a document to read (a new user's gnu-standards
+# folder: 52 of its 70 references between documents were its change logs' entries, each naming a manual).
+_CHANGED_FILES = re.compile(r"[ \t]+\*[ \t]+(?:[^\s,:()]{1,200},[ \t]*){0,20}\Z")
+_CHANGED_FILES_END = re.compile(r"[ \t]*[(:,]")
+
+
+def _changed_file(text: str, start: int, end: int) -> bool:
+    """Whether the file name at text[start:end] is one a change log entry lists as changed."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(_CHANGED_FILES.match(text, line_start, start) and _CHANGED_FILES_END.match(text, end))
 
 
 # A link whose words only move the reader ("[Next Chapter](FAQ02.html)", texinfo's "[ [>](...) ]" and, in its
