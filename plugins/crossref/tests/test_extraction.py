@@ -167,6 +167,15 @@ def test_a_date_on_a_line_of_its_own_is_no_section():
     assert "section 18" not in sections and sections["section 1"] == "n#1"
 
 
+
+def test_a_section_of_manual_pages_is_no_section_of_a_document():
+    # The GNU Coding Standards: "installing section 1 man pages" went to its own chapter "1 About the GNU Coding
+    # Standards".
+    refs, _ = run({"standards.html": "# 1 About the GNU Coding Standards\n\nText.\n\n# 7 Makefile Conventions\n\n"
+                                     "Install section 1 man pages and section 12 manpages; see section 7 for more.",
+                   "other.html": "# Other\nx"})
+    assert {r["ref"] for r in refs["standards.html"] if r["kind"] == "section"} == {"section 7"}
+
 def test_a_section_after_a_standard_s_designator_is_that_standard_s():
     # FFmpeg's manuals: "see H.264 section 7.4.2.1.1" went to the one page with a heading "7" (its nearest
     # enclosing section); a standard nobody indexed owns it. Without a designator the heading rule still holds.
