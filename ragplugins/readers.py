@@ -135,6 +135,7 @@ SAME_FILE = "it is a symbolic link to a file indexed under another id"
 # behind a page and its twin).
 SPHINX_SOURCE = "it is the copy of a page's source that Sphinx keeps in '_sources'; the page itself is read as HTML"
 SPHINX_SOURCES = "_sources"
+PAGE_TEXT = "it is the text of the HTML page of its name beside it; the page is read as HTML"
 SPHINX_SOURCE_SUFFIXES = {".rst", ".md", ".txt", ".ipynb"}
 
 
@@ -175,7 +176,7 @@ def list_files(paths: Iterable[str | Path], skip_dirs: Iterable[Path] = (), excl
         seen[doc_id] = f
     listed = _without_excluded(out, exclude)
     once = _one_id_per_file(listed.files)
-    return _without_sphinx_sources(FileList(once.files, listed.skipped + once.skipped))
+    return _without_page_sources(FileList(once.files, listed.skipped + once.skipped))
 
 
 def _without_excluded(listed: list[tuple[Path, str, str]], exclude: Sequence[str]) -> FileList:
@@ -204,11 +205,24 @@ def _one_id_per_file(listed: list[tuple[Path, str, str]]) -> FileList:
                     [(str(listed[i][0]), SAME_FILE) for i in sorted(dropped)])
 
 
-def _without_sphinx_sources(listed: FileList) -> FileList:
-    """``listed`` without the files of a Sphinx build's ``_sources`` folder whose page is listed as HTML."""
+def _without_page_sources(listed: FileList) -> FileList:
+    """``listed`` without the files of a Sphinx build's ``_sources`` folder whose page is listed as HTML, and without a
+    text file that stands beside an HTML page of its name ("FAQ.txt" and "FAQ.html"): the page's source or its
+    plain-text rendering, the same words again. Debian's documentation packages ship 378 such pairs (docutils' every
+    page; the GNU Coding Standards as standards.html and standards.text.gz, whose copies took the places of the
+    pages' own chunks in a new user's top 10)."""
     ids = {doc_id for _, doc_id, _ in listed.files}
     kept, dropped = [], []
     for f, doc_id, root in listed.files:
+        suffix, compressed = file_type(f)
+        if suffix in TEXT_SUFFIXES:
+            name = doc_id.removesuffix(GZIP_SUFFIX) if compressed else doc_id
+            stem = name[: len(name) - len(Path(name).suffix)] if Path(name).suffix else name
+            page = next((stem + html + gz for html in sorted(HTML_SUFFIXES) for gz in ("", GZIP_SUFFIX)
+                         if stem + html + gz in ids), None)
+            if page is not None:
+                dropped.append((str(f), PAGE_TEXT))
+                continue
         parts = doc_id.split("/")
         if SPHINX_SOURCES in parts[:-1] and doc_id.endswith(".txt"):
             at = parts.index(SPHINX_SOURCES)

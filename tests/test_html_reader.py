@@ -1,5 +1,7 @@
 """HTML pages are read as Markdown: the page's words and its links, without the navigation chrome."""
 
+import gzip
+
 import pytest
 
 from ragplugins.html_reader import html_to_markdown, read_html
@@ -588,6 +590,44 @@ def test_each_tab_s_label_stands_at_the_top_of_its_panel():
     text = read_html(page).text
     assert "**Bash**\n\nSave the script somewhere.\n\n**Fish**\n\nSave the script to ~/.config/fish." in text, text
     assert text.count("Bash") == 1 and text.count("Fish") == 1, text
+
+
+DOCUTILS_FAQ = """<html><body><div class="document" id="faq"><h1 class="title">Docutils FAQ</h1>
+<table class="docinfo"><tbody><tr><th class="docinfo-name">Date:</th><td>2022-06-17</td></tr></tbody></table>
+<div class="contents topic" id="contents"><p class="topic-title">Contents</p><ul class="auto-toc simple">
+<li><a class="reference internal" href="#docutils" id="toc-entry-1">1 Docutils</a><ul class="auto-toc">
+<li><a class="reference internal" href="#what-is-docutils" id="toc-entry-2">1.1 What is Docutils?</a></li>
+<li><a class="reference internal" href="#why-is-it-called" id="toc-entry-3">1.2 Why is it called?</a></li></ul></li>
+</ul></div>
+<div class="section" id="docutils"><h2><a class="toc-backref" href="#toc-entry-1">1 Docutils</a></h2>
+<div class="section" id="what-is-docutils"><h3><a class="toc-backref" href="#toc-entry-2">1.1 What is Docutils?</a></h3>
+<p>Docutils is a system for processing plaintext documentation.</p></div>
+<div class="section" id="why-is-it-called"><h3><a class="toc-backref" href="#toc-entry-3">1.2 Why is it called?</a></h3>
+<p>Because it is a set of utilities.</p></div></div></div></body></html>"""
+
+
+def test_a_page_whose_contents_box_goes_with_its_heading_is_read():
+    # docutils' own HTML pages (45 of docutils-doc's): the reader failed on each ("'NoneType' object has no
+    # attribute 'get'") and the page was skipped.
+    text = read_html(DOCUTILS_FAQ).text
+    assert "### 1.1 What is Docutils?\n\nDocutils is a system for processing plaintext documentation." in text, text
+    assert "toc-entry" not in text and "Contents" not in text, text
+
+
+def test_the_text_a_page_beside_it_was_made_from_is_not_read(tmp_path):
+    # Debian's documentation packages ship a page's source or plain-text rendering beside it (378 pairs here:
+    # docutils' FAQ.txt and FAQ.html; the GNU Coding Standards' standards.text.gz): the same words twice, whose copies
+    # took the places of the pages' own chunks in a new user's top 10.
+    (tmp_path / "FAQ.txt").write_text("Docutils FAQ\n============\n\nDocutils is a system.\n")
+    (tmp_path / "FAQ.html").write_text(DOCUTILS_FAQ)
+    (tmp_path / "standards.text.gz").write_bytes(gzip.compress(b"GNU Coding Standards\n\nWrite good code.\n"))
+    (tmp_path / "standards.html").write_text("<html><body><h1>GNU Coding Standards</h1><p>Write good code.</p>"
+                                             "</body></html>")
+    (tmp_path / "NOTES.txt").write_text("Notes of no page.\n")
+    with pytest.warns(UserWarning, match=r"'.*FAQ.txt' and 1 more file: it is the text of the HTML page of its name "
+                                         r"beside it; the page is read as HTML"):
+        report = read_documents([tmp_path])
+    assert sorted(d.id_ for d in report.documents) == ["FAQ.html", "NOTES.txt", "standards.html"]
 
 def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     # Sphinx writes a parameter's type one <em> per token, a link's <em> among them: Flask's API page read as
