@@ -694,9 +694,11 @@ _CHANGED_FILES_END = re.compile(r"[ \t]*[(:,]")
 
 
 def _changed_file(text: str, start: int, end: int) -> bool:
-    """Whether the file name at text[start:end] is one a change log entry lists as changed."""
+    """Whether the file name at text[start:end] is one a change log entry lists as changed: followed by the entry's
+    "(", ":" or ",", or anything on a line GNU's way, a tab before its "*" ("<TAB>* maintain.texi Change http:")."""
     line_start = text.rfind("\n", 0, start) + 1
-    return bool(_CHANGED_FILES.match(text, line_start, start) and _CHANGED_FILES_END.match(text, end))
+    return bool(_CHANGED_FILES.match(text, line_start, start)) and \
+        (text.startswith("\t", line_start) or bool(_CHANGED_FILES_END.match(text, end)))
 
 
 # A link whose words only move the reader ("[Next Chapter](FAQ02.html)", texinfo's "[ [>](...) ]" and, in its

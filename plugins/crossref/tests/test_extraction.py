@@ -330,6 +330,7 @@ def test_the_files_a_change_log_entry_lists_as_changed_are_no_references():
     refs, _ = run({
         "changelog": "2018-01-15  Richard Stallman  <rms@gnu.org>\n\n\t* standards.texi (Change Log Concepts):\n"
                      "\tEncourage longer explanations.\n\t* maintain.texi, standards.texi: Update.\n\n"
+                     "\t* maintain.texi Change http: to https:\n\n"
                      "  * debian/control: bump Standards-Version; see maintain.texi for the rules.\n",
         "maintain.html": "# Information for Maintainers of GNU Software\nx",
         "standards.html": "# GNU Coding Standards\ny",
