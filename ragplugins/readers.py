@@ -39,7 +39,8 @@ from ragplugins.markup_lines import only_headings
 from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
 
-TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
+# ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz).
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst"}
 PDF_SUFFIXES = {".pdf"}
 # Formats read from the file itself (a PDF, a zip of XML), not decoded as text first.
 FILE_READERS: dict[str, Callable[[Path], HtmlPage]] = {
@@ -263,8 +264,7 @@ def file_type(path: Path) -> tuple[str, bool]:
     name = Path(path.stem if compressed else path.name)
     suffix = name.suffix.lower()
     qualifier = name.suffix[1:2].isupper() or suffix in PLAIN_TEXT_QUALIFIERS
-    # ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz).
-    if not suffix or suffix == ".text" or (qualifier and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
+    if not suffix or (qualifier and name.name.split(".")[0].lower() in PLAIN_TEXT_NAMES):
         return PLAIN_TEXT, compressed
     return suffix, compressed
 
