@@ -379,7 +379,11 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
             key = section_key(sm.group("word"), sm.group("value"))
             line = text[sm.start():_line_end(text, sm.start())]
             heading = bool(sm.group("hashes") or (sm.group("word") and heading_like(line)))
-            if heading:
+            # A number alone heads a texinfo chapter ("1 Copyright"), which other documents do not call "section 1"
+            # (flex's "section 1 of the flex input", 3 of 3, went there); "Section 7:", "4. Leave", "7.2" number a
+            # section as such.
+            if heading and (sm.group("word") or "." in sm.group("value") or text[sm.end("value"):sm.end("value") + 1]
+                            in (".", ":")):
                 # "## 25.1.3. Restoring", "Section 7: Leave": a heading, not a numbered list item, nor a
                 # sentence that starts a line ("Chapter 4 covers ownership.", a wrapped "Section 4.3 of ...").
                 headings[key] = None
