@@ -218,7 +218,9 @@ def _without_page_sources(listed: FileList) -> FileList:
         suffix, compressed = file_type(f)
         if suffix in TEXT_SUFFIXES:
             name = doc_id.removesuffix(GZIP_SUFFIX) if compressed else doc_id
-            stem = name[: len(name) - len(Path(name).suffix)] if Path(name).suffix else name
+            # "README" and "FAQ.txt" name a page's text; "README.Debian" is notes of its own.
+            written = Path(name).suffix
+            stem = name.removesuffix(written) if written.lower() in TEXT_SUFFIXES else name
             page = next((stem + html + gz for html in sorted(HTML_SUFFIXES) for gz in ("", GZIP_SUFFIX)
                          if stem + html + gz in ids), None)
             if page is not None:

@@ -624,10 +624,14 @@ def test_the_text_a_page_beside_it_was_made_from_is_not_read(tmp_path):
     (tmp_path / "standards.html").write_text("<html><body><h1>GNU Coding Standards</h1><p>Write good code.</p>"
                                              "</body></html>")
     (tmp_path / "NOTES.txt").write_text("Notes of no page.\n")
-    with pytest.warns(UserWarning, match=r"'.*FAQ.txt' and 1 more file: it is the text of the HTML page of its name "
+    (tmp_path / "README.html").write_text("<html><body><h1>README</h1><p>Build it with make.</p></body></html>")
+    (tmp_path / "README").write_text("README\n\nBuild it with make.\n")
+    (tmp_path / "README.Debian").write_text("On Debian the files are in /usr/share.\n")   # notes of its own
+    with pytest.warns(UserWarning, match=r"'.*FAQ.txt' and 2 more files: it is the text of the HTML page of its name "
                                          r"beside it; the page is read as HTML"):
         report = read_documents([tmp_path])
-    assert sorted(d.id_ for d in report.documents) == ["FAQ.html", "NOTES.txt", "standards.html"]
+    assert sorted(d.id_ for d in report.documents) == ["FAQ.html", "NOTES.txt", "README.Debian", "README.html",
+                                                       "standards.html"]
 
 def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     # Sphinx writes a parameter's type one <em> per token, a link's <em> among them: Flask's API page read as
