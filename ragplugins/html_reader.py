@@ -410,8 +410,8 @@ def _unmark(text: str, names: list[str]) -> HtmlPage:
 
 def _removed(element: Tag) -> bool:
     """Whether ``element`` was decomposed, itself or with a block around it. (bs4's ``decomposed`` looks its flag up
-    as a child tag's name on a live element, a search of the whole subtree each time: 9 of the 13 s BIND 9's
-    reference page took to read.)"""
+    as a child tag's name on a live element, a search of the whole subtree each time: BIND 9's reference page read
+    in 10.1 s with it, 8.3 s without.)"""
     return bool(element.__dict__.get("_decomposed"))
 
 def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
