@@ -66,7 +66,8 @@ _LABEL = (rf"\b(?P<word>{_LABEL_WORDS})[ \t\u00a0]{{1,3}}(?:(?i:no)\.?[ \t]{{0,2
 _SECTION = (r"(?:\b(?P<word>(?i:section|clause|article|chapter|sec\.))[ \t\u00a0]{1,3}"
             r"|§{1,2}[ \t\u00a0]{0,2})"
             r"(?P<value>\d{1,4}(?:\.\d{1,4}){0,5}(?![\d.]\d)|[IVXLC]{1,7}\b)"
-            # The manual's sections of manual pages ("installing section 1 man pages": the GNU Coding Standards).
+            # The number whole (not "1" of "12 man pages"), and not a section of the manual pages ("installing
+            # section 1 man pages": the GNU Coding Standards).
             r"(?!\d|[ \t\u00a0]{1,3}(?i:man(?:ual)?[ \t\u00a0]{1,3}pages?|manpages?)\b)"
             r"(?:\([a-z0-9]{1,3}\)){0,3}")
 _IDENTIFIER = (r"\b(?P<id>(?:RFC|BCP|STD|ISO(?:/IEC)?|IEC|IEEE|EN|DIN|BS|ANSI|ASTM|NIST[ \t]SP|ITU-T[ \t][A-Z])"
