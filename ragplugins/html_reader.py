@@ -163,7 +163,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     reader if that is all it does. A tree (:func:`parse_html`) is read as it stands, and changed."""
     soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    search_form = soup.select_one("#search-results") is not None and soup.select_one("form input[name=q]") is not None
+    search_form = soup.find(id="search-results") is not None and soup.find("input", attrs={"name": "q"}) is not None
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
     refresh_content = str(refresh.get("content", "")) if refresh is not None else ""
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):

@@ -126,6 +126,7 @@ SKIPPED_WARNING = "ragplugins: skipped "
 UNSUPPORTED_TYPE = "unsupported file type "
 # What a site names the page its server shows for a missing address: Sphinx themes' and Jekyll's "404.html".
 _NOT_FOUND_PAGE = "404."
+NOT_FOUND_PAGE = "it is the page a web server shows for an address it does not have (404)"
 # One reason for every such page: texinfo writes one for every old name of a node.
 REDIRECT = 'it only sends the reader to another page (<meta http-equiv="refresh">) and has no text of its own'
 # One reason for every such file, so a manual's language folders of links to its English pages are one line.
@@ -211,19 +212,23 @@ def _without_page_sources(listed: FileList) -> FileList:
     text file that stands beside an HTML page of its name ("FAQ.txt" and "FAQ.html"): the page's source or its
     plain-text rendering, the same words again. Debian's documentation packages ship 378 such pairs (docutils' every
     page; the GNU Coding Standards as standards.html and standards.text.gz, whose copies took the places of the
-    pages' own chunks in a new user's top 10)."""
+    pages' own chunks in a new user's top 10). A site's ``404.html`` goes too, known by its name before it is read."""
     ids = {doc_id for _, doc_id, _ in listed.files}
+
+    def page_listed(stem: str) -> bool:
+        return any(stem + suffix + gz in ids for suffix in HTML_SUFFIXES for gz in ("", GZIP_SUFFIX))
+
     kept, dropped = [], []
     for f, doc_id, root in listed.files:
         suffix, compressed = file_type(f)
+        if suffix in HTML_SUFFIXES and f.name.lower().startswith(_NOT_FOUND_PAGE):
+            dropped.append((str(f), NOT_FOUND_PAGE))
+            continue
         if suffix in TEXT_SUFFIXES:
             name = doc_id.removesuffix(GZIP_SUFFIX) if compressed else doc_id
             # "README" and "FAQ.txt" name a page's text; "README.Debian" is notes of its own.
             written = Path(name).suffix
-            stem = name.removesuffix(written) if written.lower() in TEXT_SUFFIXES else name
-            page = next((stem + html + gz for html in sorted(HTML_SUFFIXES) for gz in ("", GZIP_SUFFIX)
-                         if stem + html + gz in ids), None)
-            if page is not None:
+            if page_listed(name.removesuffix(written) if written.lower() in TEXT_SUFFIXES else name):
                 dropped.append((str(f), PAGE_TEXT))
                 continue
         parts = doc_id.split("/")
@@ -233,7 +238,7 @@ def _without_page_sources(listed: FileList) -> FileList:
             source_suffix = Path(page).suffix
             if source_suffix in SPHINX_SOURCE_SUFFIXES:
                 page = page.removesuffix(source_suffix)
-            if any(page + suffix + gz in ids for suffix in HTML_SUFFIXES for gz in ("", GZIP_SUFFIX)):
+            if page_listed(page):
                 dropped.append((str(f), SPHINX_SOURCE))
                 continue
         kept.append((f, doc_id, root))
@@ -390,9 +395,6 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 continue
             if page.search_form:
                 report.skip(path, "it is the site's search page: a form whose results a script draws")
-                continue
-            if suffix in HTML_SUFFIXES and path.name.lower().startswith(_NOT_FOUND_PAGE):
-                report.skip(path, "it is the page a web server shows for an address it does not have (404)")
                 continue
             text, anchors = page.text, page.anchors
         except FileNotFoundError:
