@@ -80,6 +80,15 @@ _FILENAME = (r"(?<![\w.-])(?P<name>[\w-]{1,80}(?:\.[\w-]{1,40}){0,2}"
              r"\.(?i:md|markdown|pdf|txt|rst|html?|docx?|pptx?|xlsx?|odt|epub|tex|texi|texinfo))"
              # Not the start of a longer name ("index.html.in.pot"); a compressed copy ("README.md.gz") is the file.
              r"(?![\w-]|\.(?!gz(?![\w-]))\w)")
+# A file named without a document extension, as GNU and Debian name a package's notes, where the words send the
+# reader there: "see the AUTHORS file", "read the file INSTALL", "as listed in the file `THANKS'". Not a file
+# the sentence is about ("generating the ChangeLog file", a change log's "update the NEWS file"): that names a kind
+# of file, often not this index's.
+_NAMED_FILE = (r"\b(?i:see|read|consult|check|(?:refer|go)[ \t]to|(?:listed|mentioned|named|described|given|found|"
+               r"documented|explained)[ \t]in)[ \t\n]{1,3}(?i:also[ \t\n]{1,3})?(?i:the)[ \t\n]{1,3}"
+               r"(?P<lead>(?i:file)[ \t\n]{1,3})?[`'\"\u2018\u201c]?"
+               r"(?P<name>[A-Z][A-Za-z0-9_+-]{1,40}(?:\.[A-Za-z][\w-]{0,15}){0,2})[`'\"\u2019\u201d]?"
+               r"(?(lead)(?![\w.~-]\w?)|[ \t\n]{1,3}(?i:files?)\b)")
 # Manual pages: "git-config(1)", "stat(2)", Tcl's "oo::define(3tcl)", and AsciiDoc's "linkgit:git-config[1]".
 # groff's HTML sets the name in bold, read as Markdown "**textdomain**(3)"; Debian Policy the whole, "*deb(5)*".
 _MANPAGE = (r"(?<![\w.:/-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})"
@@ -145,6 +154,9 @@ class ReferenceFamily:
     space: str = ""       # an anchor family without a ``space`` group: the declarations it looks names up in
     defines: re.Pattern | None = None   # an anchor family's own declarations (group ``key``), in its ``space``
     only_in: re.Pattern | None = None   # the documents it reads hold a match somewhere (None: every document)
+    # A document family whose matches are references only where an indexed file has that name: "the WAL file"
+    # is no file of the index, and not the page wal.html either.
+    indexed_files_only: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -163,7 +175,8 @@ class ReferenceFamily:
 
 
 def family(name: str, kind: str, pattern: str, description: str = "", space: str = "",
-           defines: str | None = None, only_in: str | None = None) -> ReferenceFamily:
+           defines: str | None = None, only_in: str | None = None,
+           indexed_files_only: bool = False) -> ReferenceFamily:
     """Build a family from a pattern string; errors name the family and the bad pattern."""
     try:
         compiled = re.compile(pattern)
@@ -172,7 +185,8 @@ def family(name: str, kind: str, pattern: str, description: str = "", space: str
                          f"{exc}") from exc
     return ReferenceFamily(name, kind, compiled, description, space or (name if defines else ""),
                            defines=re.compile(defines) if defines else None,
-                           only_in=re.compile(only_in) if only_in else None)
+                           only_in=re.compile(only_in) if only_in else None,
+                           indexed_files_only=indexed_files_only)
 
 
 def families_for(families: Sequence[ReferenceFamily], document: str) -> list[ReferenceFamily]:
@@ -221,6 +235,9 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("arxiv", "identifier", _ARXIV, "arXiv identifiers"),
     family("doi", "identifier", _DOI, "DOIs"),
     family("filename", "document", _FILENAME, "file names of indexed documents, e.g. in Markdown links"),
+    family("named_file", "document", _NAMED_FILE,
+           "files named without an extension in those words: the AUTHORS file, the file INSTALL",
+           indexed_files_only=True),
     family("citation", "citation", _CITATION, "bracketed citation keys defined in the document's reference list"),
     family("manpage", "identifier", _MANPAGE, "manual pages: git-config(1), stat(2)"),
     family("linkgit", "identifier", _LINKGIT, "AsciiDoc manual-page links: linkgit:git-config[1]"),

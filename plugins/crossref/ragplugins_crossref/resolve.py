@@ -129,7 +129,7 @@ class Registry:
             for alias in declared:
                 self.names.add(alias, doc_id, trusted=True)
                 self.exact[tokens(alias)].add(doc_id)
-            for base in {prof.file_name.lower(), doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()}:
+            for base in file_bases(prof):
                 self.files[base].add(doc_id)
             for key in prof.ids:
                 self.ids[key].add(doc_id)
@@ -164,6 +164,13 @@ class Registry:
 
     def scan(self, text: str, families: Sequence[ReferenceFamily]) -> list[RawRef]:
         return scan_chunk(text, families, self.names, self.files, self.exact)
+
+
+def file_bases(prof: Profile) -> set[str]:
+    """The file names a document is written by, in lower case: its own, and without ``.gz`` (Debian compresses a
+    package's notes: "the AUTHORS file" is AUTHORS.gz)."""
+    names = {prof.file_name.lower(), prof.doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()}
+    return names | {n.removesuffix(".gz") for n in names}
 
 
 def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: Sequence[ReferenceFamily],

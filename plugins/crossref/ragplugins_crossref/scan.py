@@ -633,7 +633,10 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                         _changed_file(text, folders.start() if folders else at, hit.end()):
                     continue
                 base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
-                docs = file_docs.get(base) or exact_names.get(tokens(name)) or set()
+                docs = file_docs.get(base) or set()
+                if not docs and fam.indexed_files_only:
+                    continue
+                docs = docs or exact_names.get(tokens(name)) or set()
                 # A file written with its folders is a file of those folders: "admin/base.html" (a template) is not
                 # ref/class-based-views/base.html. The path may start above the folder indexed, as paths from a
                 # project's top do ("Documentation/revisions.txt" with Documentation/ indexed): the folders the two
@@ -645,8 +648,9 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
                     several = len(docs) > 1   # then one at the top, with no folder to agree, is none of them
                     docs = {d for d in docs if in_folders(d, written, overlap=True)
                             and (not several or "/" in d.replace("\\", "/"))}
+                # The name's own span: "the file README.md" is one reference with the file name family's "README.md".
                 refs.append(RawRef("document", " ".join(tokens(name)) if base not in file_docs else base,
-                                   hit.group(), hit.start(), hit.end(), fam.name, docs=frozenset(docs)))
+                                   name, at, at + len(name), fam.name, docs=frozenset(docs)))
     for hit, target in _rst_anonymous_links(text) if "__" in text else ():
         links.append((hit.start(), hit.end()))
         refs.extend(_link_ref(hit, target, hit.group("quoted") or hit.group("word"), "rst_anonymous"))

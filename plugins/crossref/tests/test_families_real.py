@@ -410,6 +410,23 @@ def test_a_tex_source_names_the_document_typeset_from_it():
     assert refs["modguide.pdf"] == {("document", "cfgguide tex", "cfgguide.pdf"), ("document", "index html", None)}
 
 
+def test_a_package_s_notes_named_without_an_extension_are_found_where_the_words_send_the_reader():
+    # Autoconf's folder: AUTHORS.gz and THANKS point at each other. A file the sentence is about is no pointer
+    # ("generating the ChangeLog file", the GNU Coding Standards on every package's change log), and a file the
+    # index does not hold ("the WAL file": SQLite's log, not wal.html) names nothing.
+    refs, _ = run({
+        "AUTHORS.gz": "Authors of GNU Autoconf.\nMany others contributed, as listed in the THANKS file.",
+        "THANKS": "Thanks to many people.\nAlso see the AUTHORS file for the list of authors.",
+        "ChangeLog.gz": "2022-01-01  A. Person\n\tUpdate the manual.",
+        "wal.html": "# Write-Ahead Logging\n\nThe WAL file grows.",
+        "standards.html": "# GNU Coding Standards\n\nThe method of generating the `ChangeLog` file from the VCS "
+                          "history; see the file NEWS. Read the file `THANKS' too. A checkpoint resets the WAL file.",
+    })
+    assert refs["AUTHORS.gz"] == {("document", "thanks", "THANKS")}
+    assert refs["THANKS"] == {("document", "authors", "AUTHORS.gz")}
+    assert refs["standards.html"] == {("document", "thanks", "THANKS")}
+
+
 def test_bracket_keys_through_a_wrapped_reference_list():
     refs, _ = run({
         "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
