@@ -14,6 +14,7 @@ import re
 import shutil
 import statistics
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -526,9 +527,16 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     k_used = max(k, math.ceil(ref.get("final_len", k) - 1e-9))
                 arm_config["top_k"][str(k)] = k_used
                 step(f"arm {arm.name}, k={k}: {len(gold)} questions")
-                # The config was checked at its own top_k; a plugin that cannot act at this k says so now.
-                plugin_config_problems(replace(rp.config, core=rp.config.core.model_copy(
-                    update={"top_k": k_used})), rp.registry)
+                # The config was checked at its own top_k; a plugin that cannot act at this k says so now, as said
+                # of this pass (eval's --k is its top_k: the config's is not used, and "set top_k" read alone sent
+                # new users to a setting eval ignores).
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    plugin_config_problems(replace(rp.config, core=rp.config.core.model_copy(
+                        update={"top_k": k_used})), rp.registry)
+                for warning in said:
+                    warnings.warn(f"eval --k {k} (the top_k of this pass): {warning.message}", warning.category,
+                                  stacklevel=2)
                 # Untimed warm-up: the first search of an arm builds the BM25 index and the plugins'
                 # caches, which no later query pays; a question outside the gold set so no gold query
                 # finds its own embedding cached.
