@@ -9,8 +9,8 @@ end of two of the four pages around it (two-sided books alternate their headers)
 joined as PDFReader joins them, so a PDF without furniture, dot leaders, ligatures, control characters or words
 hyphenated at a line's end reads exactly as before. A contents list or an index stays: its lines name the sections
 a question may use (dropping them lost answers on a new user's R manuals, bench/sections/core.md), with each dot
-leader cut to three dots. A PDF that pypdf reads with its words run together (``GLUED_SHARE``) or broken by spaces
-(``SPLIT_SHARE``) is read by pdfium.
+leader cut to three dots. A PDF that pypdf reads with its words run together (``GLUED_SHARE``,
+``RUN_TOGETHER_SHARE``) or broken by spaces (``SPLIT_SHARE``) is read by pdfium.
 """
 
 from __future__ import annotations
@@ -69,14 +69,11 @@ SPLIT_PIECE = 0.8
 def read_pdf(path: Path) -> str:
     pages = pdf_reader_class()(return_full_document=False).load_data(path)
     texts = [d.text for d in pages]
-    damage = {measure: measure(texts) for measure, _ in SPACING_DAMAGE}
-    if any(damage[measure] >= limit for measure, limit in SPACING_DAMAGE):
-        spaced = _pdfium_pages(path)
-        # pdfium's reading is taken when it has half the damage pypdf's has, or less, and none of the other kind.
-        if spaced is not None and len(spaced) == len(texts) and all(
-                measure(spaced) < (damage[measure] / 2 if damage[measure] >= limit else limit)
-                for measure, limit in SPACING_DAMAGE):
-            texts = spaced
+    # pdfium reads a PDF in a tenth of pypdf's time or less (hyperref's manual: 4 s against 53 s), so it is asked
+    # every time, to compare.
+    spaced = _pdfium_pages(path)
+    if spaced is not None and len(spaced) == len(texts) and pdfium_reads_better(texts, spaced):
+        texts = spaced
     texts = page_furniture(texts, [str(d.metadata.get("page_label", "")) for d in pages])
     return join_line_end_hyphens(printable("\n".join(DOT_LEADER.sub(". . . ", text) for text in texts)))
 
@@ -138,6 +135,38 @@ def split_share(texts: list[str]) -> float:
 
 # How pypdf misreads a PDF's spacing, and the share of words from which a PDF is read by pdfium instead.
 SPACING_DAMAGE = ((glued_share, GLUED_SHARE), (split_share, SPLIT_SHARE))
+
+# LaTeX's PDFs leave no space glyph where a word in another font follows: pypdf reads "is inltpara-doc.pdf" and
+# "thegraphics package" (0.6-1.7 % of the words of LaTeX News 19-36, of the LaTeX team's hook manuals and of 5 of 45
+# other LaTeX package manuals on this machine), too few and too short for GLUED_SHARE; pdfium places the space.
+# The words pdfium reads as two are counted; read so, a PDF is read by pdfium when that share is RUN_TOGETHER_SHARE
+# or more and pdfium runs words of pypdf's together half as often or less. Read well, a PDF scores 0.4 % or less
+# (the glyph names of a font's table, "theae", and "athttps" in a reference list).
+RUN_TOGETHER_SHARE = 0.005
+
+
+def run_together_share(texts: list[str], other: list[str]) -> float:
+    """The share of the words of ``texts`` that ``other``, the same pages read otherwise, never writes but reads as
+    two of its words ("inltpara" where the other reading has "in" and "ltpara")."""
+    words = Counter(w.casefold() for w in WORD.findall(join_line_end_hyphens("\n".join(texts))))
+    theirs = Counter(w.casefold() for w in WORD.findall(join_line_end_hyphens("\n".join(other))))
+    run = sum(n for w, n in words.items() if len(w) >= 4 and w not in theirs
+              and any(w[:i] in theirs and w[i:] in theirs for i in range(2, len(w) - 1)))
+    total = sum(words.values())
+    return run / total if total else 0.0
+
+
+def pdfium_reads_better(pypdf: list[str], pdfium: list[str]) -> bool:
+    """Whether pdfium's reading of a PDF's pages is the one to index: where pypdf's spacing is damaged
+    (``SPACING_DAMAGE``), pdfium has half the damage pypdf has, or less, and none of the other kind; else where
+    pypdf runs words together that pdfium reads apart (``RUN_TOGETHER_SHARE``)."""
+    damage = {measure: measure(pypdf) for measure, _ in SPACING_DAMAGE}
+    if any(damage[measure] >= limit for measure, limit in SPACING_DAMAGE):
+        return all(measure(pdfium) < (damage[measure] / 2 if damage[measure] >= limit else limit)
+                   for measure, limit in SPACING_DAMAGE)
+    run_together = run_together_share(pypdf, pdfium)
+    return run_together >= RUN_TOGETHER_SHARE and run_together_share(pdfium, pypdf) <= run_together / 2 \
+        and all(measure(pdfium) < limit for measure, limit in SPACING_DAMAGE)
 
 
 def _pdfium_pages(path: Path) -> list[str] | None:

@@ -12,6 +12,7 @@ from ragplugins.pdf_reader import (
     join_line_end_hyphens,
     page_furniture,
     pdf_reader_class,
+    pdfium_reads_better,
     printable,
     split_share,
 )
@@ -183,6 +184,22 @@ def test_a_pdf_pypdf_reads_with_spaces_inside_words_is_read_by_pdfium(tmp_path: 
     clean = [line.replace("|", "") for line in lines]
     assert read_documents([tmp_path]).documents[0].text.split("\n") == clean
     assert split_share(clean) == 0 and split_share(["It e xecutes it, and e xecutes it; it executes."]) > 0
+
+
+def test_a_pdf_pypdf_reads_with_a_few_words_run_together_is_read_by_pdfium(tmp_path: Path):
+    """LaTeX leaves no space glyph before a word set in another font: pypdf reads "is inltpara-doc.pdf", too few
+    and too short words to count as glued (20 letters); pdfium reads the words apart. A PDF read well stays
+    pypdf's."""
+    prose = ["The code for the new paragraph hooks is|ltpara-doc.pdf and the older",
+             "interface is described in the file|lthooks-doc.pdf for every package writer.",
+             "Both manuals come with the base distribution of the system and are updated",
+             "with each release of the kernel, as the news letters of the team explain."]
+    path = tmp_path / "ltnews33.pdf"
+    path.write_bytes(make_kerned_pdf(prose, kern=250, space_width=1200))
+    assert "isltpara-doc.pdf" in PdfReader(path).pages[0].extract_text()   # what pypdf alone reads
+    spaced = [line.replace("|", " ") for line in prose]
+    assert read_documents([tmp_path]).documents[0].text.split("\n") == spaced
+    assert not pdfium_reads_better(spaced, spaced)
 
 
 def test_a_glued_pdf_pdfium_cannot_read_keeps_pypdf_s_text(tmp_path: Path, monkeypatch):
