@@ -116,9 +116,12 @@ _STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|
 # What may stand between a reference and the document it belongs to: "Section 4.3 of the
 # Master Agreement", "Exhibit C - Earnout Terms of the Document: Acquisition Agreement".
 # The section's title may stand between, quoted: 'section 9.3 "Unix Socket commands" of Management Guide'.
-_QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”])?"
+# The section's title may stand between it and its owner, quoted or, as LaTeX's guides write it, not ("Section 6.4
+# Naming conventions of the file fntguide.tex": a capitalised word and at most four more).
+_QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”]"
+                              r"|[ \t\n]{1,3}[A-Z][a-z][\w-]{0,30}(?:[ \t\n]{1,3}[\w-]{1,30}){0,4}?)?"
                               r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"
-                              r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3})?")
+                              r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3}|(?i:file)[ \t\n]{1,3})?")
 _QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
 # A standard's designator written just before a section ("see H.262 section 6.3.3", "ETS 300 706, Section 15",
 # "RFC 4629 Section 3"): the section is that document's, indexed or not.

@@ -427,6 +427,18 @@ def test_a_package_s_notes_named_without_an_extension_are_found_where_the_words_
     assert refs["standards.html"] == {("document", "thanks", "THANKS")}
 
 
+def test_a_section_s_title_may_stand_between_it_and_the_file_it_belongs_to():
+    # LaTeX's Cyrillic guide: "Section 6.4 Naming conventions of the file fntguide.tex" is fntguide's 6.4, which
+    # the guide itself does not have. A sentence that goes on after the number names no owner.
+    refs, _ = run({
+        "fntguide.pdf": "LaTeX2e font selection\n\n6.4 Naming conventions\nFont names are short.",
+        "cyrguide.pdf": "Cyrillic languages support in LaTeX\n\n6 Fonts\nPlease consult Section 6.4 Naming "
+                        "conventions of the file fntguide.tex for details. Section 6 Fonts lists the names.",
+    })
+    assert ("section", "section 6.4", "fntguide.pdf") in refs["cyrguide.pdf"]
+    assert ("section", "section 6", "fntguide.pdf") not in refs["cyrguide.pdf"]
+
+
 def test_bracket_keys_through_a_wrapped_reference_list():
     refs, _ = run({
         "rfc2119.txt": "RFC 2119: Key words for use in RFCs to Indicate Requirement Levels\ntext",
