@@ -440,10 +440,11 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
                 element.decompose()
                 continue
         if id(element) in around_contents and _in_page_contents(element, headings):
-            # Its box goes too when nothing but a label is left there ("► Table Of Contents").
+            # Its box goes too when nothing but a label is left there ("► Table Of Contents"), or the entry of the
+            # page's own title the list hung from (docutils' contents box: "Contents - [cmake-buildsystem(7)]", the
+            # shell a new user's CMake pages kept after their entries went).
             while element.parent is not None and element.parent.name != "body" and \
-                    CONTENTS_LABEL.fullmatch(element.parent.get_text(" ", strip=True).replace(
-                        element.get_text(" ", strip=True), "", 1)):
+                    _only_contents_left(element.parent, element, headings):
                 element = element.parent
                 gone.add(id(element))
             heading = _heading_of(element, title)
@@ -729,6 +730,17 @@ def _opens(section: Tag, heading: Tag) -> bool:
             if link is None or not NAVIGATION_RELS.intersection(_words(link, "rel")):
                 before.append(str(node))
     return False
+
+
+def _only_contents_left(box: Tag, contents: Tag, headings: set[str]) -> bool:
+    """Whether ``box`` holds nothing but the table of contents ``contents``, a label ("Contents") and links to the
+    page's own headings (the title entry a contents list hangs from)."""
+    words = box.get_text(" ", strip=True).replace(contents.get_text(" ", strip=True), "", 1)
+    for link in box.find_all("a", href=True):
+        href = str(link["href"])
+        if href.startswith("#") and href[1:] in headings and not any(p is contents for p in link.parents):
+            words = words.replace(link.get_text(" ", strip=True), "", 1)
+    return CONTENTS_LABEL.fullmatch(words) is not None
 
 
 def _in_page_contents(element: Tag, headings: set[str]) -> bool:

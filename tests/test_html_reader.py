@@ -614,6 +614,26 @@ def test_a_page_whose_contents_box_goes_with_its_heading_is_read():
     assert "toc-entry" not in text and "Contents" not in text, text
 
 
+def test_a_contents_box_hanging_from_the_page_s_title_entry_goes_whole():
+    # CMake's Sphinx pages (docutils' contents directive): the page's title is the box's one top entry, its sections
+    # nested below; once the nested list went, "Contents - [cmake-buildsystem(7)](#cmake-buildsystem-7)" was left
+    # at the top of 28 pages of a new user's CMake documentation.
+    page = ('<html><body><section id="cmake-buildsystem-7"><h1>cmake-buildsystem(7)</h1>'
+            '<div class="contents topic" id="contents"><p class="topic-title">Contents</p><ul class="simple">'
+            '<li><p><a class="reference internal" href="#cmake-buildsystem-7">cmake-buildsystem(7)</a></p><ul>'
+            '<li><p><a class="reference internal" href="#introduction">Introduction</a></p></li>'
+            '<li><p><a class="reference internal" href="#binary-targets">Binary Targets</a></p></li>'
+            '<li><p><a class="reference internal" href="#pseudo-targets">Pseudo Targets</a></p></li>'
+            '</ul></li></ul></div>'
+            '<section id="introduction"><h2>Introduction</h2><p>A buildsystem is a set of targets.</p></section>'
+            '<section id="binary-targets"><h2>Binary Targets</h2><p>Executables and libraries.</p></section>'
+            '<section id="pseudo-targets"><h2>Pseudo Targets</h2><p>Imported and alias targets.</p>'
+            '<p>See <a href="#introduction">Introduction</a>.</p></section></section></body></html>')
+    text = read_html(page).text
+    assert text.startswith("# cmake-buildsystem(7)\n\n## Introduction\n\nA buildsystem is a set of targets."), text
+    assert "Contents" not in text and "See [Introduction](#introduction)." in text, text
+
+
 def test_the_text_a_page_beside_it_was_made_from_is_not_read(tmp_path):
     # Debian's documentation packages ship a page's source or plain-text rendering beside it (378 pairs here:
     # docutils' FAQ.txt and FAQ.html; the GNU Coding Standards' standards.text.gz): the same words twice, whose copies
