@@ -88,7 +88,7 @@ _NAMED_FILE = (r"\b(?i:see|read|consult|check|(?:refer|go)[ \t]to|(?:listed|ment
                r"documented|explained)[ \t]in)[ \t\n]{1,3}(?i:also[ \t\n]{1,3})?(?i:the)[ \t\n]{1,3}"
                r"(?P<lead>(?i:file)[ \t\n]{1,3})?[`'\"\u2018\u201c]?"
                r"(?P<name>[A-Z][A-Za-z0-9_+-]{1,40}(?:\.[A-Za-z][\w-]{0,15}){0,2})[`'\"\u2019\u201d]?"
-               r"(?(lead)(?![\w.~-]\w?)|[ \t\n]{1,3}(?i:files?)\b)")
+               r"(?(lead)(?![\w~-]|\.\w)|[ \t\n]{1,3}(?i:files?)\b)")
 # Manual pages: "git-config(1)", "stat(2)", Tcl's "oo::define(3tcl)", and AsciiDoc's "linkgit:git-config[1]".
 # groff's HTML sets the name in bold, read as Markdown "**textdomain**(3)"; Debian Policy the whole, "*deb(5)*".
 _MANPAGE = (r"(?<![\w.:/-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})"

@@ -115,9 +115,9 @@ _STEM_LABEL = re.compile(r"^(?P<word>exhibit|appendix|schedule|annex|attachment|
                          r"(?:no[ _.\-]{0,2})?(?P<value>[a-z]|\d{1,4}(?:\.\d{1,4}){0,3})(?![a-z0-9])", re.I)
 # What may stand between a reference and the document it belongs to: "Section 4.3 of the
 # Master Agreement", "Exhibit C - Earnout Terms of the Document: Acquisition Agreement".
-# The section's title may stand between, quoted: 'section 9.3 "Unix Socket commands" of Management Guide'.
-# The section's title may stand between it and its owner, quoted or, as LaTeX's guides write it, not ("Section 6.4
-# Naming conventions of the file fntguide.tex": a capitalised word and at most four more).
+# The section's title may stand between, quoted ('section 9.3 "Unix Socket commands" of Management Guide') or, as
+# LaTeX's guides write it, not ("Section 6.4 Naming conventions of the file fntguide.tex": a capitalised word and at
+# most four more).
 _QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”]"
                               r"|[ \t\n]{1,3}[A-Z][a-z][\w-]{0,30}(?:[ \t\n]{1,3}[\w-]{1,30}){0,4}?)?"
                               r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"

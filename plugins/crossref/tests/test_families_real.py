@@ -415,7 +415,7 @@ def test_a_package_s_notes_named_without_an_extension_are_found_where_the_words_
     # ("generating the ChangeLog file", the GNU Coding Standards on every package's change log), and a file the
     # index does not hold ("the WAL file": SQLite's log, not wal.html) names nothing.
     refs, _ = run({
-        "AUTHORS.gz": "Authors of GNU Autoconf.\nMany others contributed, as listed in the THANKS file.",
+        "AUTHORS.gz": "Authors of GNU Autoconf.\nMany others contributed, as listed in the file THANKS.",
         "THANKS": "Thanks to many people.\nAlso see the AUTHORS file for the list of authors.",
         "ChangeLog.gz": "2022-01-01  A. Person\n\tUpdate the manual.",
         "wal.html": "# Write-Ahead Logging\n\nThe WAL file grows.",
