@@ -139,17 +139,19 @@ SPACING_DAMAGE = ((glued_share, GLUED_SHARE), (split_share, SPLIT_SHARE))
 # LaTeX's PDFs leave no space glyph where a word in another font follows: pypdf reads "is inltpara-doc.pdf" and
 # "thegraphics package" (0.6-1.7 % of the words of LaTeX News 19-36, of the LaTeX team's hook manuals and of 5 of 45
 # other LaTeX package manuals on this machine), too few and too short for GLUED_SHARE; pdfium places the space.
-# The words pdfium reads as two are counted; read so, a PDF is read by pdfium when that share is RUN_TOGETHER_SHARE
-# or more and pdfium runs words of pypdf's together half as often or less. Read well, a PDF scores 0.4 % or less
-# (the glyph names of a font's table, "theae", and "athttps" in a reference list).
+# The words pdfium reads as two are counted (``_run_together``); a PDF is read by pdfium when that share is
+# RUN_TOGETHER_SHARE or more and pdfium runs words of pypdf's together half as often or less. Read well, a PDF scores
+# 0.4 % or less (the glyph names of a font's table, "theae", and "athttps" in a reference list).
 RUN_TOGETHER_SHARE = 0.005
 
 
-def run_together_share(texts: list[str], other: list[str]) -> float:
-    """The share of the words of ``texts`` that ``other``, the same pages read otherwise, never writes but reads as
-    two of its words ("inltpara" where the other reading has "in" and "ltpara")."""
-    words = Counter(w.casefold() for w in WORD.findall(join_line_end_hyphens("\n".join(texts))))
-    theirs = Counter(w.casefold() for w in WORD.findall(join_line_end_hyphens("\n".join(other))))
+def _vocabulary(texts: list[str]) -> Counter[str]:
+    return Counter(w.casefold() for w in WORD.findall(join_line_end_hyphens("\n".join(texts))))
+
+
+def _run_together(words: Counter[str], theirs: Counter[str]) -> float:
+    """The share of a reading's ``words`` that another reading of the same pages (``theirs``) never writes but reads
+    as two of its words ("inltpara" where the other reading has "in" and "ltpara")."""
     run = sum(n for w, n in words.items() if len(w) >= 4 and w not in theirs
               and any(w[:i] in theirs and w[i:] in theirs for i in range(2, len(w) - 1)))
     total = sum(words.values())
@@ -164,8 +166,9 @@ def pdfium_reads_better(pypdf: list[str], pdfium: list[str]) -> bool:
     if any(damage[measure] >= limit for measure, limit in SPACING_DAMAGE):
         return all(measure(pdfium) < (damage[measure] / 2 if damage[measure] >= limit else limit)
                    for measure, limit in SPACING_DAMAGE)
-    run_together = run_together_share(pypdf, pdfium)
-    return run_together >= RUN_TOGETHER_SHARE and run_together_share(pdfium, pypdf) <= run_together / 2 \
+    ours, theirs = _vocabulary(pypdf), _vocabulary(pdfium)
+    run_together = _run_together(ours, theirs)
+    return run_together >= RUN_TOGETHER_SHARE and _run_together(theirs, ours) <= run_together / 2 \
         and all(measure(pdfium) < limit for measure, limit in SPACING_DAMAGE)
 
 
