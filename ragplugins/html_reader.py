@@ -414,6 +414,7 @@ def _removed(element: Tag) -> bool:
     in 10.1 s with it, 8.3 s without.)"""
     return bool(element.__dict__.get("_decomposed"))
 
+
 def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     """What a site wraps around every page, found by what it is rather than by one generator's names: blocks
     whose class or id says navigation (``ul.nav``, ``div.mainmenu``, ``p.menu``, ``#sidebar``,
@@ -736,9 +737,10 @@ def _only_contents_left(box: Tag, contents: Tag, headings: set[str]) -> bool:
     """Whether ``box`` holds nothing but the table of contents ``contents``, a label ("Contents") and links to the
     page's own headings (the title entry a contents list hangs from)."""
     words = box.get_text(" ", strip=True).replace(contents.get_text(" ", strip=True), "", 1)
+    listed = {id(link) for link in contents.find_all("a")}
     for link in box.find_all("a", href=True):
         href = str(link["href"])
-        if href.startswith("#") and href[1:] in headings and not any(p is contents for p in link.parents):
+        if href.startswith("#") and href[1:] in headings and id(link) not in listed:
             words = words.replace(link.get_text(" ", strip=True), "", 1)
     return CONTENTS_LABEL.fullmatch(words) is not None
 

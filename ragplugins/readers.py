@@ -125,7 +125,7 @@ SKIPPED_WARNING = "ragplugins: skipped "
 # The reason a file no reader reads is skipped, its suffix after it: skipped_lines says them all in one line.
 UNSUPPORTED_TYPE = "unsupported file type "
 # What a site names the page its server shows for a missing address: Sphinx themes' and Jekyll's "404.html".
-_NOT_FOUND_PAGE = "404."
+_NOT_FOUND_FILE = "404."
 NOT_FOUND_PAGE = "it is the page a web server shows for an address it does not have (404)"
 # One reason for every such page: texinfo writes one for every old name of a node.
 REDIRECT = 'it only sends the reader to another page (<meta http-equiv="refresh">) and has no text of its own'
@@ -221,7 +221,7 @@ def _without_page_sources(listed: FileList) -> FileList:
     kept, dropped = [], []
     for f, doc_id, root in listed.files:
         suffix, compressed = file_type(f)
-        if suffix in HTML_SUFFIXES and f.name.lower().startswith(_NOT_FOUND_PAGE):
+        if suffix in HTML_SUFFIXES and f.name.lower().startswith(_NOT_FOUND_FILE):
             dropped.append((str(f), NOT_FOUND_PAGE))
             continue
         if suffix in TEXT_SUFFIXES:
