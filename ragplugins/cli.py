@@ -627,7 +627,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         if not paths or not gold_files:
             raise click.UsageError("give PATHS and --gold, or --bench NAME, or --corpus NAME --corpora-file F")
         corpus_paths, gold = list(paths), load_gold(gold_files)
-    base, _ = read_config_source(ctx.obj["config"])
+    # The config's own index (what `ragplugins index` built from these folders) lends the arms its vectors.
+    base, config_label = read_config_source(ctx.obj["config"])
     overrides = _parse_sets(sets)
     arms = []
     for spec in arm_specs or ("off", "on"):
@@ -647,7 +648,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     llm_spec = merge_config(base, overrides.get("*", {})).get("llm")
     run = run_eval(corpus_paths, gold, arms, ks=ks or (20,), base_config=base, cache_dir=cache_dir,
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
-                   registry=registry())
+                   registry=registry(), reuse_vectors_of={} if config_label == "defaults" else config_label)
     out = run.write(out_dir)
     from ragplugins.eval.report import (
         COST,

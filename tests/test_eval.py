@@ -212,7 +212,7 @@ def test_an_arm_whose_plugins_change_no_text_builds_its_index_without_embedding_
     with_kept_vectors = counting.texts - embedded_by_off
     said = [line for line in capsys.readouterr().err.splitlines() if "read back" in line]
     assert said == [f'eval: arm "crossref": {embedded_by_off} of {embedded_by_off} texts read back from '
-                    'vectors.sqlite (embedded by an earlier arm or run), not embedded again']
+                    'vectors.sqlite (embedded by an earlier arm or run, or by ragplugins index), not embedded again']
     # ...embedding only what crossref embeds at query time; built alone, its index costs every chunk's text.
     fresh = _CountingEmbedding(bundled_embed_model)
     alone = run_eval([tiny_corpus], gold, [crossref], ks=[3], cache_dir=tmp_path / "fresh", embed_model=fresh,
@@ -222,6 +222,70 @@ def test_an_arm_whose_plugins_change_no_text_builds_its_index_without_embedding_
     assert both.meta["indexes"]["crossref"] == alone.meta["indexes"]["crossref"]
     lists = lambda run: [(r["id"], r["first_ids"], r["final_ids"]) for r in run.rows if r["arm"] == "crossref"]  # noqa: E731
     assert lists(both) == lists(alone) and len(lists(alone)) == len(gold)
+
+
+class _SkewedEmbedding(_CountingEmbedding):
+    """The same embedder by name (it wraps the bundled one), with vectors of its own: what an index built by
+    an older release of a model, or another export of it, holds under the same name."""
+
+    def _get_text_embeddings(self, texts):
+        return [list(reversed(v)) for v in super()._get_text_embeddings(texts)]
+
+
+def _lists(run):
+    return [(r["arm"], r["k"], r["id"], r["first_ids"], r["final_ids"]) for r in run.rows]
+
+
+def test_eval_of_the_folder_just_indexed_embeds_only_the_texts_it_checks(long_corpus, gold_file, tmp_path,
+                                                                          bundled_embed_model, capsys):
+    from ragplugins.app import load
+    from ragplugins.resume import CHECKED_TEXTS
+
+    host = {"persist_dir": str(tmp_path / "host")}
+    load(host, embed_model=bundled_embed_model).index_paths([long_corpus])
+    gold, off = load_gold([gold_file]), Arm("off", {"enable": []})
+    fresh = _CountingEmbedding(bundled_embed_model)
+    alone = run_eval([long_corpus], gold, [off], ks=[3], cache_dir=tmp_path / "c1", embed_model=fresh,
+                     progress=False)
+    capsys.readouterr()
+    counting = _CountingEmbedding(bundled_embed_model)
+    lent = run_eval([long_corpus], gold, [off], ks=[3], cache_dir=tmp_path / "c2", embed_model=counting,
+                    progress=True, reuse_vectors_of=host)
+    assert counting.texts == CHECKED_TEXTS < fresh.texts   # the few texts embedded again to check the index
+    said = capsys.readouterr().err
+    # Windows too (long_corpus has chunks longer than MiniLM reads): every text the build embeds is found.
+    read = f"eval: {fresh.texts} vectors read from the index in '{tmp_path / 'host'}', {fresh.texts} of them new"
+    assert read in said
+    assert f'eval: arm "off": {fresh.texts} of {fresh.texts} texts read back from vectors.sqlite' in said
+    assert lent.meta["indexes"] == alone.meta["indexes"] and _lists(lent) == _lists(alone)
+
+
+def test_eval_embeds_again_when_the_index_is_another_embedders_or_another_folders(
+        tiny_corpus, long_corpus, gold_file, tmp_path, bundled_embed_model, capsys):
+    from llama_index.core import MockEmbedding
+
+    from ragplugins.app import load
+
+    gold, off = load_gold([gold_file]), Arm("off", {"enable": []})
+    other = {"persist_dir": str(tmp_path / "mock")}
+    load(other, embed_model=MockEmbedding(embed_dim=384)).index_paths([tiny_corpus])
+    skewed = {"persist_dir": str(tmp_path / "skewed")}
+    load(skewed, embed_model=_SkewedEmbedding(bundled_embed_model)).index_paths([tiny_corpus])
+    elsewhere = {"persist_dir": str(tmp_path / "elsewhere")}
+    load(elsewhere, embed_model=bundled_embed_model).index_paths([long_corpus])
+    full = None
+    for config, line in ((other, "was embedded by 'MockEmbedding:unknown:384', not 'HuggingFaceEmbedding"),
+                         (skewed, "does not hold the vectors this embedder gives its texts (cosine"),
+                         (elsewhere, None)):   # built from another folder: not read, nothing said
+        counting = _CountingEmbedding(bundled_embed_model)
+        capsys.readouterr()
+        run_eval([tiny_corpus], gold, [off], ks=[3], cache_dir=tmp_path / str(len(config["persist_dir"])),
+                 embed_model=counting, progress=True, reuse_vectors_of=config)
+        said = capsys.readouterr().err
+        assert "read back" not in said and "vectors read from the index" not in said
+        assert (line in said) if line else ("its vectors are not reused" not in said), said
+        full = full or counting.texts
+        assert counting.texts >= full > 0
 
 
 def test_an_index_build_says_how_far_it_is_in_a_log(tiny_corpus, gold_file, tmp_path, bundled_embed_model, capsys,
@@ -311,6 +375,19 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     assert configs["dense"]["core"]["retrieval"] == "dense" and configs["off"]["core"]["retrieval"] != "dense"
     # The k each pass searched with, not the config's top_k (20 by default), which an eval does not use.
     assert configs["off"]["top_k"] == {"3": 3} and "top_k" not in configs["off"]["core"]
+
+
+def test_eval_cli_reads_the_vectors_of_the_index_that_ragplugins_index_built(tiny_corpus, gold_file, tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragplugins.toml").write_text('[ragplugins]\npersist_dir = "my-index"\n')
+    assert CliRunner().invoke(get_cli(), ["index", str(tiny_corpus)], catch_exceptions=False).exit_code == 0
+    result = CliRunner().invoke(get_cli(), ["eval", str(tiny_corpus), "--gold", str(gold_file), "--arm", "off",
+                                            "--k", "3", "--out", "o", "--cache-dir", "c"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"eval: (\d+) vectors read from the index in '\S+my-index', \1 of them new to vectors.sqlite",
+                     result.stderr), result.stderr
+    assert re.search(r'eval: arm "off": (\d+) of \1 texts read back', result.stderr), result.stderr
 
 
 def test_eval_cli_names_a_missing_folder_and_the_arm_of_a_bad_config_before_any_model_loads(tiny_corpus, gold_file,

@@ -29,7 +29,7 @@ from ragplugins.eval import metrics
 from ragplugins.eval.gold import GoldRow
 from ragplugins.plugins import PluginRegistry
 from ragplugins.progress import IndexProgress
-from ragplugins.resume import ResumableEmbedding
+from ragplugins.resume import ResumableEmbedding, index_vectors
 from ragplugins.writes import atomic_write_text
 
 SEED = 20260808
@@ -396,9 +396,12 @@ def instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
 def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequence[Arm], ks: Iterable[int] = (20,),
              *, base_config: dict | None = None, cache_dir: str | Path | None = None, embed_model: Any = None,
              llm: Any = None, force_reindex: bool = False, progress: bool = True,
-             registry: PluginRegistry | None = None) -> EvalRun:
+             registry: PluginRegistry | None = None, reuse_vectors_of: str | Path | dict | None = None) -> EvalRun:
     """Index ``paths`` once per distinct index-time setup (cached by fingerprint), run every
-    gold query through every arm at every k, and score both lists."""
+    gold query through every arm at every k, and score both lists. ``reuse_vectors_of``: a config (as
+    :func:`ragplugins.load` takes it) whose embedded index, when it was built with the same embedder, lends
+    its vectors to the arms' builds (``ragplugins.resume.index_vectors``; ``ragplugins eval`` passes the config
+    it runs with, so the folder ``ragplugins index`` embedded is not embedded again)."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -454,6 +457,22 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     step(f'arm "{arm}": indexing: {index_progress.line()}')
             return show
         built_for = _read_json(cache / ARMS_FILE)
+        lent: list[str] = []   # read once, and only when an arm has an index to build
+
+        def borrow_index_vectors(into: ResumableEmbedding) -> None:
+            if lent or reuse_vectors_of is None:
+                return
+            try:
+                host = load(reuse_vectors_of, embed_model=embed_model, llm=llm, registry=registry)
+                texts, vectors, said = index_vectors(host, embed_model, roots)
+            except Exception as exc:  # noqa: BLE001 - lending vectors only saves time: the arms embed as usual
+                texts, vectors, said = [], [], (f"the config's index could not be read ({type(exc).__name__}: "
+                                                f"{str(exc).splitlines()[0][:200]}): its vectors are not reused")
+            new = into.keep(texts, vectors) if texts else 0
+            lent.append(said + (f", {new} of them new to {KEPT_VECTORS}" if texts else ""))
+            if said:
+                step(lent[0], keep=True)
+
         for arm in order:
             cfg = merge_config(base_config or {}, arm.config)
             cfg.pop("persist_dir", None)
@@ -479,13 +498,15 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         shutil.rmtree(cache / fp)
                         rp = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
                         why = "rebuilding the index (its last build did not finish)"
+                    borrow_index_vectors(arm_embed)
                     step(f'arm "{arm.name}": {why or _rebuild_reason(cache, built_for.get(arm.name), setup)}',
                          keep=True)
                     with IndexProgress(on_change=building(arm.name)):
                         rp.index_paths(roots)
                     if arm_embed.reused:
                         step(f'arm "{arm.name}": {arm_embed.reused} of {arm_embed.asked} texts read '
-                             f"back from {KEPT_VECTORS} (embedded by an earlier arm or run), not embedded again",
+                             f"back from {KEPT_VECTORS} (embedded by an earlier arm or run, or by ragplugins index), "
+                             "not embedded again",
                              keep=True)
                     (cache / fp / SETUP_FILE).write_text(json.dumps(setup, sort_keys=True))
                     done.write_text("ok")
