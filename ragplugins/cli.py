@@ -685,10 +685,12 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    + (f" ({len(lost)} of them can never be found and count as misses: {', '.join(lost)}; "
                       if lost else " (each is still found by its other strings; ")
                    + "expected strings are matched in the chunks' text as indexed, where an HTML, Word or EPUB page is "
-                     "Markdown: `code` and **bold** marks and a link's target, [words](page.html), can sit inside "
-                     "a sentence; `ragplugins query QUESTION --full` prints that text)")
-        if lines := as_indexed_lines(run):
-            click.echo(f"  with Markdown marks inside (the gold file can take the chunk's wording): {lines}")
+                     "Markdown (a string in no chunk also across its `code` and **bold** marks and a link's target, "
+                     "[words](page.html)); `ragplugins query QUESTION --full` prints that text)")
+    if lines := as_indexed_lines(run):
+        click.echo(f"matched across Markdown marks: {len(run.across_marks)} rows have expected strings that stand in "
+                   "the chunks only with `code` or **bold** marks or a link's target inside (a page read as Markdown); "
+                   f"each is matched there as a browser shows it: {lines}")
     if run.unknown_documents:
         click.echo(f"unknown documents: {len(run.unknown_documents)} names in expected_sources or anchor_doc are no "
                    "indexed document (a name matches an id equal to it or ending with '/' + it; fix the gold file: "

@@ -789,7 +789,7 @@ def test_an_arm_whose_lists_are_longer_is_said_to_be_so_beside_its_gains():
     assert "longer" not in changes(run)[0]
 
 
-def test_the_gate_gives_a_browser_copied_string_as_the_chunk_holds_it(tmp_path, monkeypatch):
+def test_a_browser_copied_string_is_matched_where_a_chunk_holds_it_with_marks_inside(tmp_path, monkeypatch):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "strings.html").write_text(
@@ -800,26 +800,33 @@ def test_the_gate_gives_a_browser_copied_string_as_the_chunk_holds_it(tmp_path, 
                                       "</body></html>")
     browser = "Call g_free() on the string when it is no longer needed."
     gold = tmp_path / "gold.jsonl"
-    gold.write_text(json.dumps({"id": "s1", "query": "Who frees the string?", "expected": [browser]}) + "\n")
     monkeypatch.chdir(tmp_path)
 
-    def run():
-        return CliRunner().invoke(get_cli(), ["eval", str(docs), "--gold", str(gold), "--arm", "off", "--k", "3",
-                                              "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
-                                  catch_exceptions=False)
+    def run(*expected, match="any"):
+        gold.write_text(json.dumps({"id": "s1", "query": "Who frees the string?", "expected": list(expected),
+                                    "match": match}) + "\n")
+        result = CliRunner().invoke(get_cli(), ["eval", str(docs), "--gold", str(gold), "--arm", "off", "--k", "3",
+                                                "--out", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c")],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        data = json.loads((tmp_path / "o" / "results.json").read_text())
+        return result.output, data, data["rows"][0]["final"]["recall@10"]
 
-    result = run()
-    assert result.exit_code == 0, result.output
     indexed = "Call [`g_free()`](memory.html#g-free) on the string when it is no longer needed."
-    assert f"s1 {browser!r} stands in a chunk as {indexed!r}" in result.output
-    data = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert data["coverage_failures"][0]["as_indexed"] == {browser: indexed}
+    output, data, recall = run(browser)
+    # Found, and said so with the chunk's wording; not a coverage failure.
+    assert recall == 1.0 and "coverage gate" not in output
+    assert "matched across Markdown marks: 1 rows" in output and f"s1 {browser!r} stands in a chunk as {indexed!r}" \
+        in output
+    assert data["across_marks"] == [{"id": "s1", "as_indexed": {browser: indexed}}] and not data["coverage_failures"]
     assert "stands in a chunk as" in (tmp_path / "o" / "results.md").read_text()
-    # The chunk's wording in the gold file: the row passes the gate and the chunk counts.
-    gold.write_text(json.dumps({"id": "s1", "query": "Who frees the string?", "expected": [indexed]}) + "\n")
-    again = run()
-    assert "coverage gate" not in again.output
-    assert json.loads((tmp_path / "o" / "results.json").read_text())["rows"][0]["final"]["recall@10"] == 1.0
+    # The chunk's wording in the gold file: matched as written, nothing said.
+    output, data, recall = run(indexed)
+    assert recall == 1.0 and "matched across" not in output and not data["across_marks"]
+    # With "all", a string in no chunk either way still makes the row a miss that can never be found.
+    output, data, recall = run(browser, "not in the corpus", match="all")
+    assert recall == 0.0 and data["coverage_failures"] == [{"id": "s1", "missing": ["not in the corpus"],
+                                                            "unreachable": True}]
 
 
 def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued():
@@ -831,6 +838,13 @@ def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued()
     assert as_indexed("Note that any module", ["other text", chunk]) == "Note that > **any** module"
     assert as_indexed("callg_free() on it", [chunk]) is None     # words run together are other words
     assert as_indexed("not in any chunk", [chunk]) is None
+    # Scored as shown: each place written as the string itself, a backslash in it taken as it stands.
+    from ragplugins.eval.runner import _across_marks, as_shown
+
+    read = [(_across_marks(e), e) for e in ("Note that any module", r"C:\Temp\1")]
+    assert as_shown([chunk + " Under C:\\`Temp`\\1 too."], read) == [
+        "A string the caller owns: call [`g_free()`](glib-Memory.html#g-free) on it. Note that any module may "
+        r"load it. Under C:\Temp\1 too."]
 
 
 def test_a_plugin_that_changed_nothing_is_named_with_the_reason_it_gave_most_often():

@@ -203,8 +203,10 @@ def markdown(run) -> str:
         out += ["## Plugins that changed nothing", ""] + [f"- {line}" for line in idle] + [""]
     out += ["## Checks", "",
             f"- coverage gate: {len(run.coverage_failures)} rows with an expected string in no chunk"
-            + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else "")
-            + (f"; with Markdown marks inside: {lines}" if (lines := as_indexed_lines(run)) else ""),
+            + (f": {[f['id'] for f in run.coverage_failures]}" if run.coverage_failures else ""),
+            f"- {len(run.across_marks)} rows whose expected strings stand in the chunks only with Markdown marks "
+            "inside, matched there as a browser shows them"
+            + (f": {lines}" if (lines := as_indexed_lines(run)) else ""),
             f"- {len(run.expected_elsewhere)} rows whose expected strings also stand in documents outside their "
             "expected_sources (a chunk of those counts as a hit)"
             + (f": {elsewhere_lines(run)}" if run.expected_elsewhere else ""),
@@ -223,10 +225,10 @@ def unknown_lines(run) -> str:
 
 
 def as_indexed_lines(run) -> str:
-    """The missing expected strings a chunk holds with Markdown marks inside (``coverage_failures``' ``as_indexed``),
-    in one line: each row's string and the chunk's wording, which the gold file can take instead."""
+    """The expected strings the chunks hold only with Markdown marks inside (``across_marks``), in one line: each
+    row's string and a chunk's wording."""
     return "; ".join(f"{f['id']} {expected!r} stands in a chunk as {indexed!r}"
-                     for f in run.coverage_failures for expected, indexed in f.get("as_indexed", {}).items())
+                     for f in run.across_marks for expected, indexed in f["as_indexed"].items())
 
 
 def elsewhere_lines(run) -> str:

@@ -223,6 +223,7 @@ class EvalRun:
     ks: list[int]
     rows: list[dict] = field(default_factory=list)
     coverage_failures: list[dict] = field(default_factory=list)
+    across_marks: list[dict] = field(default_factory=list)   # strings matched as a browser shows them
     expected_elsewhere: list[dict] = field(default_factory=list)
     unknown_documents: list[dict] = field(default_factory=list)
     invariant: dict = field(default_factory=dict)
@@ -283,7 +284,8 @@ class EvalRun:
             summaries = {key: {s: {m: v for m, v in d.items() if not m.startswith("latency")}
                                for s, d in sl.items()} for key, sl in summaries.items()}
         return {"arms": self.arms, "ks": self.ks, "meta": self.meta, "coverage_failures": self.coverage_failures,
-                "expected_elsewhere": self.expected_elsewhere, "unknown_documents": self.unknown_documents,
+                "across_marks": self.across_marks, "expected_elsewhere": self.expected_elsewhere,
+                "unknown_documents": self.unknown_documents,
                 "invariant": self.invariant, "summary": summaries,
                 "rows": rows}
 
@@ -299,15 +301,30 @@ class EvalRun:
         return out
 
 
-def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list[dict], list[dict]]:
-    """Rows with an expected string in no chunk; rows naming ``expected_sources`` whose expected strings
-    make a chunk of another document relevant (``match = "any"``: any one string there; ``"all"``: every string
-    in one chunk), so that a hit need not hold the answer; and ``expected_sources`` or ``anchor_doc`` names that
-    are no indexed document (a typo, or a path the index's ids do not end with), with the ids most like them."""
+@dataclass
+class Coverage:
+    """What an index's chunks make of a gold set's strings and names (:func:`_coverage`)."""
+
+    failures: list[dict] = field(default_factory=list)
+    across_marks: list[dict] = field(default_factory=list)
+    elsewhere: list[dict] = field(default_factory=list)
+    unknown: list[dict] = field(default_factory=list)
+    # Per row id, the strings that stand in the chunks only with Markdown marks inside: (pattern, string).
+    read_as_shown: dict[str, list[tuple[re.Pattern, str]]] = field(default_factory=dict)
+
+
+def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> Coverage:
+    """Rows with an expected string in no chunk; rows whose strings stand in the chunks only with Markdown marks
+    inside (a sentence copied from the page a browser shows, where the index holds "[`g_free()`](memory.html)"),
+    which are then matched as shown; rows naming ``expected_sources`` whose expected strings make a chunk of
+    another document relevant (``match = "any"``: any one string there; ``"all"``: every string in one chunk), so
+    that a hit need not hold the answer; and ``expected_sources`` or ``anchor_doc`` names that are no indexed
+    document (a typo, or a path the index's ids do not end with), with the ids most like them."""
     texts = [(n.ref_doc_id or "", n.get_content()) for n in rp.context(rp.index()).all_nodes()]
     chunks = [(doc, metrics.norm(text)) for doc, text in texts]
     documents = sorted({doc for doc, _ in chunks})
-    failures, elsewhere, unknown = [], [], []
+    out = Coverage()
+    failures, elsewhere, unknown = out.failures, out.elsewhere, out.unknown
     for row in gold:
         for key, names in (("expected_sources", row.expected_sources), ("anchor_doc", [row.anchor_doc])):
             for name in filter(None, names):
@@ -316,12 +333,14 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
                                     "like": difflib.get_close_matches(name, documents, n=2, cutoff=0.5)})
         wanted = {e: metrics.norm(e) for e in row.expected}
         missing = [e for e, n in wanted.items() if not any(n in text for _, text in chunks)]
-        if missing:
+        shown = {e: found for e in missing if (found := as_indexed(e, (text for _, text in texts)))}
+        if shown:
+            out.across_marks.append({"id": row.id, "as_indexed": shown})
+            out.read_as_shown[row.id] = [(pattern, e) for e in shown if (pattern := _across_marks(e)) is not None]
+        if missing := [e for e in missing if e not in shown]:
             # With match = "any" the row's other strings can still find it; with "all" it is a miss whatever ranks.
             failures.append({"id": row.id, "missing": missing,
-                             "unreachable": row.match == "all" or len(missing) == len(wanted),
-                             "as_indexed": {e: found for e in missing
-                                            if (found := as_indexed(e, (text for _, text in texts)))}})
+                             "unreachable": row.match == "all" or len(missing) == len(wanted)})
         if not row.expected_sources:
             continue
         others = [(doc, text) for doc, text in chunks if not _is_source(doc, row.expected_sources)]
@@ -334,7 +353,21 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> tuple[list[dict], list
         if loose:
             elsewhere.append({"id": row.id, "expected": {e: {"documents": len(d), "e.g.": d[:3]}
                                                          for e, d in loose.items()}})
-    return failures, elsewhere, unknown
+    return out
+
+
+def as_shown(texts: Sequence[str], read_as_shown: Sequence[tuple[re.Pattern, str]]) -> list[str]:
+    """``texts`` with each place where an expected string stands with Markdown marks inside written as the string
+    itself, so the metrics (a plain substring test) find it there."""
+    if not read_as_shown:
+        return list(texts)
+    out = []
+    for text in texts:
+        for pattern, expected in read_as_shown:
+            # re.sub's template: backslashes are its only marks.
+            text = pattern.sub(expected.replace("\\", "\\\\"), text)
+        out.append(text)
+    return out
 
 
 # What the reader writes into a sentence a browser shows without it: a link's target and brackets, code and
@@ -351,11 +384,9 @@ def as_indexed(expected: str, texts: Iterable[str]) -> str | None:
     holds it once Markdown marks are set aside, white space collapsed: "Note that g_free() frees" -> "Note that
     [`g_free()`](glib-Memory-Allocation.html#g-free) frees", a string the metrics find. None when no text holds
     it either way."""
-    chars = metrics.norm(expected).strip()
-    if not chars:
+    pattern = _across_marks(expected)
+    if pattern is None:
         return None
-    words = [_IN_WORD.join(re.escape(c) for c in word) for word in chars.split(" ")]
-    pattern = re.compile(_BETWEEN_WORDS.join(words), re.IGNORECASE)
     for text in texts:
         if (found := pattern.search(text)) is not None:
             # Whole marks at either end: "**gtester** is", "[zero value](#The_zero_value)", not "gtester** is".
@@ -364,6 +395,15 @@ def as_indexed(expected: str, texts: Iterable[str]) -> str | None:
             end = closing.end() if closing is not None else found.end()
             return " ".join(text[start:end].split())
     return None
+
+
+def _across_marks(expected: str) -> re.Pattern | None:
+    """``expected`` (white space collapsed, any case) with Markdown marks allowed inside and between its words."""
+    chars = metrics.norm(expected).strip()
+    if not chars:
+        return None
+    words = [_IN_WORD.join(re.escape(c) for c in word) for word in chars.split(" ")]
+    return re.compile(_BETWEEN_WORDS.join(words), re.IGNORECASE)
 
 
 def _is_source(doc_id: str, sources: Sequence[str]) -> bool:
@@ -430,9 +470,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
     run = EvalRun(arms=names, ks=ks)
     run.meta = {"corpus": [p.name for p in roots], "n_queries": len(gold), "seed": SEED,
                 "embedder": embedder_identity(embed_model), "indexes": {}}
-    covered: dict[str, list[dict]] = {}
-    found_elsewhere: dict[str, list[dict]] = {}
-    unknown_documents: dict[str, list[dict]] = {}
+    covered: dict[str, Coverage] = {}
     setups: dict[str, str] = {}
     summarised: dict[str, list[str]] = {}
     first_lists: dict[tuple, dict[str, list[str]]] = {}
@@ -535,7 +573,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             arm_config["top_k"] = {}
             run.meta.setdefault("configs", {})[arm.name] = arm_config
             if fp not in covered:
-                covered[fp], found_elsewhere[fp], unknown_documents[fp] = _coverage(rp, gold)
+                covered[fp] = _coverage(rp, gold)
+            read_as_shown = covered[fp].read_as_shown
             wraps_first = bool(rp._contributions("ragplugins_retriever_wrappers", rp.context(rp.index())))
             # Arms that share these core settings and wrap no retriever must share first-stage lists.
             first_stage_setup = json.dumps(rp.config.core.model_dump(exclude={"enable", "persist_dir",
@@ -569,8 +608,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     start = time.perf_counter()
                     result = rp.search(row.query, top_k=k_used, base=base)
                     latency = (time.perf_counter() - start) * 1000
-                    first = [n.node.get_content() for n in result.first_stage]
-                    final = [n.node.get_content() for n in result.final]
+                    first = as_shown([n.node.get_content() for n in result.first_stage], read_as_shown.get(row.id, ()))
+                    final = as_shown([n.node.get_content() for n in result.final], read_as_shown.get(row.id, ()))
                     trace_dict = result.trace.to_dict()
                     timings = trace_dict.pop("timings_ms")
                     trace_dict.pop("first_stage"), trace_dict.pop("final")
@@ -601,12 +640,14 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
         groups.setdefault(setups[name], []).append(name)
     run.meta["identical_arms"] = [group for group in groups.values() if len(group) > 1]
     run.meta["warmup"] = f"one untimed search per arm and k before the timed ones ({WARMUP_QUERY!r})"
-    failures = {f["id"]: f for fs in covered.values() for f in fs}
+    failures = {f["id"]: f for c in covered.values() for f in c.failures}
     run.coverage_failures = sorted(failures.values(), key=lambda f: f["id"])
-    loose = {f["id"]: f for fs in found_elsewhere.values() for f in fs}
+    shown = {f["id"]: f for c in covered.values() for f in c.across_marks}
+    run.across_marks = sorted(shown.values(), key=lambda f: f["id"])
+    loose = {f["id"]: f for c in covered.values() for f in c.elsewhere}
     run.expected_elsewhere = sorted(loose.values(), key=lambda f: f["id"])
-    run.unknown_documents = sorted({(f["id"], f["key"], f["name"]): f for fs in unknown_documents.values()
-                                    for f in fs}.values(), key=lambda f: (f["id"], f["key"]))
+    run.unknown_documents = sorted({(f["id"], f["key"], f["name"]): f for c in covered.values()
+                                    for f in c.unknown}.values(), key=lambda f: (f["id"], f["key"]))
     offenders = sorted({f"{arm}:{qid}@{k}" for (_, k, qid), lists in first_lists.items()
                         for arm, ids in lists.items() if ids != next(iter(lists.values()))})
     run.invariant = {"checked": sum(len(v) for v in first_lists.values()), "offenders": offenders,
