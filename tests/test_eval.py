@@ -72,7 +72,7 @@ def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bun
     row = run.rows[0]
     assert [row["chunks"][i].rsplit("#", 1)[0] for i in row["final_ids"]] == row["final_docs"]
     cmp = run.compare("off", "dense", 3)
-    assert sorted(cmp["improved"] + cmp["regressed"] + cmp["reordered"] + cmp["unchanged"]) == ["q1", "q2", "q3", "q4"]
+    assert sorted(sum(cmp.values(), [])) == ["q1", "q2", "q3", "q4"]
     again = _run(tiny_corpus, gold_file, tmp_path, bundled_embed_model, cache="cache2")
     assert json.dumps(run.to_dict(timings=False), sort_keys=True, default=str) == \
         json.dumps(again.to_dict(timings=False), sort_keys=True, default=str)
@@ -94,11 +94,14 @@ def test_a_list_reordered_with_the_same_score_is_said_apart_from_an_unchanged_on
     run = EvalRun(arms=["off", "overview"], ks=[3], rows=[
         row("off", "q1", ["a", "b", "c"], 1.0), row("overview", "q1", ["a", "c", "b"], 1.0),   # reordered
         row("off", "q2", ["a", "b", "c"], 0.5), row("overview", "q2", ["a", "b", "c"], 0.5),   # the same list
-        row("off", "q3", ["a", "b", "c"], 0.5), row("overview", "q3", ["c", "b", "a"], 1.0)])  # improved
-    assert run.compare("off", "overview", 3) == {"improved": ["q3"], "regressed": [], "reordered": ["q1"],
-                                                 "unchanged": ["q2"]}
-    assert changes(run) == ["k=3 overview (nDCG@3): improved 1 ['q3'], regressed 0 [], "
-                            "reordered with the same score 1 ['q1'], unchanged 1"]
+        row("off", "q3", ["a", "b", "c"], 0.5), row("overview", "q3", ["c", "b", "a"], 1.0),   # improved
+        row("off", "q4", ["a", "b", "c"], 0.5), row("overview", "q4", ["a", "b", "c", "d"], 0.5)])  # one more after
+    assert run.compare("off", "overview", 3) == {"improved": ["q3"], "regressed": [], "appended": ["q4"],
+                                                 "reordered": ["q1"], "unchanged": ["q2"]}
+    assert changes(run) == ["k=3 overview (nDCG@4): improved 1 ['q3'], regressed 0 [], chunks appended with the "
+                            "same score 1 ['q4'], reordered with the same score 1 ['q1'], unchanged 1; its lists are "
+                            "longer (3.2 against 3.0 chunks on average): `--budget-control overview` adds plugins off "
+                            "at that length"]
 
 
 def test_cache_is_keyed_by_content(tiny_corpus, gold_file, tmp_path, bundled_embed_model):
@@ -870,4 +873,14 @@ def test_a_plugin_that_changed_nothing_is_named_with_the_reason_it_gave_most_oft
         row(f"q{i}", "on", ("overview", False, f"no clear margin ({m} < 0.05)"))
         for i, m in enumerate(("0.012", "0.031", "0.031"))] + [row("q9", "on", ("overview", False, "1 document"))])
     assert idle_plugins(margin) == ["k=3 on: overview changed no list of 4 questions; its reason on 3 of 4 decisions: "
-                                    "no clear margin (0.031 < 0.05) (its numbers vary; the most frequent shown)"]
+                                    "no clear margin (0.031 < 0.05) (its details vary; the most frequent shown)"]
+    # ... and with the pointer it quotes and the files it names.
+    pointer = "the best pointer, '[{0}]({1}.html#{0})' in {2}.html -> {1}.html: {3}"
+    said = [("VTYSH", "vtysh", "setup", "under the gate"), ("Route Maps", "routemap", "ripd", "under the gate"),
+            ("Kernel", "kernel", "installation", "under the gate"), ("FRR-RELOAD", "frr-reload", "setup", "covered"),
+            ("FRR-RELOAD", "frr-reload", "setup", "covered")]
+    pointers = SimpleNamespace(ks=[3], arms=["on"], rows=[row(f"q{i}", "on", ("crossref", False, pointer.format(*p)))
+                                                          for i, p in enumerate(said)])
+    assert idle_plugins(pointers) == ["k=3 on: crossref changed no list of 5 questions; its reason on 3 of 5 "
+                                      f"decisions: {pointer.format(*said[0])} (its details vary; the most frequent "
+                                      "shown)"]

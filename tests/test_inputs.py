@@ -166,6 +166,20 @@ def test_a_link_to_a_file_outside_the_folder_is_indexed_under_the_link(rag, tmp_
     assert report.added == ["a.md"]
 
 
+def test_links_to_nothing_are_one_warning(rag, tmp_path):
+    folder = tmp_path / "html"
+    (folder / "_static").mkdir(parents=True)
+    (folder / "page.md").write_text("Zebra installs routes into the kernel.")
+    for name in ("jquery.js", "doctools.js", "underscore.js"):
+        (folder / "_static" / name).symlink_to(tmp_path / "gone" / name)
+    with pytest.warns(UserWarning) as said:
+        _, report = rag.index_paths([folder])
+    lines = [str(w.message) for w in said if "symbolic link" in str(w.message)]
+    assert len(lines) == 1 and lines[0].endswith("and 2 more files: it is a symbolic link to a file that does not "
+                                                 "exist (`ls -l` shows where it points)"), lines
+    assert report.added == ["page.md"]
+
+
 def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag, tmp_path):
     # A Debian package's doc folder: README, README.Debian, changelog.Debian.gz, copyright, and things
     # that are not text whatever their name says.

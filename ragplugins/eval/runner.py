@@ -260,19 +260,23 @@ class EvalRun:
         return out
 
     def compare(self, a: str, b: str, k: int, metric: str = "final.ndcg@10") -> dict[str, list[str]]:
-        """Per query: rows where arm ``b`` is better / worse than arm ``a`` on ``metric``, equal on it with another
-        list ("reordered": a plugin that moved chunks without moving the metric did act), or the same list."""
+        """Per query: rows where arm ``b`` is better / worse than arm ``a`` on ``metric``, equal on it with ``a``'s list
+        and more after it ("appended": crossref's hop at a small k), equal with another list ("reordered": a plugin
+        that moved chunks without moving the metric did act), or the same list."""
         stage, name = metric.split(".", 1)
         left = {r["id"]: r for r in self._rows(a, k)}
         right = {r["id"]: r for r in self._rows(b, k)}
-        out: dict[str, list[str]] = {"improved": [], "regressed": [], "reordered": [], "unchanged": []}
+        out: dict[str, list[str]] = {"improved": [], "regressed": [], "appended": [], "reordered": [], "unchanged": []}
         for qid in sorted(left.keys() & right.keys()):
             d = right[qid][stage][name] - left[qid][stage][name]
             if abs(d) > 1e-9:
                 out["improved" if d > 0 else "regressed"].append(qid)
+                continue
+            mine, theirs = right[qid].get(f"{stage}_ids") or [], left[qid].get(f"{stage}_ids") or []
+            if mine == theirs:
+                out["unchanged"].append(qid)
             else:
-                same_list = right[qid].get(f"{stage}_ids") == left[qid].get(f"{stage}_ids")
-                out["unchanged" if same_list else "reordered"].append(qid)
+                out["appended" if len(mine) > len(theirs) and mine[:len(theirs)] == theirs else "reordered"].append(qid)
         return out
 
     def to_dict(self, timings: bool = True) -> dict:
