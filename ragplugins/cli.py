@@ -6,6 +6,7 @@ import difflib
 import json
 import logging
 import os
+import re
 import sys
 import textwrap
 import time
@@ -513,10 +514,12 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
         # Named as traces name it (document#position), wrapped rather than cut: long file names are the rule
         # in documentation ("ch04-01-what-is-ownership.html").
         table.add_column("chunk", overflow="fold")
+        from ragplugins.sparse import Tokenizer
+
+        tokenize = Tokenizer()
         for i, n in enumerate(nodes[:show], 1):
             table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-",
-                          escape(_tags(n)), escape(textwrap.shorten(_without_rules(n.node.get_content()), 90,
-                                                                    placeholder=" ...")),
+                          escape(_tags(n)), escape(_snippet(n.node.get_content(), question, tokenize)),
                           escape(result_label(n)))
         console.print(table)
     if len(nodes) > show:
@@ -529,6 +532,30 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
             click.echo(f"  {line}")
     if show_trace:
         click.echo(json.dumps(labelled(trace), indent=2, default=str))
+
+
+# A source's row: its width, and how much of its opening (often its heading) stays before a later sentence.
+SNIPPET_WIDTH, SNIPPET_LEAD = 90, 30
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+
+
+def _snippet(text: str, question: str, tokenize: Callable[[str], list[str]], width: int = SNIPPET_WIDTH) -> str:
+    """A source in one row: its opening, and where that does not reach it, the sentence that shares most words with
+    the question after the first words (FRRouting's user read a chunk that held the answer as a miss: its row
+    showed "Otherwise, kernel rejects the route ...", the line before the answer)."""
+    flat = " ".join(_without_rules(text).split())
+    if len(flat) <= width:
+        return flat
+    asked = set(tokenize(question))
+    pieces = [" ".join(p.split()) for p in _SENTENCE_END.split(_without_rules(text))]
+    scored = [(len(asked.intersection(tokenize(p))), -i, p) for i, p in enumerate(pieces) if p]
+    shared, _, sentence = max(scored, default=(0, 0, ""))
+    at = flat.find(sentence)
+    if not shared or 0 <= at <= width - SNIPPET_LEAD:   # the opening row shows it
+        return textwrap.shorten(flat, width, placeholder=" ...")
+    return textwrap.shorten(f"{textwrap.shorten(flat, SNIPPET_LEAD, placeholder='')} ... {sentence}", width,
+                            placeholder=" ...")
+
 
 
 def _without_rules(text: str) -> str:

@@ -167,6 +167,9 @@ def index_vectors(app: Any, embed_model: Any, paths: Sequence[Path] | None = Non
         if windows is not None and len(windows) == len(later) + 1:
             texts += later
             vectors += windows[1:].tolist()
+    # One vector per text: chunks that repeat a text (a licence's boilerplate) are one entry, as kept.
+    distinct = dict(zip(texts, vectors))
+    texts, vectors = list(distinct), list(distinct.values())
     if not texts:
         return [], [], f"the index in '{home}' holds no vectors"
     sample = sorted({round(i * (len(texts) - 1) / max(1, CHECKED_TEXTS - 1)) for i in range(CHECKED_TEXTS)})

@@ -349,19 +349,36 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]
 
 
-def test_query_shows_a_source_from_its_words_not_the_rules_around_its_title(run, tmp_path):
-    # lighttpd's pages: each row began "================== the SCGI Interface ==================".
+def _query_one_file(run, tmp_path, name: str, text: str, question: str) -> str:
+    """The output of ``ragplugins query QUESTION`` on a folder holding one file."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "scgi.txt").write_text("==================\nthe SCGI Interface\n==================\n\n-------------------\n"
-                                   "Module: mod_scgi\n-------------------\n\nThe SCGI module hands requests to a "
-                                   "backend that speaks the SCGI protocol.\n")
+    (docs / name).write_text(text)
     cfg = tmp_path / "ragplugins.toml"
     cfg.write_text('[ragplugins]\npersist_dir = "idx"\n')
     run("index", str(docs), config=cfg)
-    out = run("query", "Which module hands requests to an SCGI backend?", config=cfg).output
+    return run("query", question, config=cfg).output
+
+
+def test_query_shows_a_source_from_its_words_not_the_rules_around_its_title(run, tmp_path):
+    # lighttpd's pages: each row began "================== the SCGI Interface ==================".
+    out = _query_one_file(run, tmp_path, "scgi.txt",
+                          "==================\nthe SCGI Interface\n==================\n\n-------------------\n"
+                          "Module: mod_scgi\n-------------------\n\nThe SCGI module hands requests to a backend that "
+                          "speaks the SCGI protocol.\n", "Which module hands requests to an SCGI backend?")
     assert re.search(r"│ 1 +│ [\d.]+ +│ +│ the SCGI Interface Module: mod_scgi", out), out
     assert "===" not in out and "---" not in out, out
+
+
+def test_query_shows_the_sentence_of_a_source_that_shares_most_words_with_the_question(run, tmp_path):
+    # FRRouting's user read a chunk that held the answer as a miss: its row showed its first line only.
+    out = _query_one_file(run, tmp_path, "zebra.txt",
+                          "Otherwise, kernel rejects the route because the next hop is not reachable from this "
+                          "router.\n\nZebra installs the routes it learns into the kernel routing table of the host. "
+                          "Withdrawn routes leave the FIB after the delay timer, five seconds by default.\n",
+                          "When do withdrawn routes leave the FIB?")
+    assert "Otherwise, kernel rejects the ..." in out and "Withdrawn routes leave the FIB" in out, out
+    assert "installs" not in out, out   # the sentence between them is not what the question asks
 
 
 def test_query_trace_names_chunks_as_document_and_position_and_json_keeps_the_ids(run, tmp_path, tiny_corpus):

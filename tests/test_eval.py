@@ -542,7 +542,7 @@ def test_a_plugin_that_cannot_act_at_a_k_the_eval_searches_with_says_so(tiny_cor
                  cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=False, registry=registry)
     # Said of the pass (eval's --k, not the config's top_k, is what to change).
     assert [str(w.message) for w in said if "picky" in str(w.message)] == [
-        "eval --k 2 (the top_k of this pass): picky needs top_k >= 3, not 2"]
+        "eval --k 2 (the top_k of this pass; where it says top_k, read --k): picky needs top_k >= 3, not 2"]
 
 
 def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):

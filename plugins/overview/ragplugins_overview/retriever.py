@@ -291,8 +291,11 @@ class OverviewRetriever(BaseRetriever):
         out = self._as_results(kept, "adaptive")
         before, after = _ids(candidates), _ids(out)
         added = [i for i in after if i not in set(before)]
-        api.record_decision(PLUGIN, "add", before=candidates, after=out, query=query,
-                            reason="merged the selected documents' best chunks with the candidates",
+        # Said as it happened: "merged" over a list that only had two chunks swapped misled FRRouting's user.
+        reason = (f"merged {len(added)} of the selected documents' best chunks into the candidates" if added else
+                  "moved the selected documents' chunks among the candidates (none added)" if after != before else
+                  "the selected documents' best chunks were candidates already, in the places the merge gives them")
+        api.record_decision(PLUGIN, "add", before=candidates, after=out, query=query, reason=reason,
                             numbers={"chunks_added": len(added)}, applied=True, documents=selected,
                             search_ms=search_ms, added=added)
         return out

@@ -122,6 +122,13 @@ def test_adaptive_brings_in_the_best_chunks_of_the_document_that_stands_out_and_
     assert api.tags(out[5])["overview"] == {"added_by": "adaptive", "restricted_rank": 1}
     step = tr.get("overview", "add")
     assert step["applied"] and step["added"] == ["n6"] and step["before"] == ["n1", "n2", "n3", "n4", "n5"]
+    assert step["reason"] == "merged 1 of the selected documents' best chunks into the candidates"
+    # Nothing new inside "a": its chunks move, and the reason says that much ("merged" misled FRRouting's user).
+    _, retriever = _setup(restricted=[chunk("n5", "a", DOCS["a"]), chunk("n3", "a", DOCS["a"])])
+    out, tr = _run(retriever, "fees")
+    step = tr.get("overview", "add")
+    assert _ids(out)[0] == "n3" and not step["added"], _ids(out)
+    assert step["reason"] == "moved the selected documents' chunks among the candidates (none added)"
 
 
 def test_adaptive_keeps_the_first_stage_order_of_the_chosen_documents_candidates():
