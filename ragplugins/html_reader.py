@@ -8,8 +8,7 @@ most documentation comes from (DocBook's ``navheader``/``navfooter``, Sphinx's `
 ``sphinxsidebar``, ``footer`` and the ``headerlink`` pilcrow after each heading) and the contents of other
 pages Sphinx writes into a page (its toctrees and indexes: titles and entry names, no answer). Other
 generators' chrome is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation,
-unless they hold the page itself; a page's own table of contents (its links written "#id" or, as DocBook writes
-them, "page.html#id"); links that only move the reader, and rows of
+unless they hold the page itself; a page's own table of contents; links that only move the reader, and rows of
 navigation buttons ("[ << ] [ < ] [ Up ] [ > ]", "top | back | next | contents", in a block of their own or not);
 buttons; the same page in other languages; a site's name as a heading above the page's own title
 (``_drop_site_heading``). Link titles (tooltips repeating a target's heading) are dropped so they do not crowd the
@@ -425,11 +424,10 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
     (buttons, ``javascript:`` links)."""
     page: list[int] = []   # the page's text length, measured once a block's name says navigation
     marks_main = soup.select_one(MAIN_PART) is not None
-    in_page = [link for link in soup.find_all("a", href=True) if "#" in str(link["href"])]
+    in_page = [link for link in soup.find_all("a", href=True) if str(link["href"]).startswith("#")]
     headings = _heading_ids(soup) if len(in_page) >= 3 else set()
     # Only blocks around a link to one of the page's headings can be its table of contents.
-    around_contents = {id(block) for link in in_page if _own_heading(str(link["href"]), headings)
-                       for block in link.parents}
+    around_contents = {id(block) for link in in_page if str(link["href"])[1:] in headings for block in link.parents}
     gone: set[int] = set()   # boxes removed with the table of contents they held, before their turn
     # Innermost first: a table of contents goes, not the title box around it.
     for element in reversed(soup.find_all(BLOCKS)):
@@ -742,7 +740,7 @@ def _only_contents_left(box: Tag, contents: Tag, headings: set[str]) -> bool:
     listed = {id(link) for link in contents.find_all("a")}
     for link in box.find_all("a", href=True):
         href = str(link["href"])
-        if _own_heading(href, headings) and id(link) not in listed:
+        if href.startswith("#") and href[1:] in headings and id(link) not in listed:
             words = words.replace(link.get_text(" ", strip=True), "", 1)
     return CONTENTS_LABEL.fullmatch(words) is not None
 
@@ -751,30 +749,19 @@ def _only_contents_left(box: Tag, contents: Tag, headings: set[str]) -> bool:
 CONTENTS_ENTRIES = ("li", "dt", "dd", "p", "tr", "div")
 
 
-def _own_heading(href: str, headings: set[str]) -> bool:
-    """Whether a link leads to one of the page's headings: "#id", or "page.html#id" where the fragment is one of the
-    page's heading ids (DocBook's chunked HTML writes the contents of a chapter page so: ch05.en.html#workflow in
-    ch05.en.html)."""
-    path, _, fragment = href.partition("#")
-    return fragment in headings and "/" not in path
-
-
 def _in_page_contents(element: Tag, headings: set[str]) -> bool:
-    """A list or box of at least three links to headings of the page itself (written as "#id", or all with one
-    file name), with next to no other text: the page's table of contents (SQLite's, Apache's, a DocBook chapter
-    page's), which the headings it lists repeat. A list of links to entries of the page (the options a statement
-    takes) is the page's own words."""
+    """A list or box of at least three links to headings of the page itself, with next to no other text:
+    the page's table of contents (SQLite's, Apache's), which the headings it lists repeat. A list of links
+    to entries of the page (the options a statement takes) is the page's own words."""
     if element.name not in ("ul", "ol", "dl", "div", "nav", "table", "td", "aside"):
         return False
     links = element.find_all("a", href=True)
-    hrefs = [str(a["href"]) for a in links]
-    if len(links) < 3 or not all(_own_heading(h, headings) for h in hrefs) or \
-            len({h.partition("#")[0] for h in hrefs}) > 1:
+    if len(links) < 3 or not all(str(a["href"]).startswith("#") and str(a["href"])[1:] in headings for a in links):
         return False
     # Each heading an entry of its own: the types a parameter takes, links in one item ("Type: <AesKeyGenParams> |
-    # <RsaHashedKeyGenParams> | ..." in Node.js's webcrypto page), are the page's words.
-    entries = {id(a.find_parent(CONTENTS_ENTRIES) or element) for a in links}
-    if len(entries) < 3:
+    # <RsaHashedKeyGenParams> | ..." in Node.js's webcrypto page, one cell of its stream page's table), are the
+    # page's words.
+    if len({id(a.find_parent(CONTENTS_ENTRIES) or element) for a in links}) < 3:
         return False
     text = len(element.get_text(" ", strip=True))
     linked = sum(len(a.get_text(" ", strip=True)) for a in links)
