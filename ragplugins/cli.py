@@ -137,8 +137,6 @@ def load_app(ctx: click.Context | None = None, *, without: Sequence[str] = (), *
     return load(config, registry=registry(), without=without, **kwargs)
 
 
-
-
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
@@ -555,7 +553,6 @@ def _snippet(text: str, question: str, tokenize: Callable[[str], list[str]], wid
         return textwrap.shorten(flat, width, placeholder=" ...")
     return textwrap.shorten(f"{textwrap.shorten(flat, SNIPPET_LEAD, placeholder='')} ... {sentence}", width,
                             placeholder=" ...")
-
 
 
 def _without_rules(text: str) -> str:

@@ -178,6 +178,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
         contents.decompose()
     _drop_site_chrome(soup, title)
     _drop_site_heading(soup, title)
+    _admonitions_out_of_tables(soup)
     # A picture without alt text says nothing a text can hold (Apache's feather logo on every page): its file name
     # would be read as words. Nor does one whose alt text is its file name, as Sphinx writes a logo's ("_images/
     # click-logo.png" opened a new user's Click front page).
@@ -766,6 +767,29 @@ def _in_page_contents(element: Tag, headings: set[str]) -> bool:
     text = len(element.get_text(" ", strip=True))
     linked = sum(len(a.get_text(" ", strip=True)) for a in links)
     return text - linked <= 0.25 * text
+
+
+def _admonitions_out_of_tables(soup: BeautifulSoup) -> None:
+    """A DocBook admonition drawn with its icon (``admon.graphics``) as its label and its words: a table holds the
+    icon, the label and, in a row below, the text, read as "| [Note] | Note |" over a table row of prose (48 of the
+    Guide for Debian Maintainers' pages); the label, in bold, stands before the text instead."""
+    for box in soup.select(", ".join(f"div.{kind} > table" for kind in ADMONITIONS)):
+        label = box.find("th")
+        cells = [td for td in box.find_all("td") if td.find("img") is None and td.get_text(strip=True)]
+        if label is None or len(cells) != 1:
+            continue
+        heading = soup.new_tag("p")
+        strong = soup.new_tag("strong")
+        strong.string = label.get_text(" ", strip=True)
+        heading.append(strong)
+        box.insert_before(heading)
+        for child in list(cells[0].children):
+            box.insert_before(child.extract())
+        box.decompose()
+
+
+# The admonitions DocBook writes (its <note>, <tip>, ... elements, each a div of that class).
+ADMONITIONS = ("note", "tip", "warning", "caution", "important")
 
 
 def _tab_labels_into_panels(soup: BeautifulSoup) -> None:

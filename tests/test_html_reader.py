@@ -666,6 +666,22 @@ def test_emphasis_put_on_one_token_at_a_time_is_read_as_its_words(tmp_path):
     assert "This is *very* *important*: *a* word at a time." in doc.text, doc.text
 
 
+def test_a_docbook_admonition_drawn_with_its_icon_is_its_label_and_its_words():
+    # The Guide for Debian Maintainers (DocBook, admon.graphics): "| [Note] | Note |" over a table row of prose.
+    page = ('<html><body><h1>Basics</h1><p>An overview.</p><div class="note" style="margin-left: 0.5in;">'
+            '<table border="0" summary="Note"><tr><td rowspan="2" align="center" valign="top">'
+            '<img alt="[Note]" src="images/note.png"/></td><th align="left">Note</th></tr>'
+            '<tr><td align="left" valign="top"><p>Some details are skipped. Read <strong>dpkg</strong>(1).</p>'
+            '<p>And <code>deb</code>(5).</p></td></tr></table></div><p>After the note.</p></body></html>')
+    text = read_html(page).text
+    assert "**Note**\n\nSome details are skipped. Read **dpkg**(1).\n\nAnd `deb`(5).\n\nAfter the note." in text, text
+    assert "[Note]" not in text and "|" not in text, text
+    # A table of data inside a note is the note's words, as written.
+    data = page.replace('<img alt="[Note]" src="images/note.png"/>', "1").replace("<th", "<td")
+    data = data.replace("</th>", "</td>")
+    assert "| Note |" in read_html(data).text
+
+
 def test_links_to_the_page_s_headings_inside_one_entry_are_its_words():
     # Node.js's webcrypto page: "Type: <AesKeyGenParams> | <RsaHashedKeyGenParams> | ..." went as a contents list.
     names = ("AesKeyGenParams", "RsaHashedKeyGenParams", "EcKeyGenParams")
