@@ -541,11 +541,12 @@ def _snippet(text: str, question: str, tokenize: Callable[[str], list[str]], wid
     """A source in one row: its opening, and where that does not reach it, the sentence that shares most words with
     the question after the first words (FRRouting's user read a chunk that held the answer as a miss: its row
     showed "Otherwise, kernel rejects the route ...", the line before the answer)."""
-    flat = " ".join(_without_rules(text).split())
+    text = _without_rules(text)
+    flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
     asked = set(tokenize(question))
-    pieces = [" ".join(p.split()) for p in _SENTENCE_END.split(_without_rules(text))]
+    pieces = [" ".join(p.split()) for p in _SENTENCE_END.split(text)]
     scored = [(len(asked.intersection(tokenize(p))), -i, p) for i, p in enumerate(pieces) if p]
     shared, _, sentence = max(scored, default=(0, 0, ""))
     at = flat.find(sentence)
@@ -626,7 +627,7 @@ def _bare_arm_config(name: str, overrides: dict[str, dict]) -> dict:
 def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corpus_name, corpora_file, arm_specs,
              sets, budget_of, ks, out_dir, cache_dir, force_reindex) -> None:
     """Measure plugins on your own documents: first-stage and final recall@5/10/20 and nDCG@10 per arm."""
-    from ragplugins.config import read_config_source
+    from ragplugins.config import find_config, read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
     from ragplugins.eval.report import chart_missing
     from ragplugins.eval.runner import merge_config
@@ -651,8 +652,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         if not paths or not gold_files:
             raise click.UsageError("give PATHS and --gold, or --bench NAME, or --corpus NAME --corpora-file F")
         corpus_paths, gold = list(paths), load_gold(gold_files)
-    # The config's own index (what `ragplugins index` built from these folders) lends the arms its vectors.
-    base, config_label = read_config_source(ctx.obj["config"])
+    base, _ = read_config_source(ctx.obj["config"])
     overrides = _parse_sets(sets)
     arms = []
     for spec in arm_specs or ("off", "on"):
@@ -672,7 +672,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     llm_spec = merge_config(base, overrides.get("*", {})).get("llm")
     run = run_eval(corpus_paths, gold, arms, ks=ks or (20,), base_config=base, cache_dir=cache_dir,
                    llm=import_llm(llm_spec) if llm_spec else None, force_reindex=force_reindex,
-                   registry=registry(), reuse_vectors_of={} if config_label == "defaults" else config_label)
+                   # The config's own index (what `ragplugins index` built from these folders) lends its vectors.
+                   registry=registry(), reuse_vectors_of=ctx.obj["config"] or find_config() or {})
     out = run.write(out_dir)
     from ragplugins.eval.report import (
         COST,

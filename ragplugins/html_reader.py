@@ -769,6 +769,10 @@ def _in_page_contents(element: Tag, headings: set[str]) -> bool:
     return text - linked <= 0.25 * text
 
 
+# The admonitions DocBook writes (its <note>, <tip>, ... elements, each a div of that class).
+ADMONITIONS = ("note", "tip", "warning", "caution", "important")
+
+
 def _admonitions_out_of_tables(soup: BeautifulSoup) -> None:
     """A DocBook admonition drawn with its icon (``admon.graphics``) as its label and its words: a table holds the
     icon, the label and, in a row below, the text, read as "| [Note] | Note |" over a table row of prose (48 of the
@@ -787,9 +791,6 @@ def _admonitions_out_of_tables(soup: BeautifulSoup) -> None:
             box.insert_before(child.extract())
         box.decompose()
 
-
-# The admonitions DocBook writes (its <note>, <tip>, ... elements, each a div of that class).
-ADMONITIONS = ("note", "tip", "warning", "caution", "important")
 
 
 def _tab_labels_into_panels(soup: BeautifulSoup) -> None:

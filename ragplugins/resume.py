@@ -160,7 +160,9 @@ def index_vectors(app: Any, embed_model: Any, paths: Sequence[Path] | None = Non
     vectors: list[list[float]] = []
     for node in nodes:
         windows = decode_windows(node.metadata.get(WINDOWS_KEY))
-        later = window_texts(*reader, node, found.get(node.node_id, ())) if reader is not None else []
+        # Cut (tokenised) only where their vectors are kept, or where a chunk's vector may be their mean.
+        later = window_texts(*reader, node, found.get(node.node_id, ())) \
+            if reader is not None and (windows is not None or settings.get("embed_windows")) else []
         if not (settings.get("embed_windows") and later):   # else its vector is a mean, no text's own
             texts.append(node.get_content(MetadataMode.EMBED))
             vectors.append(list(node.embedding))

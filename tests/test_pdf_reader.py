@@ -172,17 +172,23 @@ def test_a_pdf_pypdf_reads_without_spaces_between_words_is_read_by_pdfium(tmp_pa
     assert text.split("\n") == lines
 
 
+def _read_kerned(path: Path, lines: list[str], kern: int, space_width: int) -> tuple[str, list[str]]:
+    """A one-page PDF of ``lines`` ("|" a kerned gap, see make_kerned_pdf) written at ``path``, the only file of its
+    folder: pypdf's text of it, and the lines the reader reads."""
+    path.write_bytes(make_kerned_pdf(lines, kern=kern, space_width=space_width))
+    return PdfReader(path).pages[0].extract_text(), read_documents([path.parent]).documents[0].text.split("\n")
+
+
 def test_a_pdf_pypdf_reads_with_spaces_inside_words_is_read_by_pdfium(tmp_path: Path):
     """groff's PDFs (bash's manual page) kern letters apart by less than the font's space: pypdf reads "e xecutes"
     and "in voked", pdfium the words whole. A pair like "in to" that the text also writes as one word is no split."""
     lines = ["Bash is a command language interpreter that e|xecutes commands read from the standard",
              "input. The shell is in|voked by a user, and it e|xecutes what it reads; log in to a host.",
              "When bash is invoked as an interactive shell it executes commands into a session, to the end."]
-    path = tmp_path / "bash.pdf"
-    path.write_bytes(make_kerned_pdf(lines, kern=120, space_width=250))
-    assert "e xecutes" in PdfReader(path).pages[0].extract_text()   # what pypdf alone reads
+    pypdf, read = _read_kerned(tmp_path / "bash.pdf", lines, kern=120, space_width=250)
+    assert "e xecutes" in pypdf   # what pypdf alone reads
     clean = [line.replace("|", "") for line in lines]
-    assert read_documents([tmp_path]).documents[0].text.split("\n") == clean
+    assert read == clean
     assert split_share(clean) == 0 and split_share(["It e xecutes it, and e xecutes it; it executes."]) > 0
 
 
@@ -194,11 +200,10 @@ def test_a_pdf_pypdf_reads_with_a_few_words_run_together_is_read_by_pdfium(tmp_p
              "interface is described in the file|lthooks-doc.pdf for every package writer.",
              "Both manuals come with the base distribution of the system and are updated",
              "with each release of the kernel, as the news letters of the team explain."]
-    path = tmp_path / "ltnews33.pdf"
-    path.write_bytes(make_kerned_pdf(prose, kern=250, space_width=1200))
-    assert "isltpara-doc.pdf" in PdfReader(path).pages[0].extract_text()   # what pypdf alone reads
+    pypdf, read = _read_kerned(tmp_path / "ltnews33.pdf", prose, kern=250, space_width=1200)
+    assert "isltpara-doc.pdf" in pypdf   # what pypdf alone reads
     spaced = [line.replace("|", " ") for line in prose]
-    assert read_documents([tmp_path]).documents[0].text.split("\n") == spaced
+    assert read == spaced
     assert not pdfium_reads_better(spaced, spaced)
 
 

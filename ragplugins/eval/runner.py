@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import difflib
 import fcntl
+import functools
 import hashlib
 import inspect
 import json
@@ -313,8 +314,12 @@ class Coverage:
     across_marks: list[dict] = field(default_factory=list)
     elsewhere: list[dict] = field(default_factory=list)
     unknown: list[dict] = field(default_factory=list)
-    # Per row id, the strings that stand in the chunks only with Markdown marks inside: (pattern, string).
-    read_as_shown: dict[str, list[tuple[re.Pattern, str]]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def read_as_shown(self) -> dict[str, list[tuple[re.Pattern, str]]]:
+        """Per row id, the strings that stand in the chunks only with Markdown marks inside: (pattern, string)."""
+        return {f["id"]: [(pattern, e) for e in f["as_indexed"] if (pattern := _across_marks(e)) is not None]
+                for f in self.across_marks}
 
 
 def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> Coverage:
@@ -340,7 +345,6 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> Coverage:
         shown = {e: found for e in missing if (found := as_indexed(e, (text for _, text in texts)))}
         if shown:
             out.across_marks.append({"id": row.id, "as_indexed": shown})
-            out.read_as_shown[row.id] = [(pattern, e) for e in shown if (pattern := _across_marks(e)) is not None]
         if missing := [e for e in missing if e not in shown]:
             # With match = "any" the row's other strings can still find it; with "all" it is a miss whatever ranks.
             failures.append({"id": row.id, "missing": missing,
