@@ -393,6 +393,16 @@ def _link_entry(ref: RawRef, doc_id: str, registry: Registry) -> tuple[tuple[str
     return ((fragment,) if fragment else ()), fragment
 
 
+def _front_page_above(target: str, doc_id: str) -> bool:
+    """``target`` is the front page (``index.html``, ``index.en.html``) of a folder holding ``doc_id``: its title is
+    the name of the work the page is part of, so a page naming it names its own work ("this updated 'Guide for
+    Debian Maintainers'" in a chapter of that guide), not a document to go to."""
+    if target == doc_id or _source_stem(target).split(".")[0] != "index":
+        return False
+    folder = _folder(target)
+    return not folder or _folder(doc_id) == folder or _folder(doc_id).startswith(folder + "/")
+
+
 def _folder(doc_id: str) -> str:
     """The folder a document was indexed in ('' at the top)."""
     return doc_id.replace("\\", "/").rpartition("/")[0]
@@ -445,6 +455,8 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
         if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
             return []  # brackets that no reference list defines are not citations
         owners = _owner_docs(ref, doc_id, registry, families)
+        if ref.kind == "document" and ref.family == "name" and any(_front_page_above(d, doc_id) for d in owners):
+            owners.add(doc_id)
         if doc_id in owners and ref.kind in ("document", "identifier", "link"):
             # The document's own name, number or path: a mention of itself, never of a document
             # that merely quotes it ("RFC 9000" inside RFC 9000, not the RFC whose title cites it). A link to a place

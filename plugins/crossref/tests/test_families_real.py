@@ -497,6 +497,22 @@ def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
     assert resolved(refs["rfc9000.txt"]) == {("rfc9001", "rfc9001.txt")}
 
 
+
+def test_a_page_naming_the_work_it_is_part_of_names_itself():
+    # The Guide for Debian Maintainers (DocBook, one page per chapter): its chapters call the guide by its title, the
+    # title of the folder's front page; that is the chapter's own work, not a page to go to. A page outside the
+    # folder that names the guide names it.
+    refs, _ = run({
+        "guide/index.en.html": "# Guide for Debian Maintainers\n\nContents.",
+        "guide/ch02.en.html": "# Chapter 2. Overview\n\nThis updated \u201cGuide for Debian Maintainers\u201d "
+                              "replaces the old one.",
+        "guide/part/ch09.en.html": "# Chapter 9. More\n\nAs the Guide for Debian Maintainers says, build.",
+        "policy/ch-source.html": "# Source packages\n\nThe Guide for Debian Maintainers shows examples.",
+    })
+    assert resolved(refs["guide/ch02.en.html"]) == set()
+    assert resolved(refs["guide/part/ch09.en.html"]) == set()
+    assert resolved(refs["policy/ch-source.html"]) == {("guide for debian maintainers", "guide/index.en.html")}
+
 def test_cmake_pages_own_words_and_encoded_links():
     # CMake's manual: a tutorial's links are percent-encoded; a code example's "POST_BUILD\n COMMAND" is no
     # mention of the page titled build_command; "See CMake Policy [CMP0036](...)" names the linked policy,
