@@ -103,7 +103,7 @@ _EXPORTS = {
     # errors
     "RagPluginsError": "ragplugins.errors", "ConfigError": "ragplugins.errors", "PluginError": "ragplugins.errors",
     "InputError": "ragplugins.errors", "StoreError": "ragplugins.errors",
-    "MissingDependencyError": "ragplugins.errors",
+    "MissingDependencyError": "ragplugins.errors", "SettingNote": "ragplugins.errors",
 }
 
 __all__ = sorted([*_EXPORTS, "query_scope", "rrf_score"])

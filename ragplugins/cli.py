@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
-from ragplugins.errors import ConfigError, PluginError, RagPluginsError
+from ragplugins.errors import ConfigError, PluginError, RagPluginsError, SettingNote
 from ragplugins.plugins import ENTRY_POINT_GROUP, ENV_VAR, PluginRegistry
 
 if TYPE_CHECKING:
@@ -379,7 +379,9 @@ def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
     strings are matched in. Nothing is embedded or written, and no index is needed."""
     from ragplugins.readers import SKIPPED_WARNING, read_documents, skipped_lines
 
-    rp = load_app(ctx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SettingNote)   # reading uses no plugin
+        rp = load_app(ctx)
     with warnings.catch_warnings():
         # Said once below, grouped by why, as `index` says it.
         warnings.filterwarnings("ignore", message=SKIPPED_WARNING)
@@ -481,7 +483,9 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     from ragplugins.nodes import document_name, result_label, tags
     from ragplugins.trace import decision_lines, labelled
 
-    rp = load_app(ctx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SettingNote)   # said by `config check`, `index` and `eval`
+        rp = load_app(ctx)
     rp.require_index()
     answer = None
     if rp.llm is not None:
@@ -519,7 +523,8 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
             table.add_row(str(i), f"{n.score:.4f}" if n.score is not None else "-",
                           escape(_tags(n)), escape(_snippet(n.node.get_content(), question, tokenize)),
                           escape(result_label(n)))
-        console.print(table)
+        # Piped, a console is 80 columns wide and would cut every row ("--run-libc-freeres=<yes|n…").
+        (console if console.is_terminal else _as_wide_as(table)).print(table)
     if len(nodes) > show:
         # With top_k = 20 the first eight read as the whole list unless the rest is said to be there.
         click.echo(f"{show} of {len(nodes)} sources shown; --show {len(nodes)} prints them all")

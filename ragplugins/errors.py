@@ -41,6 +41,11 @@ class MissingDependencyError(RagPluginsError, ImportError):
     """An optional library a command needs is not installed; the message says what to install."""
 
 
+class SettingNote(UserWarning):
+    """What a valid setting leaves undone (retry's confirming signal reads more candidates than ``top_k`` gives):
+    said when the config is checked, indexed with or measured, not again by every ``query`` or ``read``."""
+
+
 class IndexBusyError(RagPluginsError):
     """Another process is writing the same embedded index."""
 

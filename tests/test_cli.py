@@ -381,6 +381,14 @@ def test_query_shows_the_sentence_of_a_source_that_shares_most_words_with_the_qu
     assert "installs" not in out, out   # the sentence between them is not what the question asks
 
 
+
+def test_query_rows_are_not_cut_to_80_columns_when_piped(run, tmp_path):
+    # Valgrind's user piped `query` and read "--run-libc-freeres=<yes|n…": a console with no terminal is 80 wide.
+    out = _query_one_file(run, tmp_path, "manual-core-options.txt",
+                          "`--run-libc-freeres-and-cxx-freeres=<yes|no>` [default: yes] makes the memory checker "
+                          "call the C library's freeing handlers at exit.\n", "What does --run-libc-freeres do?")
+    assert "`--run-libc-freeres-and-cxx-freeres=<yes|no>`" in out and "\u2026" not in out, out
+
 def test_query_trace_names_chunks_as_document_and_position_and_json_keeps_the_ids(run, tmp_path, tiny_corpus):
     cfg = tmp_path / "ragplugins.toml"
     cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = []\n')

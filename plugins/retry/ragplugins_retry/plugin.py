@@ -120,7 +120,8 @@ def ragplugins_retriever_wrappers(config: RetryConfig, ctx: api.RagContext):
 def _warn_too_few_candidates(signal: RetrySignal, confirm: RetrySignal | None, top_k: int) -> None:
     """Said once, when the config is loaded (so by ``ragplugins config check``): a signal that needs more candidates
     than ``top_k`` gives no value on any query (a new user's lighttpd pages at top_k = 3: the confirming signal was
-    never computed, and only each query's trace said so)."""
+    never computed, and only each query's trace said so). A confirming signal left out is a ``SettingNote``: retry
+    still acts, so ``query`` does not repeat it."""
     if signal.min_candidates > top_k:
         warnings.warn(f"ragplugins retry: signal = '{signal.name}' needs at least {signal.min_candidates} candidates "
                       f"and top_k = {top_k}, so no query will be judged weak or retried: set top_k to at least "
@@ -129,7 +130,7 @@ def _warn_too_few_candidates(signal: RetrySignal, confirm: RetrySignal | None, t
         warnings.warn(f"ragplugins retry: confirm_signal = '{confirm.name}' needs at least {confirm.min_candidates} "
                       f"candidates and top_k = {top_k}, so a retry set is kept only where signal = '{signal.name}' "
                       f"alone is strictly higher: set top_k to at least {confirm.min_candidates}, or another "
-                      f"confirm_signal", stacklevel=3)
+                      f"confirm_signal", api.SettingNote, stacklevel=3)
 
 
 @api.hookimpl

@@ -92,6 +92,11 @@ def test_config_check_says_when_top_k_is_too_small_for_the_signal(tmp_path):
     assert checked.returncode == 0 and checked.stdout.startswith("ok: "), checked.stderr
     assert ("warning: ragplugins retry: confirm_signal = 'dense_contrast' needs at least 6 candidates and top_k = 3"
             in checked.stderr), checked.stderr
+    # Retry still acts, so `read` (and `query`, loaded the same way) does not say it again on every run.
+    (tmp_path / "page.md").write_text("# Page\n\nText.\n")
+    read = subprocess.run([sys.executable, "-m", "ragplugins", "-c", str(config), "read", str(tmp_path / "page.md")],
+                          capture_output=True, text=True, timeout=300)
+    assert read.returncode == 0 and "Text." in read.stdout and "needs at least" not in read.stderr, read.stderr
     config.write_text(f'[ragplugins]\nenable = ["retry"]\ntop_k = 6\npersist_dir = "{tmp_path / "idx"}"\n')
     checked = check()
     assert checked.returncode == 0 and "needs at least" not in checked.stderr, checked.stderr
