@@ -179,6 +179,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     _drop_site_chrome(soup, title)
     _drop_site_heading(soup, title)
     _admonitions_out_of_tables(soup)
+    _layout_tables_as_text(soup)
     # A picture without alt text says nothing a text can hold (Apache's feather logo on every page): its file name
     # would be read as words. Nor does one whose alt text is its file name, as Sphinx writes a logo's ("_images/
     # click-logo.png" opened a new user's Click front page).
@@ -791,6 +792,47 @@ def _admonitions_out_of_tables(soup: BeautifulSoup) -> None:
             box.insert_before(child.extract())
         box.decompose()
 
+
+
+# Block elements: a cell holding only inline content is read as a paragraph of its own.
+_BLOCKS = ("p", "pre", "div", "ul", "ol", "dl", "table", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _layout_tables_as_text(soup: BeautifulSoup) -> None:
+    """A table that lays out a page rather than tabulating data, read row by row as its words: one holding a heading,
+    or DocBook's questions and answers (a ``qandaset``, rows of class ``question`` and ``answer``). Read as a
+    Markdown table, each answer's paragraphs, lists and code became one line of a cell (Valgrind's FAQ)."""
+    for table in soup.find_all("table"):
+        if table.find_parent("table") is not None or table.parent is None:
+            continue
+        rows = table.find_all("tr")
+        classes = {word for row in rows for word in _words(row, "class")}
+        if not (table.find(re.compile("^h[1-6]$")) or {"question", "answer"} <= classes):
+            continue
+        for row in rows:
+            cells = [cell for cell in row.find_all(["td", "th"], recursive=False) if cell.get_text(strip=True)]
+            if not cells:
+                continue
+            if not any(cell.find(_BLOCKS) for cell in cells):
+                # "1.1." and its question, side by side: one line.
+                line = soup.new_tag("p")
+                for i, cell in enumerate(cells):
+                    if i:
+                        line.append(" ")
+                    for child in list(cell.children):
+                        line.append(child.extract())
+                table.insert_before(line)
+                continue
+            for cell in cells:
+                if cell.find(_BLOCKS):
+                    for child in list(cell.children):
+                        table.insert_before(child.extract())
+                else:
+                    paragraph = soup.new_tag("p")
+                    for child in list(cell.children):
+                        paragraph.append(child.extract())
+                    table.insert_before(paragraph)
+        table.decompose()
 
 
 def _tab_labels_into_panels(soup: BeautifulSoup) -> None:

@@ -682,6 +682,23 @@ def test_a_docbook_admonition_drawn_with_its_icon_is_its_label_and_its_words():
     assert "| Note |" in read_html(data).text
 
 
+
+def test_a_table_laying_out_questions_and_answers_or_headings_is_read_as_its_words():
+    # Valgrind's FAQ (DocBook qandaset): each answer's paragraphs and code became one line of a Markdown table cell.
+    faq = ('<html><body><h1>FAQ</h1><table summary="Q and A Div" border="0">'
+           '<tr class="qandadiv"><td colspan="2"><h3 class="title">1. Background</h3></td></tr>'
+           '<tr class="question"><td><b>1.1.</b></td><td><b>How do you pronounce "Valgrind"?</b></td></tr>'
+           '<tr class="answer"><td></td><td><p>The "Val" as in the word "value".</p>'
+           '<pre class="screen">% valgrind ls</pre><p>Almost everyone gets it wrong.</p></td></tr>'
+           '</table><p>After.</p></body></html>')
+    text = read_html(faq).text
+    assert ('### 1. Background\n\n**1.1.** **How do you pronounce "Valgrind"?**\n\nThe "Val" as in the word '
+            '"value".\n\n```\n% valgrind ls\n```\n\nAlmost everyone gets it wrong.\n\nAfter.') in text, text
+    assert "|" not in text, text
+    # Without headings or question and answer rows a table is data, read as a table.
+    data = faq.replace('<h3 class="title">1. Background</h3>', "1. Background").replace(' class="question"', "")
+    assert "| **1.1.** |" in read_html(data).text
+
 def test_links_to_the_page_s_headings_inside_one_entry_are_its_words():
     # Node.js's webcrypto page: "Type: <AesKeyGenParams> | <RsaHashedKeyGenParams> | ..." went as a contents list.
     names = ("AesKeyGenParams", "RsaHashedKeyGenParams", "EcKeyGenParams")
