@@ -258,6 +258,31 @@ def run_nodes(deal, query, candidates, **params):
     return out, tr.get("crossref", "hop")
 
 
+
+
+def test_a_question_naming_only_the_pointed_at_document_follows_a_pointer_to_it(deal):
+    # A new user's Werkzeug question ("... what does the page on Context Locals say ...") named the page a top
+    # candidate linked to, not the candidate: only references the named documents made counted, so none did.
+    query = "What cap per contract year does the Liability Memo set on damages?"
+    candidates, out, decision = run(deal, query, [CANTEEN, NOTE], gate=0.0)
+    assert decision["named"] == [LIABILITY]
+    assert [c["target"] for c in decision["considered"]] == [LIABILITY]   # not the note's other references
+    assert decision["fired"] is True and docs_of(out) == [CANTEEN, NOTE, LIABILITY]
+
+def test_after_a_swap_the_scores_fall_as_the_list_does(deal):
+    # A new user's Valgrind manual: the chunk a swap traded kept its fused score below the window, above the scores
+    # of the chunks it now follows (0.94, 1.16, 1.57), so a host cutting by score would cut the wrong ones.
+    _, chunks = deal
+    node = {d: NodeWithScore(node=chunks[d], score=s) for d, s in
+            ((NOTE, 5.0), (CANTEEN, 4.0), (PRICING, 2.0), (LIABILITY, 1.0))}
+    canteen2 = _second_chunk(deal, CANTEEN)
+    canteen2.score = 3.0
+    candidates = [node[NOTE], node[CANTEEN], canteen2, node[PRICING], node[LIABILITY]]
+    out, decision = run_nodes(deal, LIABILITY_Q, candidates, gate=0.0, window=3)
+    assert docs_of(out) == [NOTE, CANTEEN, LIABILITY, PRICING, CANTEEN] and decision["fired"] is True
+    assert [n.score for n in out] == [5.0, 4.0, 4.0, 2.0, 2.0]
+    assert canteen2.score == 3.0   # the first stage's own list is left as it was
+
 def test_swap_takes_the_place_of_a_repeated_chunk_of_a_third_document_and_nothing_else_moves(deal):
     _, chunks = deal
     node = {d: NodeWithScore(node=chunks[d], score=1.0) for d in (NOTE, CANTEEN, PRICING, LIABILITY)}
