@@ -800,10 +800,15 @@ _BLOCKS = ("p", "pre", "div", "ul", "ol", "dl", "table", "blockquote", "h1", "h2
 
 def _layout_tables_as_text(soup: BeautifulSoup) -> None:
     """A table that lays out a page rather than tabulating data, read row by row as its words: one holding a heading,
-    or DocBook's questions and answers (a ``qandaset``, rows of class ``question`` and ``answer``). Read as a
-    Markdown table, each answer's paragraphs, lists and code became one line of a cell (Valgrind's FAQ)."""
+    or DocBook's questions and answers (a ``qandaset``, rows of class ``question`` and ``answer``); DocBook's terms
+    and their definitions (a ``variablelist`` drawn as a table) as a definition list. Read as a Markdown table, each
+    answer's or option's paragraphs, lists and code became one line of a cell (Valgrind's FAQ, Cockpit's
+    cockpit.conf options)."""
     for table in soup.find_all("table"):
         if table.find_parent("table") is not None or table.parent is None:
+            continue
+        if "variablelist" in _words(table, "class"):
+            _definitions(soup, table)
             continue
         rows = table.find_all("tr")
         classes = {word for row in rows for word in _words(row, "class")}
@@ -833,6 +838,24 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
                         paragraph.append(child.extract())
                     table.insert_before(paragraph)
         table.decompose()
+
+
+def _definitions(soup: BeautifulSoup, table: Tag) -> None:
+    """A table of two cells a row, term and definition, as a definition list (left as it is otherwise)."""
+    rows = [[cell for cell in row.find_all(["td", "th"], recursive=False)] for row in table.find_all("tr")]
+    if not rows or any(len(cells) != 2 for cells in rows):
+        return
+    terms = soup.new_tag("dl")
+    for term, definition in rows:
+        entry, meaning = soup.new_tag("dt"), soup.new_tag("dd")
+        words = term.find("p") or term
+        for child in list(words.children):
+            entry.append(child.extract())
+        for child in list(definition.children):
+            meaning.append(child.extract())
+        terms.append(entry)
+        terms.append(meaning)
+    table.replace_with(terms)
 
 
 def _tab_labels_into_panels(soup: BeautifulSoup) -> None:

@@ -126,7 +126,7 @@ def test_an_arm_whose_index_is_built_says_which_index_time_setting_changed(tiny_
         return [line for line in capsys.readouterr().err.splitlines() if "the index" in line]
 
     assert run({"max_refs_per_chunk": 8}) == [
-        'eval: arm "crossref": building the index (no earlier index of this arm to compare with)']
+        'eval: arm "crossref": building the index (no earlier index of this arm on these folders to compare with)']
     # What crossref made of the index is said once per index, and kept with the run.
     again = run_eval([tiny_corpus], gold, [Arm("crossref", {"enable": ["crossref"]})], ks=[3],
                      cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=True)
@@ -138,6 +138,15 @@ def test_an_arm_whose_index_is_built_says_which_index_time_setting_changed(tiny_
         'eval: arm "crossref": rebuilding the index: crossref.max_refs_per_chunk 8 -> 4']
     assert run({"max_refs_per_chunk": 8}, chunk_size=256) == [
         'eval: arm "crossref": rebuilding the index: chunk_size 512 -> 256, crossref.max_refs_per_chunk 4 -> 8']
+    # Another folder in the same cache is compared with nothing of this one's (a new user's Cockpit pages were said
+    # to rebuild because "FAQ.html", a file of the Valgrind pages measured before, had gone).
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.md").write_text("# Notes\n\nThe annual fee is 99 EUR.\n")
+    run_eval([other], gold, [Arm("crossref", {"enable": ["crossref"]})], ks=[3], cache_dir=tmp_path / "c",
+             embed_model=bundled_embed_model, progress=True)
+    assert [line for line in capsys.readouterr().err.splitlines() if "the index" in line] == [
+        'eval: arm "crossref": building the index (no earlier index of this arm on these folders to compare with)']
 
     from ragplugins import load
     from ragplugins.eval.runner import index_setup, setup_changes
@@ -321,6 +330,16 @@ def test_minimal_gold_form_and_bad_rows(tmp_path):
                                          "'query'\\)$"):
         load_gold([path])
 
+
+
+def test_a_row_names_its_source_by_the_end_of_a_document_s_id(tmp_path):
+    # A new user's Cockpit guide, indexed as guide/*.html: the rows said "sso.html", and crossref's
+    # hit_expected_source compared ids whole (0 of 11 where the hop had reached sso.html once).
+    gold = tmp_path / "g.jsonl"
+    gold.write_text('{"id": "q1", "query": "q?", "expected": ["x"], "expected_sources": ["sso.html"]}\n')
+    row = load_gold([gold])[0]
+    assert row.is_source("guide/sso.html") and row.is_source("sso.html") and row.is_source("guide\\sso.html")
+    assert not row.is_source("guide/nosso.html") and not row.is_source("sso.html/index.html")
 
 def test_every_problem_of_a_gold_set_is_reported_at_once_with_its_file_and_line(tmp_path):
     from ragplugins import InputError

@@ -698,6 +698,17 @@ def test_a_table_laying_out_questions_and_answers_or_headings_is_read_as_its_wor
     # Without headings or question and answer rows a table is data, read as a table.
     data = faq.replace('<h3 class="title">1. Background</h3>', "1. Background").replace(' class="question"', "")
     assert "| **1.1.** |" in read_html(data).text
+    # Cockpit's cockpit.conf (DocBook's variablelist drawn as a table): an option's words and its example, one line
+    # of a table row each, are a term and its definition.
+    options = ('<html><body><h2>WebService</h2><table border="0" class="variablelist"><colgroup><col/><col/></colgroup>'
+               '<tbody><tr><td><p><span class="term"><code class="option">Origins</code></span></p></td>'
+               '<td><p>Allow access from alternate domains.</p><div class="informalexample">'
+               '<pre class="programlisting">[WebService]\nOrigins = https://a.example</pre></div></td></tr>'
+               '<tr><td><p><span class="term"><code>LoginTitle</code></span></p></td><td><p>The title.</p></td></tr>'
+               '</tbody></table></body></html>')
+    text = read_html(options).text
+    assert ("`Origins`\n:   Allow access from alternate domains.\n\n    ```\n    [WebService]\n    Origins = "
+            "https://a.example\n    ```\n\n`LoginTitle`\n:   The title.") in text, text
 
 def test_links_to_the_page_s_headings_inside_one_entry_are_its_words():
     # Node.js's webcrypto page: "Type: <AesKeyGenParams> | <RsaHashedKeyGenParams> | ..." went as a contents list.

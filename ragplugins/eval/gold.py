@@ -39,6 +39,18 @@ class GoldRow:
                 out.append(f"{key}={str(value).lower() if isinstance(value, bool) else value}")
         return out
 
+    def is_source(self, doc_id: str) -> bool:
+        """Whether ``doc_id`` is one of the row's ``expected_sources``: that id, or one that ends with it as a path
+        (a page under a folder, "guide/sso.html", for "sso.html")."""
+        return names_document(doc_id, self.expected_sources)
+
+
+def names_document(doc_id: str, names: Iterable[str]) -> bool:
+    """Whether one of ``names`` (as a gold row writes a document) is the document ``doc_id``: its id, or the end of
+    its id as a path."""
+    path = doc_id.replace("\\", "/")
+    return any(path == name or path.endswith("/" + name.lstrip("/")) for name in names)
+
 
 # The row keys ragplugins reads; a row may carry others (a bench's "corpus", "answer", notes).
 KNOWN_KEYS = ("id", "query", "expected", "match", "dimensions", "expected_sources", "anchor_doc", "multi_document")

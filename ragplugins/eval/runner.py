@@ -27,7 +27,7 @@ from ragplugins.contributions import CORE_KEYS_KEPT_APART, changed_settings, ind
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, InputError, PluginError
 from ragplugins.eval import metrics
-from ragplugins.eval.gold import GoldRow
+from ragplugins.eval.gold import GoldRow, names_document
 from ragplugins.plugins import PluginRegistry
 from ragplugins.progress import IndexProgress
 from ragplugins.resume import ResumableEmbedding, index_vectors
@@ -157,8 +157,8 @@ def _flat_setup(setup: dict) -> dict[str, Any]:
     return flat
 
 
-# In the cache: which index each arm name used last (what its next rebuild is compared with), and beside
-# each index the setup it was built with.
+# In the cache: which index each arm name used last on the same folders (what its next rebuild is compared with),
+# and beside each index the setup it was built with.
 ARMS_FILE, SETUP_FILE = "arms.json", "setup.json"
 # Every text vector any arm's build embedded, by embedder and text (ragplugins.resume): an arm whose index-time
 # plugins change no chunk's text builds its index without the model.
@@ -174,7 +174,7 @@ def _rebuild_reason(cache: Path, previous: str | None, setup: dict) -> str:
     earlier = _read_json(cache / previous / SETUP_FILE) if previous else {}
     changes = setup_changes(earlier, setup) if earlier else []
     if not changes:
-        return "building the index (no earlier index of this arm to compare with)"
+        return "building the index (no earlier index of this arm on these folders to compare with)"
     more = len(changes) - MAX_CHANGES_SHOWN
     return "rebuilding the index: " + ", ".join(changes[:MAX_CHANGES_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
@@ -337,7 +337,7 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> Coverage:
     for row in gold:
         for key, names in (("expected_sources", row.expected_sources), ("anchor_doc", [row.anchor_doc])):
             for name in filter(None, names):
-                if not any(_is_source(doc, [name]) for doc in documents):
+                if not any(names_document(doc, [name]) for doc in documents):
                     unknown.append({"id": row.id, "key": key, "name": name,
                                     "like": difflib.get_close_matches(name, documents, n=2, cutoff=0.5)})
         wanted = {e: metrics.norm(e) for e in row.expected}
@@ -351,7 +351,7 @@ def _coverage(rp: RagPlugins, gold: Sequence[GoldRow]) -> Coverage:
                              "unreachable": row.match == "all" or len(missing) == len(wanted)})
         if not row.expected_sources:
             continue
-        others = [(doc, text) for doc, text in chunks if not _is_source(doc, row.expected_sources)]
+        others = [(doc, text) for doc, text in chunks if not row.is_source(doc)]
         if row.match == "all":
             holders = {" + ".join(wanted): sorted({doc for doc, text in others
                                                    if all(n in text for n in wanted.values())})}
@@ -412,11 +412,6 @@ def _across_marks(expected: str) -> re.Pattern | None:
         return None
     words = [_IN_WORD.join(re.escape(c) for c in word) for word in chars.split(" ")]
     return re.compile(_BETWEEN_WORDS.join(words), re.IGNORECASE)
-
-
-def _is_source(doc_id: str, sources: Sequence[str]) -> bool:
-    path = doc_id.replace("\\", "/")
-    return any(path == s or path.endswith("/" + s.lstrip("/")) for s in sources)
 
 
 def instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
@@ -503,6 +498,12 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     step(f'arm "{arm}": indexing: {index_progress.line()}')
             return show
         built_for = _read_json(cache / ARMS_FILE)
+        # Per arm and folders: the default cache is shared by every corpus a user measures, and a rebuild compared
+        # with another corpus's index named files never in this one (a new user's Cockpit pages: "FAQ.html").
+        folders = json.dumps(sorted(str(root.resolve()) for root in roots))
+
+        def last_of(arm_name: str) -> str:
+            return f"{arm_name} {folders}"
         lent: list[str] = []   # read once, and only when an arm has an index to build
 
         def borrow_index_vectors(into: ResumableEmbedding) -> None:
@@ -545,8 +546,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         rp = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
                         why = "rebuilding the index (its last build did not finish)"
                     borrow_index_vectors(arm_embed)
-                    step(f'arm "{arm.name}": {why or _rebuild_reason(cache, built_for.get(arm.name), setup)}',
-                         keep=True)
+                    why = why or _rebuild_reason(cache, built_for.get(last_of(arm.name)), setup)
+                    step(f'arm "{arm.name}": {why}', keep=True)
                     with IndexProgress(on_change=building(arm.name)):
                         rp.index_paths(roots)
                     if arm_embed.reused:
@@ -564,7 +565,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                 for line in summarised[fp]:
                     step(f'arm "{arm.name}": {line}', keep=True)
             run.meta.setdefault("index_summaries", {})[arm.name] = summarised[fp]
-            built_for[arm.name] = fp
+            built_for[last_of(arm.name)] = fp
             # Replaced whole: a concurrent eval run sharing the cache reads the old file or the new, never half
             # of one (a lost update only costs a rebuild line its comparison).
             atomic_write_text(cache / ARMS_FILE, json.dumps(built_for, sort_keys=True))

@@ -225,12 +225,13 @@ def test_hop_and_extraction_switch_off_separately(deal_room, tmp_path, bundled_e
 def test_instrumentation_reports_the_hop(rag):
     result = rag.search(PRICE_Q)
 
-    class Row:
-        expected_sources = ["02_exhibit_b_pricing.md"]
-
-    values = plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, Row(), result.first_stage,
+    row = api.GoldRow(id="p1", query=PRICE_Q, expected=("84.50 EUR",), expected_sources=("02_exhibit_b_pricing.md",))
+    values = plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, row, result.first_stage,
                                                result.final, lambda text: "84.50 EUR" in text)
     assert values["fired"] is True and values["hit_expected_source"] is True
+    elsewhere = api.GoldRow(id="p2", query=PRICE_Q, expected=("84.50 EUR",), expected_sources=("05_liability_memo.md",))
+    assert plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, elsewhere, result.first_stage,
+                                             result.final, lambda text: False)["hit_expected_source"] is False
     assert values["hopped_relevant_share"] > 0 and values["chunks_added"] >= 1
     # "Exhibit B - Pricing" names a place in the exhibit: its heading's chunk, which the hop brought.
     pointer = next(p for p in result.trace.get("crossref", "hop")["considered"] if p.get("outcome") == "followed")
@@ -239,7 +240,7 @@ def test_instrumentation_reports_the_hop(rag):
     # A hop that followed no reference naming a place says nothing about one.
     for p in result.trace.get("crossref", "hop")["considered"]:
         p["section_chunk"], p["declared_chunks"] = None, []
-    values = plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, Row(), result.first_stage,
+    values = plugin.ragplugins_eval_instrument(plugin.CrossrefConfig(), result.trace, row, result.first_stage,
                                                result.final, lambda text: "84.50 EUR" in text)
     assert values["named_place_in_list"] is None and values["fired"] is True
 
