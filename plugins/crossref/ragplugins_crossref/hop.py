@@ -477,18 +477,14 @@ def _mentions(considered: list[NodeWithScore], refs_of: Mapping[str, list[dict[s
               keep: Callable[[NodeWithScore, dict[str, Any]], bool], place: Callable[[dict[str, Any]], Any]
               ) -> Iterator[tuple[int, NodeWithScore, str, dict[str, Any], list[tuple[int, int]], list[str]]]:
     """(rank, referrer, its text, reference, the spans of its references elsewhere, the sentences that say it) for
-    each reference ``keep`` selects in the top candidates (when the question names documents, those they make and
-    those pointing at them: "the debugger page says ... what does the page on Context Locals say ...", a new user's
-    Werkzeug question naming only the page a link leads to): read to where a reference to another place (``place``:
-    its document, or its chunk) begins."""
+    each reference ``keep`` selects in the top candidates (those of the documents the question names, when it names
+    any): read to where a reference to another place (``place``: its document, or its chunk) begins."""
     for rank, nws in enumerate(considered):
-        referrer_named = nws.node.ref_doc_id in named
-        refs = [r for r in refs_of[nws.node.node_id]
-                if keep(nws, r) and (not named or referrer_named or r.get("target") in named)]
-        if not refs:
+        if named and nws.node.ref_doc_id not in named:
             continue
         text = nws.node.get_content()
         breaks = _hard_breaks(text)
+        refs = [r for r in refs_of[nws.node.node_id] if keep(nws, r)]
         spans = {id(r): mention_spans(text, _surface(r)) for r in refs}
         for ref in refs:
             others = [span for r in refs if place(r) != place(ref) for span in spans[id(r)]]
@@ -574,7 +570,7 @@ class CrossrefHop(BaseNodePostprocessor):
                   named: set[str]) -> dict[str, dict[str, Any]]:
         """Documents referenced by the top candidates ``considered`` (present among the candidates or not), each
         with its mentions: sentence, referrer, section chunk. When the question names documents,
-        only references they make or that point at them count."""
+        only references they make count."""
         pointers: dict[str, dict[str, Any]] = {}
         elsewhere = _mentions(considered, refs_of, named,
                               keep=lambda nws, r: bool(r.get("target")) and r.get("target") != nws.node.ref_doc_id,
@@ -707,7 +703,7 @@ class CrossrefHop(BaseNodePostprocessor):
             # (a new user's one-page manuals, whose every pointer is such a place, read "no resolved references").
             within = 0 if len(nodes) < self.window else sum(
                 1 for refs in refs_of.values() for r in refs if r.get("how") == "internal" and r.get("chunk"))
-            whose = " made by or pointing at the documents the question names" if named else ""
+            whose = " from the documents the question names" if named else ""
             reason = f"no resolved references in the top candidates{whose}"
             if within:
                 reason = (f"no resolved references to other documents in the top candidates{whose}; their references "

@@ -260,15 +260,6 @@ def run_nodes(deal, query, candidates, **params):
 
 
 
-def test_a_question_naming_only_the_pointed_at_document_follows_a_pointer_to_it(deal):
-    # A new user's Werkzeug question ("... what does the page on Context Locals say ...") named the page a top
-    # candidate linked to, not the candidate: only references the named documents made counted, so none did.
-    query = "What cap per contract year does the Liability Memo set on damages?"
-    candidates, out, decision = run(deal, query, [CANTEEN, NOTE], gate=0.0)
-    assert decision["named"] == [LIABILITY]
-    assert [c["target"] for c in decision["considered"]] == [LIABILITY]   # not the note's other references
-    assert decision["fired"] is True and docs_of(out) == [CANTEEN, NOTE, LIABILITY]
-
 def test_after_a_swap_the_scores_fall_as_the_list_does(deal):
     # A new user's Valgrind manual: the chunk a swap traded kept its fused score below the window, above the scores
     # of the chunks it now follows (0.94, 1.16, 1.57), so a host cutting by score would cut the wrong ones.
