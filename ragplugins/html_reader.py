@@ -810,7 +810,7 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
         if "variablelist" in _words(table, "class"):
             _definitions(soup, table)
             continue
-        rows = table.find_all("tr")
+        rows = _own_rows(table)
         classes = {word for row in rows for word in _words(row, "class")}
         if not (table.find(re.compile("^h[1-6]$")) or {"question", "answer"} <= classes):
             continue
@@ -840,9 +840,14 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
         table.decompose()
 
 
+def _own_rows(table: Tag) -> list[Tag]:
+    """The table's rows, not those of a table inside one of its cells."""
+    return [row for row in table.find_all("tr") if row.find_parent("table") is table]
+
+
 def _definitions(soup: BeautifulSoup, table: Tag) -> None:
     """A table of two cells a row, term and definition, as a definition list (left as it is otherwise)."""
-    rows = [[cell for cell in row.find_all(["td", "th"], recursive=False)] for row in table.find_all("tr")]
+    rows = [[cell for cell in row.find_all(["td", "th"], recursive=False)] for row in _own_rows(table)]
     if not rows or any(len(cells) != 2 for cells in rows):
         return
     terms = soup.new_tag("dl")

@@ -709,6 +709,10 @@ def test_a_table_laying_out_questions_and_answers_or_headings_is_read_as_its_wor
     text = read_html(options).text
     assert ("`Origins`\n:   Allow access from alternate domains.\n\n    ```\n    [WebService]\n    Origins = "
             "https://a.example\n    ```\n\n`LoginTitle`\n:   The title.") in text, text
+    # A table of data inside an answer stays a table, its rows its own.
+    nested = faq.replace("<p>Almost everyone gets it wrong.</p>",
+                         "<table><tr><th>Tool</th><th>Slowdown</th></tr><tr><td>Memcheck</td><td>20x</td></tr></table>")
+    assert "| Tool | Slowdown |\n| --- | --- |\n| Memcheck | 20x |" in read_html(nested).text
 
 def test_links_to_the_page_s_headings_inside_one_entry_are_its_words():
     # Node.js's webcrypto page: "Type: <AesKeyGenParams> | <RsaHashedKeyGenParams> | ..." went as a contents list.
