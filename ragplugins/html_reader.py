@@ -816,27 +816,20 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
             continue
         for row in rows:
             cells = [cell for cell in row.find_all(["td", "th"], recursive=False) if cell.get_text(strip=True)]
-            if not cells:
-                continue
-            if not any(cell.find(_BLOCKS) for cell in cells):
-                # "1.1." and its question, side by side: one line.
-                line = soup.new_tag("p")
-                for i, cell in enumerate(cells):
-                    if i:
-                        line.append(" ")
-                    for child in list(cell.children):
-                        line.append(child.extract())
+            if cells and not any(cell.find(_BLOCKS) for cell in cells):
+                line = soup.new_tag("p")   # "1.1." and its question, side by side: one line
+                for cell in cells:
+                    line.append(cell)
+                    line.append(" ")
+                    cell.unwrap()
                 table.insert_before(line)
                 continue
-            for cell in cells:
+            for cell in cells:   # a cell of blocks as its blocks, one of words as a paragraph
+                table.insert_before(cell)
                 if cell.find(_BLOCKS):
-                    for child in list(cell.children):
-                        table.insert_before(child.extract())
+                    cell.unwrap()
                 else:
-                    paragraph = soup.new_tag("p")
-                    for child in list(cell.children):
-                        paragraph.append(child.extract())
-                    table.insert_before(paragraph)
+                    cell.name, cell.attrs = "p", {}
         table.decompose()
 
 
@@ -852,14 +845,10 @@ def _definitions(soup: BeautifulSoup, table: Tag) -> None:
         return
     terms = soup.new_tag("dl")
     for term, definition in rows:
-        entry, meaning = soup.new_tag("dt"), soup.new_tag("dd")
-        words = term.find("p") or term
-        for child in list(words.children):
-            entry.append(child.extract())
-        for child in list(definition.children):
-            meaning.append(child.extract())
-        terms.append(entry)
-        terms.append(meaning)
+        entry = soup.new_tag("dt")
+        entry.extend(list((term.find("p") or term).children))
+        definition.name, definition.attrs = "dd", {}
+        terms.extend([entry, definition])
     table.replace_with(terms)
 
 

@@ -100,7 +100,6 @@ def ragplugins_eval_instrument(config: CrossrefConfig, trace, row, first_stage, 
         return {}
     added = [n for n in final if "crossref" in api.tags(n)]
     fired = bool(added)
-    sources = getattr(row, "expected_sources", None)
     reached = {api.tags(n)["crossref"]["target"] for n in added}
     # The section, entry or heading a followed reference names ("#the-stack-and-the-heap", a Sphinx role).
     named = {chunk for p in decision.get("considered", []) if p.get("outcome") == "followed"
@@ -112,7 +111,7 @@ def ragplugins_eval_instrument(config: CrossrefConfig, trace, row, first_stage, 
         "chunks_added": len(added),
         # Of the queries where the hop fired: did it reach a document holding the answer?
         # A row names a page by its file ("sso.html") where the index's id holds its folder ("guide/sso.html").
-        "hit_expected_source": any(row.is_source(doc) for doc in reached) if fired and sources else None,
+        "hit_expected_source": any(map(row.is_source, reached)) if fired and row.expected_sources else None,
         "hopped_relevant_share": sum(1 for n in added if is_relevant(n.node.get_content())) / len(added)
         if fired else None,
         # Of those where a followed reference named a place in its document: is that place in the final list?

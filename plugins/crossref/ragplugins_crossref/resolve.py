@@ -179,6 +179,9 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
     if ref is None:
         return set()
     if ref.kind == "document":
+        if ref.family == "name":
+            # The title of a folder's front page, on a page in that folder, is the name of the page's own work.
+            return {doc_id if _front_page_above(d, doc_id) else d for d in ref.docs}
         if ref.family != "filename":
             return set(ref.docs)
         if ref.docs:
@@ -399,8 +402,7 @@ def _front_page_above(target: str, doc_id: str) -> bool:
     Debian Maintainers'" in a chapter of that guide), not a document to go to."""
     if target == doc_id or _source_stem(target).split(".")[0] != "index":
         return False
-    folder = _folder(target)
-    return not folder or _folder(doc_id) == folder or _folder(doc_id).startswith(folder + "/")
+    return f"{_folder(doc_id)}/".startswith(f"{_folder(target)}/".lstrip("/"))
 
 
 def _folder(doc_id: str) -> str:
@@ -455,8 +457,6 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
         if ref.kind == "citation" and ref.key not in registry.profiles.get(doc_id, Profile(doc_id)).citations:
             return []  # brackets that no reference list defines are not citations
         owners = _owner_docs(ref, doc_id, registry, families)
-        if ref.kind == "document" and ref.family == "name" and any(_front_page_above(d, doc_id) for d in owners):
-            owners.add(doc_id)
         if doc_id in owners and ref.kind in ("document", "identifier", "link"):
             # The document's own name, number or path: a mention of itself, never of a document
             # that merely quotes it ("RFC 9000" inside RFC 9000, not the RFC whose title cites it). A link to a place
