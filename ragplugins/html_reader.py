@@ -117,6 +117,10 @@ _WORD = re.compile(r"\w+")
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
 # whole chunks of them) and a form's controls (a search box's options).
 NOT_TEXT = "svg, form"
+# A sidebar holding a search field is the site's, whatever prose it says beside it (haproxy-dconv's "Keyboard
+# navigation: When enabled, you can use left and right arrow keys ..." opened every manual); a sidebar of prose alone
+# may be the page's (_a_box_of_prose).
+SEARCH_SIDEBAR = "[id*=sidebar]:has(form, input), [class*=sidebar]:has(form, input)"
 
 
 def html_to_markdown(html: str) -> str:
@@ -169,7 +173,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     _tab_labels_into_panels(soup)
-    for element in soup.select(f"{CHROME}, {NOT_TEXT}"):
+    for element in soup.select(f"{CHROME}, {SEARCH_SIDEBAR}, {NOT_TEXT}"):
         element.decompose()
     for contents in soup.select(SITE_CONTENTS):
         caption = contents.find_previous_sibling()
@@ -186,7 +190,10 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for picture in soup.find_all("img"):
         alt = str(picture.get("alt") or "").strip()
         source = str(picture.get("src") or "").strip()
-        if not alt or alt in (source, source.rsplit("/", 1)[-1]):
+        # Nor a picture that says again the words beside it (HAProxy's "yes" over a tick whose alt is "yes": every
+        # "May be used in sections" table read "yes yes | no no").
+        beside = picture.parent.get_text(" ", strip=True) if picture.parent else ""
+        if not alt or alt in (source, source.rsplit("/", 1)[-1]) or alt.casefold() == beside.casefold():
             picture.decompose()
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
@@ -195,6 +202,18 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     # sysctl entry) is the heading's words; the contents it led to are gone.
     for backlink in soup.select("a[role=doc-backlink], a.toc-backref"):
         backlink.unwrap()
+    # A footnote's mark and the footnote's way back to it are the mark alone, in brackets ("[a]", "[1]"): as links
+    # they put an id's words into the sentence ("box,[[a]](#ftn.FUNCTIONS-GEOMETRY-ROTATION-FN) path", DocBook;
+    # "[1](#id2)", Sphinx), and a reference to the page's own footnote is no reference to follow. A way back drawn
+    # as an arrow ("↩") is nothing to read.
+    for mark in soup.select(_FOOTNOTE_MARKS):
+        if "#" in str(mark.get("href") or ""):
+            label = mark.get_text("")
+            mark_only = label.strip()
+            if not _WORD.search(mark_only):
+                mark.decompose()
+            else:
+                mark.replace_with(label if mark_only.startswith("[") else label.replace(mark_only, f"[{mark_only}]"))
     _emphasis_runs_as_text(soup)
     _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
@@ -221,6 +240,11 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     if target and len(_WORD.findall(page.text)) <= REDIRECT_WORDS:
         return HtmlPage(page.text, page.anchors, redirect=target)
     return HtmlPage(page.text, page.anchors, search_form=search_form) if search_form else page
+
+
+# DocBook's (the mark, a repeated mark, the way back), Sphinx's and docutils', Python-Markdown's and pandoc's.
+_FOOTNOTE_MARKS = ("a.footnote, a.footnoteref, div.footnote a.para, a[role=doc-noteref], a.footnote-reference, "
+                   "a.footnote-ref, a.footnote-backref, a.footnote-back, a.fn-backref")
 
 
 # What markdownify starts a heading's line with, behind a mark (of Unicode's private use area) that says the line is

@@ -332,6 +332,62 @@ def test_a_heading_s_link_back_to_the_contents_is_its_words():
     assert "### Customizing the [AdminSite](#site) class" in text
 
 
+def test_a_picture_that_says_again_the_words_beside_it_is_not_read():
+    # HAProxy's manual draws "yes" over a tick whose alt text is "yes" in every "May be used in sections" table.
+    text = read_html('<table><tr><th>defaults</th><th>backend</th></tr><tr><td>yes<br /><img src="css/check.png" '
+                     'alt="yes" /></td><td>no<br /><img src="css/cross.png" alt="no" /></td></tr></table>'
+                     '<p><img src="warn.png" alt="Warning" /> Back up first.</p>').text
+    assert "| yes | no |" in text, text
+    assert "Warning" in text and "Back up first." in text, text
+
+
+def test_a_sidebar_holding_a_search_field_is_the_site_s():
+    # haproxy-dconv's manuals: a search box and "Keyboard navigation: When enabled, you can use left and right arrow
+    # keys to navigate between chapters." in div#sidebar opened every manual's first chunk. A sidebar of prose alone
+    # (DocBook's TIP boxes) stays the page's.
+    text = read_html('<div id="sidebar"><form role="form"><input type="text" name="keyword"></form><p>Keyboard '
+                     'navigation : <span></span></p><p>When enabled, you can use <strong>left</strong> and <strong>'
+                     'right</strong> arrow keys to navigate between chapters. The feature is automatically disabled '
+                     'when the search field is focused.</p></div><div id="page-wrapper"><h1>HAProxy</h1><h2>Management'
+                     ' Guide</h2><p>Stopping and restarting.</p><div class="sidebar"><p>TIP: keep one old process '
+                     'running while the new one starts, so that no connection is refused during a reload.</p></div>'
+                     '</div>').text
+    assert "Keyboard" not in text and "arrow keys" not in text, text
+    assert "## Management Guide" in text and "TIP: keep one old process" in text, text
+
+
+def test_a_footnote_s_mark_and_its_way_back_are_the_mark_alone():
+    # PostgreSQL's DocBook pages read "box,[[a]](#ftn.FUNCTIONS-GEOMETRY-ROTATION-FN) path": an id's words inside
+    # the sentence, and a reference to the page's own footnote for crossref to store.
+    docbook = read_html(
+        '<h1>Geometric Functions</h1><p>Available for <code>point</code>, <code>box</code>,<a href="#ftn.ROT" '
+        'class="footnote"><sup class="footnote" id="ROT">[a]</sup></a> <code>path</code>.</p><p>See also '
+        '<a href="functions.html#ftn.X">another page</a> and the <a href="biblio.html#SQL">[sql]</a> standard.</p>'
+        '<div id="ftn.ROT" class="footnote"><p><a href="#ROT" class="para"><sup class="para">[a] </sup></a>'
+        'Rotating a box only moves its corners.</p></div>').text
+    assert "`box`,[a] `path`." in docbook, docbook
+    assert "[a] Rotating a box only moves its corners." in docbook, docbook
+    assert "ftn.ROT" not in docbook and "#ROT" not in docbook, docbook
+    # An ordinary link, even to a fragment, and a bibliography entry stay links.
+    assert "[another page](functions.html#ftn.X)" in docbook and "[[sql]](biblio.html#SQL)" in docbook, docbook
+    sphinx = read_html('<p>Merging is organised <a class="footnote-reference brackets" href="#id2" id="id1" '
+                       'role="doc-noteref"><span class="fn-bracket">[</span>1<span class="fn-bracket">]</span></a>.'
+                       '</p><aside class="footnote brackets" id="id2"><span class="label"><span class="fn-bracket">'
+                       '[</span><a role="doc-backlink" href="#id1">1</a><span class="fn-bracket">]</span></span>'
+                       '<p>Tim Peters.</p></aside>').text
+    assert "organised [1]." in sphinx and "#id" not in sphinx, sphinx
+    # Debian Policy's Sphinx draws the brackets with its style sheet ("hard links, [2](#id7) device"); Python-Markdown
+    # goes back from a footnote by an arrow.
+    styled = read_html('<p>No hard links, <a class="footnote-reference brackets" href="#id7" id="id2">2</a> device '
+                       'files.</p><dl class="footnote brackets"><dt class="label" id="id7"><span class="brackets">'
+                       '<a class="fn-backref" href="#id2">2</a></span></dt><dd><p>Hard links break.</p></dd></dl>'
+                       '<p>Markdown<sup id="fnref:1"><a class="footnote-ref" href="#fn:1">1</a></sup>.</p><div class='
+                       '"footnote"><ol><li id="fn:1"><p>A note.&#160;<a class="footnote-backref" href="#fnref:1">'
+                       '&#8617;</a></p></li></ol></div>').text
+    assert "No hard links, [2] device files." in styled and "[2]" in styled.split("device files.")[1], styled
+    assert "Markdown[1]." in styled and "A note." in styled and "\u21a9" not in styled and "fn:1" not in styled, styled
+
+
 def test_the_contents_and_indexes_a_sphinx_build_writes_into_its_pages_are_not_read():
     # A new user's SQLAlchemy FAQ index (a toctree of the FAQ's questions) took one of the top 3 places for 6 of 24
     # questions and held none of their answers. The page's own words stay; so does a list of links in them.

@@ -53,9 +53,10 @@ NAME = "documents"
 # its heading before a table of contents' entry; 13, a section after a standard's designator is that standard's;
 # 14, a page's dashed command-line options, no date as a section, no name alone on its line as a reference; 15, a
 # source's path names the page rendered from it; 16, no file name in quotes of its own; 17, a page naming the front
-# page of a folder holding it names its own work), so that the next write resolves every document again rather than
-# trusting records made the old way.
-STATE_VERSION = 17
+# page of a folder holding it names its own work; 18, a manual page's name only where it opens a title, a section of
+# a work named in words is not the page's own, emphasis inside a name), so that the next write resolves every
+# document again rather than trusting records made the old way.
+STATE_VERSION = 18
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 

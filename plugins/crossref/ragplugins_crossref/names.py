@@ -33,8 +33,9 @@ GENERIC = frozenset(
 MIN_NAME_CHARS = 6
 MIN_CONTENT_TOKENS = 2
 # Characters allowed between the words of a name in running text ("Non-Disclosure", "R & D", line breaks,
-# a possessive: "System Administrators' Guide", "Writer's Guide").
-_GAP = re.compile(r"[ \t\r\n\u00a0\-–—&/'’]{1,5}")
+# a possessive: "System Administrators' Guide", "Writer's Guide", the edge of emphasis on some of its words: "the
+# *Linux-PAM* System Administrators' Guide", a DocBook page's <emphasis>).
+_GAP = re.compile(r"[ \t\r\n\u00a0\-–—&/'’*]{1,5}")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _NUMERIC_PREFIX = re.compile(r"^\d{1,6}[\s_.\-]+")
 _PARENTHETICAL = re.compile(r"\([^()]{0,200}\)")

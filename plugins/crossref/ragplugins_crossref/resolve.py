@@ -475,7 +475,9 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
         return [_record(ref, None, "ambiguous" if targets else None)]
     owners = _owner_docs(ref.qualifier, doc_id, registry, families)
     if ref.kind == "section" and ref.qualifier is None:
-        return [_record(ref, None, None)] if ref.designated else _section_by_heading(ref, doc_id, registry)
+        if ref.designated or ref.work and not _names_itself(ref.work, doc_id, registry):
+            return [_record(ref, None, None)]
+        return _section_by_heading(ref, doc_id, registry)
     if ref.kind == "section":
         owners.discard(doc_id)
         if len(owners) != 1:
@@ -513,6 +515,13 @@ def resolve_ref(ref: RawRef, doc_id: str, registry: Registry,
 def _top_section(key: str) -> str:
     """'section 4.1.2' -> 'section 4'."""
     return key.split(".", 1)[0]
+
+
+def _names_itself(work: str, doc_id: str, registry: Registry) -> bool:
+    """Whether a work named in words is the citing document by its title ("section 2 of the Management Guide" in
+    the HAProxy Management Guide)."""
+    titles = registry.profiles[doc_id].titles if doc_id in registry.profiles else []
+    return any(work.casefold() in title.casefold() for title in titles)
 
 
 def _section_by_heading(ref: RawRef, doc_id: str, registry: Registry) -> list[dict[str, Any]]:

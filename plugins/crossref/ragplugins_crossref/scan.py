@@ -45,6 +45,10 @@ _SETEXT_TITLE = re.compile(
 _MANUAL_PAGE_FILE = re.compile(r"(?P<id>[A-Za-z][\w+-]{0,60}(?:\.[A-Za-z][\w+-]{0,30}){0,3}?)"
                                r"\.(?P<volume>[1-9])[a-z]{0,3}(?:\.(?i:html?|txt|gz))*$")
 # A manual page's header line, its name and volume at both ends: "define(3tcl)   TclOO Commands   define(3tcl)".
+# A manual page's title opens with its name ("syslog(3)", "GIT-CONFIG(1) Manual Page"); a title that names one
+# further in is about using it (Linux-PAM's guide: "5.2. Use of syslog(3)" took every syslog(3) of the folder), where
+# a standard's title may name it after its words ("Using TLS to Secure QUIC (RFC 9001)").
+_TITLE_NUMBER = re.compile(r"^[\s\d.]*")
 _MANUAL_PAGE_HEADER = re.compile(r"(?P<name>[A-Za-z][\w.:+-]{0,60}\([1-9][a-z]{0,3}\))[ \t].{0,200}[ \t](?P=name)")
 # A manual page's NAME section: every name before the dash is one ``man`` finds the page by ("Tcl_Alloc,
 # Tcl_Free, ckalloc - allocate or free heap memory"; Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl). groff's HTML
@@ -122,6 +126,9 @@ _QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”]
                               r"|[ \t\n]{1,3}[A-Z][a-z][\w-]{0,30}(?:[ \t\n]{1,3}[\w-]{1,30}){0,4}?)?"
                               r"[ \t]{0,3},?[ \t\n]{0,3}(?:of|in|under|to)[ \t\n]{1,3}(?:the[ \t\n]{1,3})?"
                               r"(?:(?i:document)[ \t]{0,2}:[ \t\n]{1,3}|(?i:file)[ \t\n]{1,3})?")
+# A work named in words after it that no reference names ('section 9.3 "Unix Socket commands" of Management Guide' in
+# HAProxy's configuration manual): another work's section, or this one's by its title, never this one's by number alone.
+_NAMED_WORK = re.compile(r"(?!(?:This|These|That)\b)[A-Z][a-z][\w-]{0,30}(?:[ \t]{1,3}[A-Z][a-z][\w-]{0,30}){0,5}")
 _QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
 # A standard's designator written just before a section ("see H.262 section 6.3.3", "ETS 300 706, Section 15",
 # "RFC 4629 Section 3"): the section is that document's, indexed or not.
@@ -351,7 +358,8 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
         prof.labels[label_key(m.group("word"), m.group("value"))] = {"caption": "", "chunk": chunks[0][0]}
     volumes: set[str] = set()   # the manual volumes its own names are in
     named = [(im.group("id"), im.groupdict().get("volume")) for source in (*prof.titles, stem.replace("_", " ").upper())
-             for fam in id_families for im in fam.pattern.finditer(source)]
+             for fam in id_families for im in fam.pattern.finditer(source)
+             if "volume" not in fam.pattern.groupindex or not _TITLE_NUMBER.sub("", source[:im.start()])]
     page = _MANUAL_PAGE_FILE.match(prof.file_name)
     if page:
         named.append((page.group("id"), page.group("volume")))
@@ -563,6 +571,7 @@ class RawRef:
     docs: frozenset[str] = frozenset()       # documents a name mention points at
     qualifier: RawRef | None = None         # the document a label/section is said to belong to
     designated: bool = False               # a section of a document named by a designator no reference resolved
+    work: str = ""                         # the name of the work a section is said to be of, where no reference is
     entries: tuple[str, ...] = ()          # a link's fragment and shown words: an entry the target may define
     fragment: str = ""                     # a link's fragment: also one of the target's headings
     case_key: str = ""                     # an identifier's key with its case (case_identifier_key)
@@ -832,6 +841,7 @@ def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
     by_start = {r.start: r for r in owners}
     by_end = {r.end: r for r in owners}
     pointers = [r for r in refs if r.kind in ("label", "section")]
+    starts = {r.start for r in refs}
     # "[Section 9.17](functions-sequence.html)": the link says whose section it is. ``refs`` is sorted
     # by start and links do not nest, so the last link seen is the only one that can enclose a ref.
     inside_link: dict[int, RawRef] = {}
@@ -848,6 +858,10 @@ def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
         after = _QUALIFIER_AFTER.match(text, ref.end)
         if after and after.end() in by_start:
             ref.qualifier = by_start[after.end()]
+            continue
+        work = _NAMED_WORK.match(text, after.end()) if after else None
+        if work and after is not None and after.end() not in starts:
+            ref.work = work.group()
             continue
         # "the Master Agreement's Section 4": the owner is written just before.
         for gap in range(1, 6):

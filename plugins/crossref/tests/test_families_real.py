@@ -193,6 +193,23 @@ def test_a_page_docutils_wrote_for_a_manual_section_is_that_manual_page():
     assert not [i for i in ann.profiles["kbase/secure.html"].ids if "(" in i]
 
 
+def test_a_title_naming_a_manual_page_after_its_words_is_not_that_page():
+    # Linux-PAM's Module Writers' Guide titles a section "5.2. Use of syslog(3)": the C library's syslog(3), which
+    # every module page of the folder cites, resolved to that section (a new user's walkthrough, walk81). A page
+    # titled by the name itself, numbered or as a manual page's header line, is that page.
+    refs, ann = run({
+        "html/mwg-see-programming-syslog.html": "## 5.2.\u00a0Use of syslog(3)\n\nErrors go to syslog(3).",
+        "html/sag-pam_time.html": "## 6.30. pam_time - time controlled access\n\nMessages are logged with syslog(3)"
+                                  " and described in pam_time.conf(5).",
+        "man/pam_time.conf.html": "## 1. pam_time.conf(5)\n\nThe configuration file.",
+        "man/tzfile.5.txt": "tzfile(5)\t\t\t    Linux Programmer's Manual\t\t\t\ttzfile(5)\n\nNAME\n       tzfile",
+        "tz.txt": "Zones\n\nSee tzfile(5).",
+    })
+    assert resolved(refs["html/sag-pam_time.html"]) == {("pam_time.conf(5)", "man/pam_time.conf.html")}
+    assert not [i for i in ann.profiles["html/mwg-see-programming-syslog.html"].ids if "(" in i]
+    assert resolved(refs["tz.txt"]) == {("tzfile(5)", "man/tzfile.5.txt")}
+
+
 def test_a_heading_defines_its_label_whatever_its_words_and_never_resolves_elsewhere():
     # texinfo's "## Appendix C The command-line editor" (R's manuals): marked as a heading, it is this manual's
     # Appendix C, though its words are not title case; another manual's Appendix C is not it.
@@ -639,6 +656,19 @@ def test_haproxy_manuals_headings_with_anchors_paths_on_a_server_and_aliases_in_
     found = [(r["text"], r["target"], r.get("chunk")) for r in ann.refs["c#2"] if r["target"]]
     assert found == [("management guide", "html/management.html", None),   # its own 9.3 above is internal
                      ("section 9.3", "html/management.html", "m#0"), ("Management Guide", "html/management.html", None)]
+    # Without the alias (a new user's walkthrough, walk80) the Management Guide's 9.3 is no document's: it was taken
+    # for the configuration manual's own 9.3. A section of the work the page is titled by is its own.
+    chunks["html/management.html"] = [("m#0", "# HAProxy Management Guide\n\n## [9.3.](#9.3) Unix Socket commands\n\n"
+                                              "Text.\n\n## [9.4.](#9.4) Master CLI\n\nAs section 9.3 of the "
+                                              "Management Guide says.")]
+    chunks["html/configuration.html"].append(("c#3", "Please consult section 9.3 \"Unix Socket commands\" of "
+                                                     "Management Guide."))
+    ann = annotate(chunks, metadata, BUILTIN_FAMILIES, max_refs=50)
+    sections = [(r["text"], r["target"], r["how"], r.get("chunk")) for r in ann.refs["c#3"] if r["kind"] == "section"]
+    assert sections == [("section 9.3", None, None, None)], sections
+    assert [(r["how"], r.get("chunk")) for r in ann.refs["c#2"] if r["kind"] == "section"] == [("internal", "c#1")]
+    assert [(r["target"], r["how"], r.get("chunk")) for r in ann.refs["m#0"] if r["kind"] == "section"] == [
+        (None, "internal", "m#0")]
 
 
 def test_a_word_manuals_italic_paths_longer_file_names_and_linked_contents_heading_name_nothing():
