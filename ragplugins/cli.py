@@ -233,23 +233,18 @@ def config_show(ctx: click.Context, defaults: bool) -> None:
     """Print the effective config as TOML."""
     import tomlkit
 
-    def clean(value):  # TOML has no null
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if v is not None}
-        if isinstance(value, list):
-            return [clean(v) for v in value if v is not None]
-        return value
+    from ragplugins.config import without_nulls
 
     rp = load_app(ctx)
     doc = tomlkit.document()
     table = tomlkit.table()
-    core = clean(rp.config.core.model_dump(exclude_unset=not defaults))
+    core = without_nulls(rp.config.core.model_dump(exclude_unset=not defaults))
     for k, v in core.items():
         table[k] = v
     for name, model in sorted(rp.config.plugins.items()):
         if not defaults and name not in rp.config.raw_sections:
             continue
-        data = clean(model.model_dump(mode="json", exclude_unset=not defaults))
+        data = without_nulls(model.model_dump(mode="json", exclude_unset=not defaults))
         sub = tomlkit.table()
         for k, v in data.items():
             sub[k] = v
@@ -635,7 +630,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
     from ragplugins.config import find_config, read_config_source
     from ragplugins.eval import Arm, bench_corpus, load_gold, named_corpus, run_eval
     from ragplugins.eval.report import chart_missing
-    from ragplugins.eval.runner import merge_config
+    from ragplugins.eval.runner import arm_config_file, merge_config
     from ragplugins.models import import_llm
 
     no_chart = chart_missing()
@@ -730,6 +725,9 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                    "also stand in documents outside their expected_sources, where a chunk counts as a hit without "
                    "the answer; a longer string from the answer passage tells them apart: " + elsewhere_lines(run))
     click.echo(f"\nwrote {out}/results.json, results.md" + ("" if no_chart else ", chart.png"))
+    first = run.arms[0]
+    click.echo(f"each arm's settings and index: {out}/arms/ (one question as an arm saw it: "
+               f"ragplugins --config {out}/arms/{arm_config_file(first)} query QUESTION --trace)")
 
 
 @cli.command("demo")

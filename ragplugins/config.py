@@ -510,3 +510,12 @@ def config_reference(infos: dict[str, Any]) -> str:
         else:
             out += ["No settings.", ""]
     return "\n".join(out)
+
+
+def without_nulls(value: Any) -> Any:
+    """A config's values as TOML can hold them: TOML has no null, so a key set to None is left out, as unset."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value if v is not None]
+    return value

@@ -397,6 +397,14 @@ def test_eval_cli(tiny_corpus, gold_file, tmp_path, monkeypatch):
     assert configs["dense"]["core"]["retrieval"] == "dense" and configs["off"]["core"]["retrieval"] != "dense"
     # The k each pass searched with, not the config's top_k (20 by default), which an eval does not use.
     assert configs["off"]["top_k"] == {"3": 3} and "top_k" not in configs["off"]["core"]
+    # And as a config file per arm, whose persist_dir is the arm's index: a new user looking at one question as an
+    # arm saw it wrote one by hand (two walkthroughs running).
+    dense = (tmp_path / "o" / "arms" / "dense.toml").read_text()
+    assert 'retrieval = "dense"' in dense and str(tmp_path / "c" / data["meta"]["indexes"]["dense"]) in dense, dense
+    assert "ragplugins --config " + str(tmp_path / "o") + "/arms/off.toml query QUESTION --trace" in result.output
+    asked = CliRunner().invoke(get_cli(), ["--config", str(tmp_path / "o" / "arms" / "off.toml"), "query",
+                                           "What is the annual fee?", "--full"], catch_exceptions=False)
+    assert asked.exit_code == 0 and "120,000 EUR" in asked.output, asked.output
 
 
 def test_eval_cli_reads_the_vectors_of_the_index_that_ragplugins_index_built(tiny_corpus, gold_file, tmp_path,

@@ -22,7 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+
 from ragplugins.app import RagPlugins, checked_config, load, plugin_config_problems
+from ragplugins.config import without_nulls
 from ragplugins.contributions import CORE_KEYS_KEPT_APART, changed_settings, index_time_settings, short_value
 from ragplugins.embeddings import embedder_identity, load_embed_model
 from ragplugins.errors import ConfigError, InputError, PluginError
@@ -229,6 +232,9 @@ class EvalRun:
     unknown_documents: list[dict] = field(default_factory=list)
     invariant: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    # The [ragplugins] table each arm built and searched its index with, persist_dir that index: written as
+    # arms/<arm>.toml, so `ragplugins --config arms/off.toml query ...` shows one question as that arm saw it.
+    arm_configs: dict[str, dict] = field(default_factory=dict)
 
     def _rows(self, arm: str, k: int, slice: str = "all") -> list[dict]:
         return [r for r in self.rows if r["arm"] == arm and r["k"] == k and slice in r["slices"]]
@@ -303,7 +309,18 @@ class EvalRun:
         (out / "results.md").write_text(markdown(self))
         if chart_missing() is None:
             chart(self, out / "chart.png")
+        for name, table in self.arm_configs.items():
+            (out / "arms").mkdir(exist_ok=True)
+            (out / "arms" / arm_config_file(name)).write_text(
+                f"# Arm {name!r} of `ragplugins eval`: the settings it ran with and its index (each pass searched "
+                "with its own --k, this file's top_k aside).\n" + tomlkit.dumps({"ragplugins": without_nulls(table)}))
         return out
+
+
+def arm_config_file(arm: str) -> str:
+    """The file name of an arm's config under ``arms/`` (an arm's name may hold any character)."""
+    return re.sub(r"[^\w.-]", "_", arm) + ".toml"
+
 
 
 @dataclass
@@ -530,6 +547,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
             setup = index_setup(probe, roots)
             fp = _fingerprint(setup)
             cfg["persist_dir"] = str(cache / fp)
+            run.arm_configs[arm.name] = {**cfg, "persist_dir": str((cache / fp).resolve())}
             rp = load(cfg, embed_model=arm_embed, llm=llm, registry=registry)
             done = cache / fp / "COMPLETE"
             # A lock per index: concurrent eval runs sharing the cache must not build it twice.
