@@ -295,7 +295,7 @@ def _is_binary(data: bytes) -> bool:
         and _utf16_without_bom(head) is None
 
 
-def _decode(data: bytes, path: Path) -> str | None:
+def _decode(data: bytes, path: Path, html: bool = False) -> str | None:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
     if b"\0" in data[:8000] and (codec := _utf16_without_bom(data[:8000])):
@@ -303,9 +303,29 @@ def _decode(data: bytes, path: Path) -> str | None:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
+        # A page that says what it is written in is read so, without a word (SCons' user guide: 148 warnings for
+        # pages each declaring ISO-8859-1, which buried the messages that said something).
+        if html and (declared := _declared_encoding(data)):
+            return data.decode(declared, errors="replace")
         warnings.warn(f"ragplugins: '{path}' is not valid UTF-8; read it as cp1252 "
                       "(convert it to UTF-8 to silence this)", stacklevel=4)
         return data.decode("cp1252", errors="replace")
+
+
+def _declared_encoding(page: bytes) -> str | None:
+    """The encoding an HTML page declares (``<meta charset>``, its ``http-equiv`` Content-Type, an XML
+    declaration), as a browser takes it: ISO-8859-1 and ASCII as windows-1252 (the WHATWG Encoding Standard).
+    None for none, an unknown name, or UTF-8 (which the page is not)."""
+    from bs4.dammit import EncodingDetector
+
+    name = EncodingDetector.find_declared_encoding(page[:8000], is_html=True)
+    try:
+        codec = codecs.lookup(name).name if name else ""
+    except LookupError:
+        return None
+    if codec in ("iso8859-1", "ascii"):
+        return "cp1252"
+    return codec if codec and codec != "utf-8" else None
 
 
 def _pdf_problem(exc: BaseException) -> str:
@@ -386,7 +406,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                     named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
                     report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
                     continue
-                text = _decode(data, path) or ""
+                text = _decode(data, path, html=suffix in HTML_SUFFIXES) or ""
                 if suffix in HTML_SUFFIXES and text:
                     page = read_html(text)
                 else:

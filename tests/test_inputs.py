@@ -246,6 +246,24 @@ def test_non_utf8_text_is_read_with_a_warning(rag, tmp_path):
     assert any("Café menu" in n.get_content() for n in rag.context().all_nodes())
 
 
+def test_a_page_declaring_its_encoding_is_read_so_without_a_warning(tmp_path):
+    # SCons' user guide: every page declares ISO-8859-1, and 148 warnings buried the two messages that said
+    # something. A browser reads ISO-8859-1 as windows-1252 (its quotes in 0x93 and 0x94); a Shift_JIS page as that.
+    (tmp_path / "ch04.html").write_bytes(b'<html><head><meta http-equiv="Content-Type" content="text/html; charset='
+                                         b'ISO-8859-1"><title>Libraries</title></head><body><h1>Chapter\xa04. '
+                                         b'Libraries</h1><p>A \x93static\x94 library.</p></body></html>')
+    japanese = '<meta charset="shift_jis"><h1>\u8aac\u660e</h1><p>Text.</p>'
+    (tmp_path / "jp.html").write_bytes(japanese.encode("shift_jis"))
+    (tmp_path / "bare.html").write_bytes(b"<h1>Caf\xe9</h1><p>No declaration.</p>")
+    with pytest.warns(UserWarning) as caught:
+        texts = {doc.metadata["file_name"]: doc.text for doc in read_documents([tmp_path]).documents}
+    assert "Chapter\xa04. Libraries" in texts["ch04.html"] and "A \u201cstatic\u201d library." in texts["ch04.html"]
+    assert "\u8aac\u660e" in texts["jp.html"] and "Caf\xe9" in texts["bare.html"]
+    assert [str(w.message) for w in caught if "UTF-8" in str(w.message)] == [
+        f"ragplugins: '{tmp_path / 'bare.html'}' is not valid UTF-8; read it as cp1252 (convert it to UTF-8 to "
+        "silence this)"]
+
+
 def test_text_nroff_wrote_reads_without_its_bold_and_underline(tmp_path):
     # Postfix's READMEs: bold is each letter struck twice, underline "_" struck under a letter.
     bold = "".join(f"{c}\b{c}" for c in "LDAP Support")

@@ -488,9 +488,24 @@ def _mentions(considered: list[NodeWithScore], refs_of: Mapping[str, list[dict[s
         spans = {id(r): mention_spans(text, _surface(r)) for r in refs}
         for ref in refs:
             others = [span for r in refs if place(r) != place(ref) for span in spans[id(r)]]
-            sentences = reference_contexts(text, _surface(ref), breaks, others)
+            sentences = [s for s in reference_contexts(text, _surface(ref), breaks, others) if not contents_entry(s)]
             if sentences:
                 yield rank, nws, text, ref, others, sentences
+
+
+# A Markdown link as the core's HTML reader writes it, its words holding brackets in pairs at most; or its second half
+# where the splitter cut it at a chunk's start ("Partitioning and Constraint Exclusion](ddl-partitioning.html#...)").
+_LINK = re.compile(r"(?:\[(?:[^\[\]]|\[[^\[\]]*\])*|^[^\[\]]*)\]\([^)\s]*\)")
+_WORD_LEFT = re.compile(r"[^\W\d_]{2,}")
+
+
+def contents_entry(sentence: str) -> bool:
+    """Whether a reference's sentence is links and their numbering alone: an entry of a contents list
+    ("[3.1.11. Start PAM session management](adg-interface-by-app-expected.html#adg-pam_open_session)"), which
+    leads a reader around a book and says nothing the text claims of the place. Followed at k = 3 from Linux-PAM's
+    and SCons' contents pages, such entries brought 2 chunks, neither an answer (new users' walkthroughs); none of
+    the 102 pointers followed at k = 3 on the nine Debian corpora's dev questions was one."""
+    return _LINK.search(sentence) is not None and not _WORD_LEFT.search(_LINK.sub(" ", sentence))
 
 
 def _keywords_alone(nws: NodeWithScore) -> bool:

@@ -12,7 +12,7 @@ import ragplugins_crossref.plugin as plugin
 from ragplugins import api
 from ragplugins.api import query_scope
 from ragplugins.testing import make_rag
-from ragplugins_crossref.hop import CrossrefHop
+from ragplugins_crossref.hop import CrossrefHop, contents_entry
 from ragplugins_crossref.resolve import REFS_KEY, load_refs
 
 HANDBOOK = "handbook.md"
@@ -158,3 +158,44 @@ def test_the_pointed_at_document_s_only_chunk_and_a_listed_section_are_not_trade
     # The named section listed already: nothing to bring.
     candidates, out, decision = run(payroll, [NOTES, "overtime", "hours", "canteen"], PAYROLL_Q, window=4, gate=0.0)
     assert out == candidates and decision["fired"] is False
+
+
+GUIDE = {
+    "contents.md": "# Staff Guide\n\n- [1. Annual leave](leave.md)\n- [2. Overtime pay](overtime.md)\n"
+                   "  - [2.1. Overtime on holidays](overtime.md#holidays)\n- [3. The canteen](canteen.md)\n",
+    "leave.md": "# Annual leave\n\nEvery employee has 25 days of annual leave a year. Hours worked beyond the "
+                "contract are paid as the [overtime rules](overtime.md) set out.",
+    "overtime.md": "# Overtime pay\n\nEach extra hour is paid at one and a half times the hourly rate, or taken as "
+                   "time off within three months.\n\n## Overtime on holidays {#holidays}\n\nDouble rate.",
+    "canteen.md": "# The canteen\n\nThe canteen closes at half past two on Fridays. Coffee is free.",
+}
+
+
+@pytest.fixture(scope="module")
+def guide(tmp_path_factory, bundled_embed_model):
+    root = tmp_path_factory.mktemp("guide")
+    (root / "docs").mkdir()
+    for name, text in GUIDE.items():
+        (root / "docs" / name).write_text(text)
+    rp = make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model, persist_dir=root / "idx")
+    rp.index_paths([root / "docs"])
+    ctx = rp.context()
+    return ctx, {n.ref_doc_id: n for n in ctx.all_nodes()}
+
+
+def test_a_contents_list_s_entries_are_no_pointers(guide):
+    # Linux-PAM's and SCons' contents pages (new users' walkthroughs): at k = 3 the hop followed an entry, whose
+    # words are a section's title, and appended a chunk that answered nothing. A sentence of the text that links to
+    # the same page is a pointer.
+    ctx, docs = guide
+    question = "How is overtime paid?"
+    for first, brought in (("contents.md", []), ("leave.md", [docs["overtime.md"].node_id])):
+        candidates = [NodeWithScore(node=docs[first], score=1.0), NodeWithScore(node=docs["canteen.md"], score=0.5)]
+        with query_scope(question, filters=None) as tr:
+            out = CrossrefHop(ctx=ctx).postprocess_nodes(list(candidates), query_bundle=QueryBundle(question))
+        assert [n.node.node_id for n in out[2:]] == brought, tr.get("crossref", "hop")
+    refs = load_refs(docs["contents.md"].metadata[REFS_KEY])
+    assert {r["target"] for r in refs} >= {"overtime.md", "leave.md"}   # still stored: only the hop reads past them
+    # An entry whose link the splitter cut at a chunk's start (PostgreSQL's chapter contents) is one too.
+    assert contents_entry("Partitioning and Constraint Exclusion](ddl-partitioning.html#DDL-PARTITIONING)")
+    assert not contents_entry("Exclusion](ddl-partitioning.html) explains when a partition is skipped.")
