@@ -121,6 +121,10 @@ NOT_TEXT = "svg, form"
 # navigation: When enabled, you can use left and right arrow keys ..." opened every manual); a sidebar of prose alone
 # may be the page's (_a_box_of_prose).
 SEARCH_SIDEBAR = "[id*=sidebar]:has(form, input), [class*=sidebar]:has(form, input)"
+# A footnote's mark and its way back: DocBook's (the mark, a repeated mark, the way back), Sphinx's and docutils',
+# Python-Markdown's and pandoc's.
+FOOTNOTE_MARKS = ("a.footnote, a.footnoteref, div.footnote a.para, a[role=doc-noteref], a.footnote-reference, "
+                  "a.footnote-ref, a.footnote-backref, a.footnote-back, a.fn-backref")
 
 
 def html_to_markdown(html: str) -> str:
@@ -190,10 +194,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for picture in soup.find_all("img"):
         alt = str(picture.get("alt") or "").strip()
         source = str(picture.get("src") or "").strip()
-        # Nor a picture that says again the words beside it (HAProxy's "yes" over a tick whose alt is "yes": every
-        # "May be used in sections" table read "yes yes | no no").
-        beside = picture.parent.get_text(" ", strip=True) if picture.parent else ""
-        if not alt or alt in (source, source.rsplit("/", 1)[-1]) or alt.casefold() == beside.casefold():
+        if not alt or alt in (source, source.rsplit("/", 1)[-1]) or _says_again(picture, alt):
             picture.decompose()
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
@@ -206,7 +207,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     # they put an id's words into the sentence ("box,[[a]](#ftn.FUNCTIONS-GEOMETRY-ROTATION-FN) path", DocBook;
     # "[1](#id2)", Sphinx), and a reference to the page's own footnote is no reference to follow. A way back drawn
     # as an arrow ("↩") is nothing to read.
-    for mark in soup.select(_FOOTNOTE_MARKS):
+    for mark in soup.select(FOOTNOTE_MARKS):
         if "#" in str(mark.get("href") or ""):
             label = mark.get_text("")
             mark_only = label.strip()
@@ -240,11 +241,6 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     if target and len(_WORD.findall(page.text)) <= REDIRECT_WORDS:
         return HtmlPage(page.text, page.anchors, redirect=target)
     return HtmlPage(page.text, page.anchors, search_form=search_form) if search_form else page
-
-
-# DocBook's (the mark, a repeated mark, the way back), Sphinx's and docutils', Python-Markdown's and pandoc's.
-_FOOTNOTE_MARKS = ("a.footnote, a.footnoteref, div.footnote a.para, a[role=doc-noteref], a.footnote-reference, "
-                   "a.footnote-ref, a.footnote-backref, a.footnote-back, a.fn-backref")
 
 
 # What markdownify starts a heading's line with, behind a mark (of Unicode's private use area) that says the line is
@@ -432,6 +428,19 @@ def _unmark(text: str, names: list[str]) -> HtmlPage:
         cut = m.end()
     parts.append(text[cut:])
     return HtmlPage("".join(parts), anchors)
+
+
+def _says_again(picture: Tag, alt: str) -> bool:
+    """Whether a picture's alt text is the words beside it, the whole of its parent's text (HAProxy's "yes" over a
+    tick whose alt is "yes": every "May be used in sections" table read "yes yes | no no"). Read no further than the
+    alt text is long: a page's hundred icons in one long paragraph would each read all of it."""
+    words, length = [], 0
+    for text in picture.parent.stripped_strings if picture.parent is not None else ():
+        length += len(text) + 1
+        if length > len(alt) + 1:
+            return False
+        words.append(text)
+    return " ".join(words).casefold() == alt.casefold()
 
 
 def _removed(element: Tag) -> bool:

@@ -309,8 +309,9 @@ class EvalRun:
         (out / "results.md").write_text(markdown(self))
         if chart_missing() is None:
             chart(self, out / "chart.png")
-        for name, table in self.arm_configs.items():
+        if self.arm_configs:
             (out / "arms").mkdir(exist_ok=True)
+        for name, table in self.arm_configs.items():
             (out / "arms" / arm_config_file(name)).write_text(
                 f"# Arm {name!r} of `ragplugins eval`: the settings it ran with and its index (each pass searched "
                 "with its own --k, this file's top_k aside).\n" + tomlkit.dumps({"ragplugins": without_nulls(table)}))
@@ -320,7 +321,6 @@ class EvalRun:
 def arm_config_file(arm: str) -> str:
     """The file name of an arm's config under ``arms/`` (an arm's name may hold any character)."""
     return re.sub(r"[^\w.-]", "_", arm) + ".toml"
-
 
 
 @dataclass

@@ -96,11 +96,11 @@ _MANPAGE = (r"(?<![\w.:/-])(?P<emphasis>\*{0,2})(?P<id>[A-Za-z][\w.+-]{0,60}(?::
 _LINKGIT = r"\blinkgit:(?P<id>[\w.+-]{1,80})\[(?P<volume>[1-9])\]"
 # "[text](target.html#frag)" (an optional "title") and raw <a href="...">. The words may hold brackets in pairs
 # ("[`TEST['TEMPLATE']`](settings.html#...)", Sphinx's "[[source]](...)"), not nested deeper.
-_MD_LINK = (r"\[(?P<text>(?:[^\[\]]|\[[^\[\]]{0,200}\]){0,300})\]"
+MD_LINK = (r"\[(?P<text>(?:[^\[\]]|\[[^\[\]]{0,200}\]){0,300})\]"
             r"\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)")
 # The second half of a Markdown link that the splitter cut at this chunk's start, "...option`](gettext_5.html#IDX162)":
 # the link it is, its fragment kept (read as a file name it named the page, not the place).
-_MD_LINK_TAIL = r"\A[^\[\]\n]{0,300}\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)"
+MD_LINK_TAIL = r"\A[^\[\]\n]{0,300}\]\((?P<href>[^\s()<>\"]{1,300})(?:[ \t]{1,3}\"[^\"\n]{0,200}\")?\)"
 _HTML_LINK = r"<a[ \t\n][^<>]{0,300}?\bhref=[\"'](?P<href>[^\"'<>\s]{1,300})[\"']"
 # Sphinx cross-reference roles: :mod:`os.path`, :func:`~os.path.join`, :ref:`text <label>`, :py:class:`!x`.
 _SPHINX_ROLE = (r":(?:py:)?(?P<space>mod|ref|func|class|meth|exc|attr|data|const|obj):"
@@ -241,8 +241,8 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("citation", "citation", _CITATION, "bracketed citation keys defined in the document's reference list"),
     family("manpage", "identifier", _MANPAGE, "manual pages: git-config(1), stat(2)"),
     family("linkgit", "identifier", _LINKGIT, "AsciiDoc manual-page links: linkgit:git-config[1]"),
-    family("hyperlink", "link", _MD_LINK, "Markdown links [text](path#fragment), relative to the citing file"),
-    family("hyperlink_tail", "link", _MD_LINK_TAIL, "the second half of a Markdown link cut at the chunk's start"),
+    family("hyperlink", "link", MD_LINK, "Markdown links [text](path#fragment), relative to the citing file"),
+    family("hyperlink_tail", "link", MD_LINK_TAIL, "the second half of a Markdown link cut at the chunk's start"),
     family("md_reference", "citation", _MD_REFERENCE_LINK,
            "Markdown reference links [text][label] and [text][], through the document's [label]: path definitions"),
     family("rst_reference", "citation", _RST_REFERENCE,

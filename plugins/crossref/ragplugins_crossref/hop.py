@@ -92,6 +92,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ragplugins import api
+from ragplugins_crossref.families import MD_LINK, MD_LINK_TAIL
 from ragplugins_crossref.names import STOPWORDS, NameIndex, searchable, tokens
 from ragplugins_crossref.resolve import REFS_KEY, Registry, load_refs
 from ragplugins_crossref.scan import RST_DIRECTIVE
@@ -493,9 +494,9 @@ def _mentions(considered: list[NodeWithScore], refs_of: Mapping[str, list[dict[s
                 yield rank, nws, text, ref, others, sentences
 
 
-# A Markdown link as the core's HTML reader writes it, its words holding brackets in pairs at most; or its second half
-# where the splitter cut it at a chunk's start ("Partitioning and Constraint Exclusion](ddl-partitioning.html#...)").
-_LINK = re.compile(r"(?:\[(?:[^\[\]]|\[[^\[\]]*\])*|^[^\[\]]*)\]\([^)\s]*\)")
+# The hyperlink families' links: whole, or the second half the splitter cut at a chunk's start ("Partitioning and
+# Constraint Exclusion](ddl-partitioning.html#...)").
+_LINKS = (re.compile(MD_LINK), re.compile(MD_LINK_TAIL))
 _WORD_LEFT = re.compile(r"[^\W\d_]{2,}")
 
 
@@ -505,7 +506,10 @@ def contents_entry(sentence: str) -> bool:
     leads a reader around a book and says nothing the text claims of the place. Followed at k = 3 from Linux-PAM's
     and SCons' contents pages, such entries brought 2 chunks, neither an answer (new users' walkthroughs); none of
     the 102 pointers followed at k = 3 on the nine Debian corpora's dev questions was one."""
-    return _LINK.search(sentence) is not None and not _WORD_LEFT.search(_LINK.sub(" ", sentence))
+    rest = sentence
+    for link in _LINKS:
+        rest = link.sub(" ", rest)
+    return rest != sentence and not _WORD_LEFT.search(rest)
 
 
 def _keywords_alone(nws: NodeWithScore) -> bool:

@@ -44,11 +44,12 @@ _SETEXT_TITLE = re.compile(
 # postconf(5), "signal.7.txt" signal(7), "git-config.1" git-config(1).
 _MANUAL_PAGE_FILE = re.compile(r"(?P<id>[A-Za-z][\w+-]{0,60}(?:\.[A-Za-z][\w+-]{0,30}){0,3}?)"
                                r"\.(?P<volume>[1-9])[a-z]{0,3}(?:\.(?i:html?|txt|gz))*$")
+# A manual page's title opens with its name ("syslog(3)", "GIT-CONFIG(1) Manual Page"), a section number at most
+# before it; a title that names one further in is about using it (Linux-PAM's guide: "5.2. Use of syslog(3)" took
+# every syslog(3) of the folder), where a standard's title may name it after its words ("Using TLS to Secure QUIC
+# (RFC 9001)").
+_TITLE_NUMBER = re.compile(r"[\s\d.]*")
 # A manual page's header line, its name and volume at both ends: "define(3tcl)   TclOO Commands   define(3tcl)".
-# A manual page's title opens with its name ("syslog(3)", "GIT-CONFIG(1) Manual Page"); a title that names one
-# further in is about using it (Linux-PAM's guide: "5.2. Use of syslog(3)" took every syslog(3) of the folder), where
-# a standard's title may name it after its words ("Using TLS to Secure QUIC (RFC 9001)").
-_TITLE_NUMBER = re.compile(r"^[\s\d.]*")
 _MANUAL_PAGE_HEADER = re.compile(r"(?P<name>[A-Za-z][\w.:+-]{0,60}\([1-9][a-z]{0,3}\))[ \t].{0,200}[ \t](?P=name)")
 # A manual page's NAME section: every name before the dash is one ``man`` finds the page by ("Tcl_Alloc,
 # Tcl_Free, ckalloc - allocate or free heap memory"; Debian links Tcl_Free.3tcl to Tcl_Alloc.3tcl). groff's HTML
@@ -359,7 +360,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     volumes: set[str] = set()   # the manual volumes its own names are in
     named = [(im.group("id"), im.groupdict().get("volume")) for source in (*prof.titles, stem.replace("_", " ").upper())
              for fam in id_families for im in fam.pattern.finditer(source)
-             if "volume" not in fam.pattern.groupindex or not _TITLE_NUMBER.sub("", source[:im.start()])]
+             if "volume" not in fam.pattern.groupindex or _TITLE_NUMBER.fullmatch(source, 0, im.start())]
     page = _MANUAL_PAGE_FILE.match(prof.file_name)
     if page:
         named.append((page.group("id"), page.group("volume")))
@@ -859,8 +860,7 @@ def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
         if after and after.end() in by_start:
             ref.qualifier = by_start[after.end()]
             continue
-        work = _NAMED_WORK.match(text, after.end()) if after else None
-        if work and after is not None and after.end() not in starts:
+        if after and after.end() not in starts and (work := _NAMED_WORK.match(text, after.end())):
             ref.work = work.group()
             continue
         # "the Master Agreement's Section 4": the owner is written just before.
