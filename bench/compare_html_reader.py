@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         changed = []
         for page in pages:
             html = page.read_text(encoding="utf-8", errors="replace")
-            before, after = then.html_to_markdown(html), html_to_markdown(html)
+            try:
+                before = then.html_to_markdown(html)
+            except Exception as exc:  # noqa: BLE001 - a page the earlier reader failed on reads differently now
+                before = f"(not read: {type(exc).__name__})"
+            after = html_to_markdown(html)
             if before != after:
                 changed.append(page.relative_to(folder).as_posix())
                 if args.show:

@@ -74,6 +74,14 @@ Added 2026-12-05 for reading Word documents (rule written before any run; the qu
   links between chapters hyperlinks to the other chapter's ``.html`` page, as pandoc writes them.
 - ``policy-epub``: the Policy Manual as the one EPUB book the package ships, ``/usr/share/doc/debian-policy/
   policy.epub`` (Sphinx's epub builder: the same chapters, plus its title page, index and search pages).
+
+Added 2026-12-07 for reading text formatted as printed pages (rule written before any run; the questions are
+``manpages``'s):
+
+- ``manpages-printed``: the ``manpages`` corpus's pages as groff prints them to a text file, pages of 66 lines
+  with each page's running header ("signal(7)  Miscellaneous Information Manual  signal(7)") and footer (the
+  package, its date, the page number), the way a team keeps a manual it printed to text (``groff -man -Tutf8
+  -rcR=0 -P-cbu``: printed pages, no bold or underline).
 """
 
 from __future__ import annotations
@@ -117,9 +125,11 @@ CORPORA = {
                                  "folders kept"),
     "policy-docx": ("debian-policy", "policy's chapters, each page's div[role=main] saved as .docx by pandoc"),
     "policy-epub": ("debian-policy", "/usr/share/doc/debian-policy/policy.epub, the book the package ships"),
+    "manpages-printed": ("manpages", "manpages' pages printed to text by groff, pages of 66 lines with their "
+                                     "running headers and footers"),
 }
 # Corpora made from another one's files, asked the other one's questions.
-DERIVED = {"policy-docx": "policy", "policy-epub": "policy"}
+DERIVED = {"policy-docx": "policy", "policy-epub": "policy", "manpages-printed": "manpages"}
 
 
 # Other packages that install the same files: Node.js's API pages come with NodeSource's nodejs, and with
@@ -142,6 +152,7 @@ WRITTEN_ON = {
     "docutils": "0.19+dfsg-6",
     "policy-docx": "4.6.2.0",
     "policy-epub": "4.6.2.0",
+    "manpages-printed": "6.03-2",
 }
 
 
@@ -215,6 +226,17 @@ def _render_manual_page(page: Path) -> str | None:
     return subprocess.run(["col", "-b"], input=shown, capture_output=True, text=True, check=True).stdout
 
 
+def _print_manual_page(page: Path) -> str | None:
+    """The page as groff prints it to text, in pages of 66 lines with their headers and footers (None for a page
+    that only includes another)."""
+    source = subprocess.run(["zcat", "-f", str(page)], capture_output=True, text=True, check=True).stdout
+    if source.lstrip().startswith(".so "):
+        return None
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return subprocess.run(["groff", "-man", "-Tutf8", "-rcR=0", "-P-cbu"], input=source, capture_output=True,
+                          text=True, env=env, check=True).stdout
+
+
 def selected_files(corpus: str) -> list[Path]:
     if corpus == "git":
         return sorted(GIT_DOC.glob("*.txt"))
@@ -226,7 +248,7 @@ def selected_files(corpus: str) -> list[Path]:
         return [POLICY_HTML.parent / "policy.epub"]
     if corpus in ("policy", "policy-docx"):
         return sorted([*POLICY_HTML.glob("ch-*.html"), *POLICY_HTML.glob("ap-*.html")])
-    if corpus == "manpages":
+    if corpus in ("manpages", "manpages-printed"):
         return _manual_pages()
     if corpus == "nodejs":
         return sorted([*NODEJS_API.glob("*.md"), *NODEJS_API.glob("*.md.gz")])
@@ -292,6 +314,11 @@ def build(corpus: str, out: Path) -> Path:
     for path in files:
         if corpus == "manpages":
             text = _render_manual_page(path)
+            if text is not None:
+                (target / (path.name.removesuffix(".gz") + ".txt")).write_text(text, encoding="utf-8")
+                written += 1
+        elif corpus == "manpages-printed":   # the same file names as manpages', which its questions name
+            text = _print_manual_page(path)
             if text is not None:
                 (target / (path.name.removesuffix(".gz") + ".txt")).write_text(text, encoding="utf-8")
                 written += 1

@@ -54,12 +54,13 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
 # a toctree in a div, except on the root document of some themes, where its list stands below its caption; its
 # general and module indexes are tables of every entry's name, each a link to the entry, under a row of letters.
 # Texinfo's makeinfo writes each node's menu as a list of its subnodes (a new user's flex FAQ: the list of every
-# question), the Top node's table of contents under its heading, and each index as such a table ("Jump to:"): on
-# that user's flex manual, 73 of 303 chunks, in the top 10 for up to 7 of 24 questions.
+# question), the Top node's table of contents under its heading (or a page of its own, "Table of Contents" as its h1:
+# a new user's zsh manual, 16 chunks), and each index as such a table ("Jump to:"): on that user's flex manual, 73 of
+# 303 chunks, in the top 10 for up to 7 of 24 questions.
 SITE_CONTENTS = ("div.toctree-wrapper, ul:has(> li.toctree-l1), table.indextable, div.genindex-jumpbox, "
                  "div.modindex-jumpbox, "
-                 "ul.section-toc, ul.mini-toc, h2.contents-heading, h2.contents-heading + div.contents, "
-                 "h2.shortcontents-heading, h2.shortcontents-heading + div.shortcontents, table[class^='index-'], "
+                 "ul.section-toc, ul.mini-toc, .contents-heading, .contents-heading + div.contents, "
+                 ".shortcontents-heading, .shortcontents-heading + div.shortcontents, table[class^='index-'], "
                  "table[class$='-entries-printindex'], table:has(a[class^='summary-letter'])")
 # Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
@@ -121,6 +122,15 @@ NOT_TEXT = "svg, form"
 # navigation: When enabled, you can use left and right arrow keys ..." opened every manual); a sidebar of prose alone
 # may be the page's (_a_box_of_prose).
 SEARCH_SIDEBAR = "[id*=sidebar]:has(form, input), [class*=sidebar]:has(form, input)"
+# A book's index as a definition list: terms that are all links to where they are used (LaTeX2HTML's, 749 terms in
+# a new user's gnuplot manual); a glossary's terms have their definitions' words, and a table of contents (DocBook's
+# ``dl.toc``, kept) numbers its entries.
+INDEX_TERMS = 20
+INDEX_UNLINKED_SHARE = 0.05
+SECTION_NUMBER = re.compile(r"\s*(?:[0-9]+|[A-Z])(?:\.[0-9]+)*\.?\s")
+# What made the page, said at its foot ("This document was generated on February 5, 2023 using texi2any.": every
+# page of a new user's zsh manual, the whole text of its index pages once their entries went).
+GENERATOR_NOTE = re.compile(r"\s*this document was generated\b[^.]{0,120}\busing\b[^.]{0,80}\.?\s*", re.I)
 # A footnote's mark and its way back: DocBook's (the mark, a repeated mark, the way back), Sphinx's and docutils',
 # Python-Markdown's and pandoc's.
 FOOTNOTE_MARKS = ("a.footnote, a.footnoteref, div.footnote a.para, a[role=doc-noteref], a.footnote-reference, "
@@ -170,6 +180,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     """The page as :class:`HtmlPage`: its text, its anchors' offsets in that text, and where it sends the
     reader if that is all it does. A tree (:func:`parse_html`) is read as it stands, and changed."""
     soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
+    _definition_items_closed(soup)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     search_form = soup.find(id="search-results") is not None and soup.find("input", attrs={"name": "q"}) is not None
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})
@@ -185,6 +196,18 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
             caption.decompose()
         contents.decompose()
     _drop_site_chrome(soup, title)
+    for terms in soup.find_all("dl"):
+        if not _removed(terms) and _an_index(terms):
+            terms.decompose()
+    for note in soup.find_all("p"):
+        if GENERATOR_NOTE.fullmatch(note.get_text(" ")):
+            # ... and the few words a site adds after it at the page's end ("Zsh version 5.9, released on May 14,
+            # 2022.", texi2any's PRE_BODY_CLOSE), the page's foot too.
+            after = list(note.next_siblings)
+            if len(_WORD.findall(" ".join(s.get_text(" ") for s in after))) <= BANNER_WORDS:
+                for sibling in after:
+                    sibling.extract()
+            note.decompose()
     _drop_site_heading(soup, title)
     _admonitions_out_of_tables(soup)
     _layout_tables_as_text(soup)
@@ -196,6 +219,10 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
         source = str(picture.get("src") or "").strip()
         if not alt or alt in (source, source.rsplit("/", 1)[-1]) or _says_again(picture, alt):
             picture.decompose()
+        elif not _WORD.search(alt) and picture.find_parent("a") is not None:
+            # A link drawn as a mark ("(p. [*])": LaTeX2HTML's cross-reference, a picture of "[*]" 827 times in a new
+            # user's gnuplot manual) is that mark, "[*](node318.html#set_jitter)", not the picture's file name.
+            picture.replace_with(alt[1:-1] if alt[:1] == "[" and alt[-1:] == "]" and len(alt) > 2 else alt)
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
     _links_outside_code(soup)
@@ -471,7 +498,7 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
         if id(element) in gone or _removed(element):
             continue
         if _names_navigation(element):
-            page = page or [len(soup.get_text(" ", strip=True))]
+            page = page or [_unlinked_words(soup)]
             if not _holds_the_page(element, page[0], marks_main, title) and not _a_box_of_prose(element):
                 element.decompose()
                 continue
@@ -728,17 +755,41 @@ def _button(node: PageElement) -> bool:
 
 def _holds_the_page(element: Tag, page: int, marks_main: bool, title: str) -> bool:
     """Whether a block is where the page's own words are, whatever its name says (Read the Docs' theme puts
-    the whole page in ``div.wy-nav-content``): it holds the page's main part, half its text, or, on a page
-    that marks no main part, its title: a heading the ``<title>`` repeats (any heading when there is no
-    ``<title>``). mdBook's ``div.menu-bar`` holds an ``h1`` (the book's name, on every page) while the page
-    stands in ``<main>`` beside it; nginx.org's ``div#menu`` holds ``<h1>nginx</h1>`` above the site's links
-    on pages titled "Module ngx_http_gzip_module"."""
+    the whole page in ``div.wy-nav-content``): it holds the page's main part, half its words outside links
+    (``page``: the page's) and more than the labels of a bar of moving links (LaTeX2HTML's "Next: X Up: Y
+    Previous: Z" was more than half of the text of a short "See X" page, a texinfo menu of 142 links most of a
+    Top node's), or, on a page that marks no main part, its title: a heading the ``<title>`` repeats (any heading
+    when there is no ``<title>``). mdBook's ``div.menu-bar`` holds an ``h1`` (the book's name, on every page)
+    while the page stands in ``<main>`` beside it; nginx.org's ``div#menu`` holds ``<h1>nginx</h1>`` above the
+    site's links on pages titled "Module ngx_http_gzip_module"."""
     if element.select_one(MAIN_PART) is not None:
         return True
     if not marks_main and any(not title.strip() or _repeats_title(heading, title)
                               for heading in element.select("h1, h2")):
         return True
-    return len(element.get_text(" ", strip=True)) > 0.5 * page
+    outside = " ".join(_outside_links(element))
+    return _unlinked_words(outside) > 0.5 * page and not NAVIGATION_LABELS.fullmatch(outside)
+
+
+def _an_index(terms: Tag) -> bool:
+    """Whether a definition list is a book's index (:data:`INDEX_TERMS`)."""
+    entries = [dt.get_text(" ", strip=True) for dt in terms.find_all("dt")]
+    return len(entries) >= INDEX_TERMS and sum(bool(SECTION_NUMBER.match(e)) for e in entries) < 0.2 * len(entries) \
+        and _unlinked_words(terms) <= INDEX_UNLINKED_SHARE * len(_WORD.findall(terms.get_text(" ")))
+
+
+def _unlinked_words(element: Tag | str) -> int:
+    """How many words a block holds outside its links (``element``: the block, or those words already joined)."""
+    return len(_WORD.findall(element if isinstance(element, str) else " ".join(_outside_links(element))))
+
+
+def _definition_items_closed(soup: BeautifulSoup) -> None:
+    """Each ``<dt>`` and ``<dd>`` that lxml left inside the one before it (LaTeX2HTML writes its index's 749 terms
+    without ``</dt>``: nested 749 deep, past Python's recursion limit, the page failed to read) stands after it, as a
+    browser closes the one before."""
+    for item in soup.find_all(["dt", "dd"]):
+        while item.parent is not None and item.parent.name in ("dt", "dd"):
+            item.parent.insert_after(item.extract())
 
 
 def _heading_ids(soup: BeautifulSoup) -> set[str]:

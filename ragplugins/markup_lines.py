@@ -38,6 +38,11 @@ _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+\S.*")
 _RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 
 
+def only_rules(text: str) -> bool:
+    """Whether a Markdown text holds nothing but rules ("---"): a page whose words all went, its ``<hr>`` left."""
+    return all(not line.strip() or _RULE.fullmatch(line) for line in text.splitlines())
+
+
 def only_headings(text: str) -> str | None:
     """The first heading of a Markdown text that holds nothing but headings and rules, else None."""
     lines = [line for line in text.splitlines() if line.strip() and not _RULE.fullmatch(line)]

@@ -1,16 +1,11 @@
 """PDF files as text: LlamaIndex's PDFReader (pypdf), page by page, without what a printed page repeats.
 
-A printed manual's pages carry furniture that pypdf reads as text: a running header ("Chapter 1: Introduction
-and preliminaries 7"), a page number, a footer ("Acme Handbook - Page 3 of 40"). Joined into one text, each lands
-in the middle of the sentence that runs over the page break, and a header naming "Chapter 9" reads as a reference
-to it. So each page's first and last lines are dropped while they are furniture (``page_furniture``): the page's
-own label (pypdf's ``page_labels``: "7", "iv"), a line of words ending with it, or a line that stands at the same
-end of two of the four pages around it (two-sided books alternate their headers), but for one number at most. Pages are
-joined as PDFReader joins them, so a PDF without furniture, dot leaders, ligatures, control characters or words
-hyphenated at a line's end reads exactly as before. A contents list or an index stays: its lines name the sections
-a question may use (dropping them lost answers on a new user's R manuals, bench/sections/core.md), with each dot
-leader cut to three dots. A PDF that pypdf reads with its words run together (``GLUED_SHARE``,
-``RUN_TOGETHER_SHARE``) or broken by spaces (``SPLIT_SHARE``) is read by pdfium.
+Each page's furniture (a running header, a page number, a footer: ``ragplugins.printed_pages``) is dropped, its
+labels pypdf's ``page_labels`` ("7", "iv"). Pages are joined as PDFReader joins them, so a PDF without furniture,
+dot leaders, ligatures, control characters or words hyphenated at a line's end reads exactly as before. A contents
+list or an index stays: its lines name the sections a question may use (dropping them lost answers on a new user's
+R manuals, bench/sections/core.md), with each dot leader cut to three dots. A PDF that pypdf reads with its words
+run together (``GLUED_SHARE``, ``RUN_TOGETHER_SHARE``) or broken by spaces (``SPLIT_SHARE``) is read by pdfium.
 """
 
 from __future__ import annotations
@@ -21,12 +16,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-PAGE_NUMBER = re.compile(r"\W{0,3}(?:page[ \t]*)?[0-9]{1,4}(?:[ \t]*(?:of|/)[ \t]*[0-9]{1,4})?\W{0,3}", re.I)
-NEIGHBOURS = (1, 2)   # a two-sided book alternates its headers: the page two away carries the same one
-FURNITURE_LINES = 2   # at most this many lines at each end of a page (a title line and a page number)
-MIN_PAGES = 3         # a running header needs pages to run over
-# A front matter's page label ("Debian Reference xiv"): a number too.
-ROMAN_LABEL = re.compile(r"[ivxlcdm]{1,8}")
+from ragplugins.printed_pages import join_line_end_hyphens, page_furniture
 
 
 def pdf_reader_class():
@@ -89,26 +79,6 @@ def printable(text: str) -> str:
     """``text`` with its ligatures spelt out ("ﬁ" -> "fi") and each control character a space."""
     text = LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     return CONTROLS.sub(" ", text)
-
-
-# A word a printed line's end cut in two ("For ex-\nample, the"), the rest of its token and the space after it.
-LINE_END_HYPHEN = re.compile(r"([^\W\d_]+)-\n([^\W\d_]+)(\S*)[ \t]?")
-_HYPHENATED_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
-
-
-def join_line_end_hyphens(text: str) -> str:
-    """``text`` with each word a line's end hyphenated written whole ("example,\nthe"), where the document writes
-    it whole elsewhere and never with that hyphen: "top-\nlevel" stays when "top-level" is the document's word.
-    Searching for "example" found no "ex- ample" (1,650 such words in 33 manuals' PDFs)."""
-    words = Counter(w.casefold() for w in _HYPHENATED_WORD.findall(text))
-
-    def whole(m: re.Match) -> str:
-        first, second = m.group(1), m.group(2)
-        if words[(first + second).casefold()] and not words[f"{first}-{second}".casefold()]:
-            return f"{first}{second}{m.group(3)}\n"
-        return m.group(0)
-
-    return LINE_END_HYPHEN.sub(whole, text)
 
 
 def glued_share(texts: list[str]) -> float:
@@ -187,89 +157,3 @@ def _pdfium_pages(path: Path) -> list[str] | None:
         return None
     finally:
         document.close()
-
-
-def _shape(line: str) -> str:
-    """A line with its numbers masked: "Chapter 1: Introduction 7" and "Chapter 1: Introduction 8" are one shape."""
-    return re.sub(r"[0-9]+", "#", " ".join(line.split())).casefold()
-
-
-def page_furniture(pages: list[str], labels: list[str]) -> list[str]:
-    """Each page's text without its furniture lines at either end."""
-    lines = [text.split("\n") for text in pages]
-    labels = [(labels[i] if i < len(labels) else "").strip().casefold() for i in range(len(pages))]
-    ends = {(i, end): [_look(line, labels[i]) for line in _end_lines(page, end)]
-            for i, page in enumerate(lines) for end in (0, -1)}
-    out = []
-    for i, page in enumerate(lines):
-        label = labels[i]
-        nearby = [j for d in NEIGHBOURS for j in (i - d, i + d) if 0 <= j < len(pages)] \
-            if len(pages) >= MIN_PAGES else []
-        kept = list(page)
-        for end in (0, -1):
-            near = [(i - j, ends[(j, end)]) for j in nearby]   # the same end of the pages nearby, how far
-            for _ in range(FURNITURE_LINES):
-                at = next((k for k in (range(len(kept)) if end == 0 else range(len(kept) - 1, -1, -1))
-                           if kept[k].strip()), None)
-                if at is None or not _is_furniture(kept[at], label, near):
-                    break
-                del kept[at]
-        out.append("\n".join(kept))
-    return out
-
-
-Look = tuple[str, tuple[str, ...], str]   # a line's shape, its numbers, its page's label
-
-
-def _look(line: str, label: str) -> Look:
-    return _shape(line), tuple(re.findall(r"[0-9]+", line)), label
-
-
-def _repeated(line: Look, lines: list[Look], apart: int) -> bool:
-    """Whether one of ``lines`` is ``line`` but for one number at most, the pages' own numbers aside: a running
-    header or footer changes its page number from page to page ("Chapter 1: Introduction 7", "... 9") and may
-    change a year ("Copyright 1995 ... -7", "Copyright 1996 ... -9"); a compilation's issue titles ("Issue 5, June
-    1996" and "Issue 6, June 1997" two pages on) and a manual's numbered headings ("22.6 Version 4.5.0") are no
-    furniture. A printed page number that is not the page's label advances as the pages do (``apart``: how many
-    pages after the other this one is): "Function and Concept Index 100" two pages before "... 102". A line whose one
-    number is otherwise all it holds besides its words differs by it: "Chapter 14" two pages after "Chapter 13" is a
-    heading (the Debian FAQ's short chapters)."""
-    shape, numbers, label = line
-    allowed = 1 if len(numbers) > 1 else 0
-
-    def differ(a: str, b: str, theirs: str) -> bool:
-        return a != b and a != label and b != theirs and int(a) - int(b) != apart
-
-    return any(other == shape and sum(differ(a, b, theirs) for a, b in zip(numbers, others)) <= allowed
-               for other, others, theirs in lines)
-
-
-def _end_lines(page: list[str], end: int) -> list[str]:
-    body = [line for line in page if line.strip()]
-    return body[:FURNITURE_LINES] if end == 0 else body[::-1][:FURNITURE_LINES]
-
-
-def _is_furniture(line: str, label: str, near: list[tuple[int, list[Look]]]) -> bool:
-    """The page's own number ("7", "Page 7 of 40", "iv"), a line of words that ends with it, or a line with words
-    in it that the same end of two pages nearby repeats but for one number (one page, when it starts with the
-    page's number).
-    Not a code listing's numbered line ("123 }%" on page 3), nor a line of code that one page nearby happens to
-    start with too."""
-    look = _look(line, label)
-    shape, numbers, _ = look
-    if not shape:
-        return False
-    if shape == label or (PAGE_NUMBER.fullmatch(line.strip()) and numbers[:1] == (label,)):
-        return True
-    if sum(c.isalpha() for c in shape) < 3:
-        return False
-    words = line.casefold().split()
-    numbered = any(c.isdigit() for c in label) or bool(ROMAN_LABEL.fullmatch(label))
-    if numbered and words[-1] == label:
-        # A running header ending with the page's number, "Chapter 9: Grouping, loops 44"; not at its start:
-        # "1 Obtaining R" on page 1 is the chapter's heading, "2 Strictly, ..." a footnote.
-        return True
-    repeats = sum(_repeated(look, lines, apart) for apart, lines in near)
-    # The first even page of a two-sided book has one page nearby with its header ("2 Staff Handbook", "4 Staff
-    # Handbook"): once is enough for a line that carries the page's number.
-    return repeats >= 2 or (repeats == 1 and numbered and words[0] == label)

@@ -34,9 +34,10 @@ from ragplugins.epub_reader import EpubError, read_epub
 from ragplugins.errors import InputError
 from ragplugins.html_reader import HTML_SUFFIXES, HtmlPage, read_html
 from ragplugins.markdown_reader import MARKDOWN_SUFFIXES, read_markdown
-from ragplugins.markup_lines import only_headings
+from ragplugins.markup_lines import only_headings, only_rules
 from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
+from ragplugins.printed_pages import without_page_furniture
 
 # ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz).
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst"}
@@ -59,7 +60,9 @@ PLAIN_TEXT_QUALIFIERS = {".source", ".debian"}
 PLAIN_TEXT = ".txt"
 # nroff's bold and underline in text it wrote: a letter, a backspace, the letter again ("N\bNA\bAM\bME\bE") or
 # "_\bX" (11.5 % of the characters of Postfix's READMEs). A printer struck both; a reader sees the last, as col -b.
-OVERSTRIKE = re.compile(r"[^\n]\x08")
+# grotty writes them as a terminal's escapes instead ("\x1b[1mman-db\x1b[0m": man-db's manual), which read as the
+# words "1mman", "0m".
+TERMINAL_MARKUP = re.compile(r"[^\n]\x08|\x1b\[[0-9;]*m")
 SUPPORTED = [*sorted(KNOWN_SUFFIXES),
              "text files without an extension (README, changelog.Debian)",
              "and the text and HTML ones gzip-compressed, as .md.gz"]
@@ -410,8 +413,9 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                 if suffix in HTML_SUFFIXES and text:
                     page = read_html(text)
                 else:
-                    plain = OVERSTRIKE.sub("", text)
-                    page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES else HtmlPage(plain)
+                    plain = TERMINAL_MARKUP.sub("", text)
+                    page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES \
+                        else HtmlPage(without_page_furniture(plain))
             if page.redirect:
                 report.skip(path, REDIRECT)
                 continue
@@ -434,7 +438,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         except Exception as exc:  # noqa: BLE001 - a broken file must not stop the batch
             report.skip(path, _pdf_problem(exc) if suffix in PDF_SUFFIXES else _container_problem(suffix, exc))
             continue
-        if not text or not text.strip():
+        if not text or not text.strip() or only_rules(text):
             report.skip(path, "it has no text")
             continue
         # texinfo's index nodes once their index is not read, and its chapters that are only a menu: a title alone

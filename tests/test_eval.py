@@ -569,7 +569,8 @@ def test_a_plugin_that_cannot_act_at_a_k_the_eval_searches_with_says_so(tiny_cor
                  cache_dir=tmp_path / "c", embed_model=bundled_embed_model, progress=False, registry=registry)
     # Said of the pass (eval's --k, not the config's top_k, is what to change).
     assert [str(w.message) for w in said if "picky" in str(w.message)] == [
-        "eval --k 2 (the top_k of this pass; where it says top_k, read --k): picky needs top_k >= 3, not 2"]
+        "eval --k 2 runs every arm with top_k = 2 (the config's top_k is not used; raise --k to change it): "
+        "picky needs top_k >= 3, not 2"]
 
 
 def test_a_bench_folder_you_name_must_hold_the_corpora(tmp_path, monkeypatch):
@@ -900,7 +901,8 @@ def test_a_plugin_that_changed_nothing_is_named_with_the_reason_it_gave_most_oft
         row(f"q{i}", "on", ("overview", False, f"no clear margin ({m} < 0.05)"))
         for i, m in enumerate(("0.012", "0.031", "0.031"))] + [row("q9", "on", ("overview", False, "1 document"))])
     assert idle_plugins(margin) == ["k=3 on: overview changed no list of 4 questions; its reason on 3 of 4 decisions: "
-                                    "no clear margin (0.031 < 0.05) (its details vary; the most frequent shown)"]
+                                    "no clear margin (0.031 < 0.05) (each question with its own quotes, files and "
+                                    "numbers; the most frequent wording shown)"]
     # ... and with the pointer it quotes and the files it names.
     pointer = "the best pointer, '[{0}]({1}.html#{0})' in {2}.html -> {1}.html: {3}"
     said = [("VTYSH", "vtysh", "setup", "under the gate"), ("Route Maps", "routemap", "ripd", "under the gate"),
@@ -909,5 +911,5 @@ def test_a_plugin_that_changed_nothing_is_named_with_the_reason_it_gave_most_oft
     pointers = SimpleNamespace(ks=[3], arms=["on"], rows=[row(f"q{i}", "on", ("crossref", False, pointer.format(*p)))
                                                           for i, p in enumerate(said)])
     assert idle_plugins(pointers) == ["k=3 on: crossref changed no list of 5 questions; its reason on 3 of 5 "
-                                      f"decisions: {pointer.format(*said[0])} (its details vary; the most frequent "
-                                      "shown)"]
+                                      f"decisions: {pointer.format(*said[0])} (each question with its own quotes, "
+                                      "files and numbers; the most frequent wording shown)"]

@@ -1,6 +1,7 @@
 """HTML pages are read as Markdown: the page's words and its links, without the navigation chrome."""
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -915,3 +916,56 @@ def test_the_http_header_a_cgi_program_saved_above_its_page_is_not_read(tmp_path
     # A page whose words begin so is read as it is.
     assert read_html("<p>Content-type: text/html is the header a CGI program writes.</p>").text.startswith(
         "Content-type: text/html is")
+
+
+def test_a_bar_of_moving_links_is_not_the_page_however_short_the_page():
+    # LaTeX2HTML's short "See X" pages (a new user's gnuplot manual): the bar "Next: Y2ticlabels Up: Using Previous:
+    # X2ticlabels" in div.navigation was more than half of the page's text and stayed; the question ranked the page on
+    # the bar's "X2ticlabels". texinfo's Top node: its menu of 142 links was most of the page's text and stayed.
+    gnuplot = read_html(
+        '<html><head><title>Yticlabels</title></head><body><div class="navigation"><a href="node238.html"><img '
+        'alt="next" src="next.png"></a><br><b> Next:</b> <a href="node238.html">Y2ticlabels</a> <b> Up:</b> <a '
+        'href="node231.html">Using</a> <b> Previous:</b> <a href="node236.html">X2ticlabels</a> &nbsp; <b><a '
+        'href="node649.html">Index</a></b></div><h4>Yticlabels</h4>See <b>plot using xticlabels (p.&nbsp;<a '
+        'href="node235.html#plot_using_xticlabels"><img alt="[*]" src="crossref.png"></a>)</b>.</body></html>').text
+    assert "X2ticlabels" not in gnuplot and "Next" not in gnuplot, gnuplot
+    # the cross-reference drawn as a picture of "[*]" is that mark, not the picture's file name
+    assert "[*](node235.html#plot_using_xticlabels))" in gnuplot and "crossref.png" not in gnuplot, gnuplot
+    rows = "".join(f'<tr><td><a href="c{n}.html#c{n}">{n} Chapter {n}</a></td><td>&nbsp;&nbsp;</td><td></td></tr>'
+                   for n in range(1, 40))
+    top = read_html(f'<html><head><title>The Z Shell Manual</title></head><body><h1>The Z Shell Manual</h1><p>This '
+                    f'Info file documents Zsh, a freely available UNIX command interpreter.</p><table class="menu">'
+                    f'{rows}<tr><th colspan="3"><pre class="menu-comment">&mdash; Indices &mdash;</pre></th></tr>'
+                    f'</table></body></html>').text
+    assert "Chapter 12" not in top and "documents Zsh" in top, top
+
+
+def test_texinfo_s_contents_page_an_index_of_terms_and_the_generator_s_note_are_not_read(tmp_path):
+    # A new user's zsh manual (texi2any): its "Table of Contents" page (16 chunks), and on every page "This document
+    # was generated on February 5, 2023 using texi2any." and zsh's version line after it, which kept its six index
+    # pages (one chunk each, title and foot). LaTeX2HTML's index: 749 terms, each a link, no </dt> (libxml2 nested
+    # them 749 deep: the page failed to read); a table of contents' numbered entries stay.
+    foot = ('<p><font size="-1">This document was generated on <em>February 5, 2023</em> using <a '
+            'href="https://www.gnu.org/software/texinfo/"><em>texi2any</em></a>.</font></p>'
+            '<font size="-1">Zsh version 5.9, released on May 14, 2022.</font>')
+    (tmp_path / "zsh_toc.html").write_text(
+        '<html><head><title>Table of Contents</title></head><body><h1 class="contents-heading">Table of Contents</h1>'
+        '<div class="contents"><ul><li><a href="Intro.html#Intro">1 Introduction</a></li></ul></div><hr>'
+        f'{foot}</body></html>')
+    (tmp_path / "Concept-Index.html").write_text(
+        f'<html><head><title>Concept Index</title></head><body><h1>Concept Index</h1><hr>{foot}</body></html>')
+    (tmp_path / "Files.html").write_text(
+        f'<html><head><title>Files</title></head><body><h1>Files</h1><p>Startup files.</p><hr>{foot}</body></html>')
+    terms = "".join(f'<DT><A HREF="node{n}.html#{n}"><STRONG>term{n}</STRONG></A>\n' for n in range(1200))
+    (tmp_path / "node649.html").write_text(f'<HTML><BODY><H2>Index</H2><DL COMPACT>{terms}</DL></BODY></HTML>')
+    contents = "".join(f'<dt><a href="ch{n}.html">{n}. Chapter {n}</a></dt>' for n in range(1, 30))
+    (tmp_path / "admin.html").write_text(f'<html><body><h1>Administration</h1><div class="toc"><dl class="toc">'
+                                         f'{contents}</dl></div></body></html>')
+    report = read_documents([tmp_path])
+    docs = {d.id_: d.text for d in report.documents}
+    assert set(docs) == {"Files.html", "admin.html"}, docs
+    assert "generated" not in docs["Files.html"] and "Zsh version" not in docs["Files.html"], docs["Files.html"]
+    assert "[29. Chapter 29](ch29.html)" in docs["admin.html"]
+    skipped = dict((Path(f).name, why) for f, why in report.skipped)
+    assert skipped["node649.html"] == "it has no text but its title ('Index')", skipped
+    assert skipped["zsh_toc.html"] == "it has no text" and "Concept Index" in skipped["Concept-Index.html"], skipped

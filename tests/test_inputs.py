@@ -272,6 +272,64 @@ def test_text_nroff_wrote_reads_without_its_bold_and_underline(tmp_path):
     assert doc.text == "LDAP Support\n\nUse postconf -m to list them.\n"
 
 
+def test_text_grotty_wrote_reads_without_its_terminal_escapes(tmp_path):
+    # man-db's manual as Debian ships it: grotty's bold as a terminal's escapes read as the words "1mman", "0m".
+    (tmp_path / "manual.txt").write_text("\x1b[1mman-db\x1b[0m is a \x1b[4mpager\x1b[24m suite.\n")
+    [doc] = read_documents([tmp_path]).documents
+    assert doc.text == "man-db is a pager suite.\n"
+
+
+def _printed_pages(lines_per_page: int, header: str, footer: str, form_feed: bool) -> tuple[str, list[str]]:
+    """A text formatted for a printer, and its sentences: each page's words, a sentence running over each break."""
+    sentences = [f"Rule {n} says that the widget number {n} must be painted blue before it ships." for n in range(60)]
+    words = " ".join(sentences).split()
+    pages: list[list[str]] = []
+    for n in range(1, 6):
+        body = [header] if n > 1 else []
+        body += ["", ""]
+        while len(body) < lines_per_page - 4 and words:
+            body.append("   " + " ".join(words[:9]))
+            del words[:9]
+        body += [""] * (lines_per_page - len(body) - 1) + [footer.format(n)]
+        pages.append(body if form_feed else body + ["", "", ""])
+    # a word the printer hyphenated at a line's end, the next line indented: "wid-", "   get number"
+    at = next(i for i, line in enumerate(pages[1]) if line.endswith(" widget") and pages[1][i + 1].strip())
+    pages[1][at] = pages[1][at].removesuffix("get") + "-"
+    pages[1][at + 1] = "   get " + pages[1][at + 1].strip()
+    # An RFC's form feed stands between a page's footer line and the next page's header line.
+    joined = ("\f" if form_feed else "").join("\n".join(page) + "\n" for page in pages)
+    return joined, sentences
+
+
+@pytest.mark.parametrize("form_feed", [True, False], ids=["rfc-with-form-feeds", "nroff-fixed-length-pages"])
+def test_a_text_printed_as_pages_reads_without_their_headers_footers_and_margins(tmp_path, form_feed):
+    # An IETF RFC ends each page with a form feed; nroff's output has pages of 66 lines. Their running header and
+    # footer sat between the halves of each sentence a page break cut.
+    header, footer = "RFC 9999                      Widgets                      June 2020", \
+        "Doe, et al.                 Standards Track                  [Page {}]"
+    text, sentences = _printed_pages(58 if form_feed else 63, header, footer, form_feed)
+    (tmp_path / "rfc9999.txt").write_text(text)
+    [doc] = read_documents([tmp_path]).documents
+    assert "RFC 9999" not in doc.text and "Standards Track" not in doc.text and "\f" not in doc.text
+    assert "wid-" not in doc.text
+    flowing = " ".join(doc.text.split())
+    assert all(sentence in flowing for sentence in sentences[:40])
+    # a page break inside a sentence: the next line goes on, no blank line between
+    lines = doc.text.strip().split("\n")
+    assert all(line.endswith(".") for line, after in zip(lines, lines[1:]) if line and not after)
+
+
+def test_a_text_with_a_recurring_line_that_is_no_page_s_reads_as_it_is(tmp_path):
+    # A recurring line at an irregular distance, and form feeds between sections without headers: no pages' furniture.
+    text = "".join(f"Section {n}\n\n" + "Some words of the section.\n" * (30 + 7 * n) + "See the FAQ for details.\n\n"
+                   for n in range(5))
+    with_feeds = "\f\n".join(f"Part {n}\n\nIts own words, number {n}.\n" for n in range(4))
+    (tmp_path / "a.txt").write_text(text)
+    (tmp_path / "b.txt").write_text(with_feeds)
+    docs = {d.id_: d.text for d in read_documents([tmp_path]).documents}
+    assert docs == {"a.txt": text, "b.txt": with_feeds}
+
+
 def test_large_file_is_skipped_and_names_the_key(rag, tmp_path):
     big = tmp_path / "big.txt"
     with open(big, "wb") as f:

@@ -9,13 +9,12 @@ from pypdf import PdfReader
 
 from ragplugins.pdf_reader import (
     DOT_LEADER,
-    join_line_end_hyphens,
-    page_furniture,
     pdf_reader_class,
     pdfium_reads_better,
     printable,
     split_share,
 )
+from ragplugins.printed_pages import join_line_end_hyphens, page_furniture
 from ragplugins.readers import read_documents
 
 

@@ -146,7 +146,10 @@ def idle_plugins(run) -> list[str]:
                 examples = [reason for reason, shape in zip(said, templates) if shape == template]
                 # The most frequent wording shown: the first one, "4 document(s) above the largest gap" where 16 of
                 # 21 said "1 document(s)", misled a new user's reading of CMake's results.
-                varies = " (its details vary; the most frequent shown)" if len(set(examples)) > 1 else ""
+                # "(its details vary)" after one pointer read as that pointer weighed on 18 questions (a new user's
+                # gnuplot manual): each question's own is another.
+                varies = " (each question with its own quotes, files and numbers; the most frequent wording shown)" \
+                    if len(set(examples)) > 1 else ""
                 out.append(f"k={k} {arm}: {plugin} changed no list of {len(rows)} questions; its reason on "
                            f"{times} of {len(decisions)} decisions: {Counter(examples).most_common(1)[0][0]}{varies}")
     return out

@@ -622,8 +622,8 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                     plugin_config_problems(replace(rp.config, core=rp.config.core.model_copy(
                         update={"top_k": k_used})), rp.registry)
                 for warning in said:
-                    warnings.warn(f"eval --k {k} (the top_k of this pass; where it says top_k, read --k): "
-                                  f"{warning.message}", warning.category, stacklevel=2)
+                    warnings.warn(f"eval --k {k} runs every arm with top_k = {k_used} (the config's top_k is not "
+                                  f"used; raise --k to change it): {warning.message}", warning.category, stacklevel=2)
                 # Untimed warm-up: the first search of an arm builds the BM25 index and the plugins'
                 # caches, which no later query pays; a question outside the gold set so no gold query
                 # finds its own embedding cached.

@@ -107,8 +107,9 @@ _SPHINX_ROLE = (r":(?:py:)?(?P<space>mod|ref|func|class|meth|exc|attr|data|const
                 r"`(?:[^`<>]{0,200}<(?P<key>[^`<>]{1,200})>|(?P<plain>[^`<>]{1,200}))`")
 # AsciiDoc: "include::diff-options.txt[]" (the file's text is part of this page), "link:user-manual.html[the manual]".
 _ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?P<text>[^\[\]]{0,300})\]"
-# Not a footnote's mark, "^[1]" (DocBook's text: X.Org's specifications), nor a regex's class, "^[0-9]".
-_CITATION = r"(?<!\^)\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
+# Not a footnote's mark, "^[1]" (DocBook's text: X.Org's specifications), nor a regex's class, "^[0-9]", nor an
+# array's subscript, "array[1]", "$argv[1]" (a new user's zsh FAQ: read as citations of its footnote [1]).
+_CITATION = r"(?<![\^\w])\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
 # Markdown reference links, full "[text][label]" and collapsed "[text][]" (CommonMark: the label is the text).
 _MD_REFERENCE_LINK = r"\[(?P<key>[^\[\]\n]{1,200})\]\[(?P<label>[^\[\]\n]{0,200})\]"
 # reStructuredText's hyperlink references, looked up in the citing file's own targets (".. _Directives:

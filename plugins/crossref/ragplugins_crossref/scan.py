@@ -104,6 +104,7 @@ _TERM_DEFINITION = re.compile(
 _OPTION_TERM = re.compile(r"^(?:`|\*\*)?(?P<line>--?[A-Za-z][^\n]{0,300})\n[ \t]{0,3}:[ \t]", re.M)
 _OPTION_NAME = re.compile(r"(?:^|,[ \t]{0,4})(?:`|\*\*)?--?(?P<name>[A-Za-z][\w.-]{0,60}[A-Za-z0-9])")
 _LINE_SLACK = 12   # characters of emphasis and indent a name alone on its line may stand among
+_SENTENCE_ENDS = (".", "!", "?", "*", "_", "`", "|", ">", "#", "-", "=")   # a sentence's end, emphasis, a table, a rule
 _LIST_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022][ \t]|\d{1,3}[.)][ \t])")
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
@@ -589,12 +590,17 @@ def _string_literal(text: str, start: int, end: int) -> bool:
 def _alone_on_its_line(text: str, mention: Mention) -> bool:
     """Whether a name stands alone on its line, emphasis aside: a banner or a heading set in italics, not a
     sentence or a list's item pointing at the document ("*The Haskell 98 Report*" atop every page of the
-    report, its bibliography page titled by it for want of a heading)."""
+    report, its bibliography page titled by it for want of a heading), nor the end of a sentence the line before
+    runs into ("... before the March 1 closing date per Document:" then "Closing Checklist.": pypdf 6 breaks a PDF's
+    line there)."""
     start = text.rfind("\n", 0, mention.start) + 1
     end = _line_end(text, mention.end)
     if (end - start) - (mention.end - mention.start) > _LINE_SLACK:   # more than marks and spaces around it
         return False
     line = text[start:end]
+    before = text[:max(start - 1, 0)].rsplit("\n", 1)[-1].rstrip()
+    if before and not before.endswith(_SENTENCE_ENDS):
+        return False
     return not _LIST_ITEM.match(line) and tokens(line) == tokens(mention.text)
 
 

@@ -55,6 +55,19 @@ def test_a_title_with_a_possessive_is_mentioned_as_it_is_written():
         ("the linux pam system administrators guide", "Linux-PAM_SAG.html")}
 
 
+def test_a_name_the_line_before_runs_into_is_mentioned_and_a_name_set_apart_is_not():
+    # pypdf 6 breaks the acquisition memo's line after "per Document:", leaving the checklist's name alone on the
+    # next line, where a name heads or labels a page; a sentence that runs into it points at the document.
+    refs, _ = run({
+        "10_closing_checklist.pdf": "CLOSING CHECKLIST\n\nItems to deliver at closing.",
+        "09_customer_consents.pdf": "CUSTOMER CONSENTS\n\nThe pending consent is expected before the closing date "
+                                    "per Document:\nClosing Checklist.\nATTACHMENTS",
+        "11_summary.pdf": "SUMMARY\n\n*Closing Checklist*\n\nA page set apart under the checklist's name.",
+    })
+    assert targets(refs["09_customer_consents.pdf"], "document") == {("closing checklist", "10_closing_checklist.pdf")}
+    assert not targets(refs["11_summary.pdf"], "document")
+
+
 def test_a_heading_that_holds_another_document_s_name_heads_a_section_and_points_nowhere():
     refs, _ = run({
         "reverse_proxy.html": "# Reverse Proxy Guide\n\nForwarding requests to a backend.",

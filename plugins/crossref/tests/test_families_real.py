@@ -506,6 +506,17 @@ def test_a_footnote_s_mark_is_no_citation():
     assert [r["target"] for r in ann.refs["fsproto.txt#1"] if r["kind"] == "citation"] == ["x11protocol.txt"]
 
 
+def test_an_array_s_subscript_is_no_citation():
+    # The zsh FAQ: its one footnote "[1]" made every "array[1]" and "$argv[1]" of the page a citation of it.
+    chunks = {"FAQ02.html": [("FAQ02.html#0", "In zsh `array[0]` refers to `array[1]`, and `$a[1] == ${a[1]}`."),
+                             ("FAQ02.html#1", "Globbing as ksh does it [1].\n\n[1] See question 3.27 in "
+                                              "[FAQ03](FAQ03.html).")],
+              "FAQ03.html": [("FAQ03.html#0", "3.27 Why does my array start at one?")]}
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    assert not [r for r in ann.refs["FAQ02.html#0"] if r["kind"] == "citation"]
+    assert [r["target"] for r in ann.refs["FAQ02.html#1"] if r["kind"] == "citation"] == ["FAQ03.html"]
+
+
 def test_a_document_never_resolves_a_mention_of_itself_elsewhere():
     refs, _ = run({
         "rfc9000.txt": "QUIC Transport Protocol\n\nThis document, RFC 9000, defines QUIC. See also RFC 9001.",
