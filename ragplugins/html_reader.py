@@ -196,6 +196,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
             caption.decompose()
         contents.decompose()
     _drop_site_chrome(soup, title)
+    _drop_contents_under_their_heading(soup)
     for terms in soup.find_all("dl"):
         if not _removed(terms) and _an_index(terms):
             terms.decompose()
@@ -771,11 +772,32 @@ def _holds_the_page(element: Tag, page: int, marks_main: bool, title: str) -> bo
     return _unlinked_words(outside) > 0.5 * page and not NAVIGATION_LABELS.fullmatch(outside)
 
 
+def _drop_contents_under_their_heading(soup: BeautifulSoup) -> None:
+    """A heading that says "Table of Contents" (or "Contents", "Topics") and the list of links to other pages under
+    it: the zsh FAQ's front page, each question's title a heading and a link, was in a new user's top 3 for 3 of 24
+    questions and answered none. A page's own contents (links to its headings) are :func:`_drop_site_chrome`'s."""
+    for heading in soup.find_all(HEADINGS):
+        label = heading.get_text(" ", strip=True)
+        listing = heading.find_next_sibling()
+        if not _WORD.search(label) or not CONTENTS_LABEL.fullmatch(label) or listing is None \
+                or listing.name not in ("dl", "ul", "ol"):
+            continue
+        links = [str(a["href"]) for a in listing.find_all("a", href=True)]
+        if len([h for h in links if not h.startswith("#")]) >= 3 and _links_alone(listing):
+            listing.decompose()
+            heading.decompose()
+
+
 def _an_index(terms: Tag) -> bool:
     """Whether a definition list is a book's index (:data:`INDEX_TERMS`)."""
     entries = [dt.get_text(" ", strip=True) for dt in terms.find_all("dt")]
     return len(entries) >= INDEX_TERMS and sum(bool(SECTION_NUMBER.match(e)) for e in entries) < 0.2 * len(entries) \
-        and _unlinked_words(terms) <= INDEX_UNLINKED_SHARE * len(_WORD.findall(terms.get_text(" ")))
+        and _links_alone(terms)
+
+
+def _links_alone(block: Tag) -> bool:
+    """Whether nearly all of a block's words are its links' (:data:`INDEX_UNLINKED_SHARE`)."""
+    return _unlinked_words(block) <= INDEX_UNLINKED_SHARE * len(_WORD.findall(block.get_text(" ")))
 
 
 def _unlinked_words(element: Tag | str) -> int:

@@ -952,6 +952,12 @@ def test_texinfo_s_contents_page_an_index_of_terms_and_the_generator_s_note_are_
         '<html><head><title>Table of Contents</title></head><body><h1 class="contents-heading">Table of Contents</h1>'
         '<div class="contents"><ul><li><a href="Intro.html#Intro">1 Introduction</a></li></ul></div><hr>'
         f'{foot}</body></html>')
+    # The zsh FAQ's front page: "Table of Contents" over the other pages' questions, each a heading and a link.
+    (tmp_path / "FAQ.html").write_text(
+        '<html><head><title>Z-Shell FAQ</title></head><body><h1>Z-Shell Frequently-Asked Questions</h1><h1>Table of '
+        'Contents</h1><dl><dt><h2><a href="FAQ01.html#l1">Chapter 1: Introducing zsh</a></h2></dt><dd><dl>'
+        + "".join(f'<dt><h3><a href="FAQ01.html#l{n}">1.{n}: Question {n}?</a></h3></dt>' for n in range(2, 9))
+        + '</dl></dd></dl><p>This document contains a list of frequently-asked questions.</p></body></html>')
     (tmp_path / "Concept-Index.html").write_text(
         f'<html><head><title>Concept Index</title></head><body><h1>Concept Index</h1><hr>{foot}</body></html>')
     (tmp_path / "Files.html").write_text(
@@ -963,7 +969,9 @@ def test_texinfo_s_contents_page_an_index_of_terms_and_the_generator_s_note_are_
                                          f'{contents}</dl></div></body></html>')
     report = read_documents([tmp_path])
     docs = {d.id_: d.text for d in report.documents}
-    assert set(docs) == {"Files.html", "admin.html"}, docs
+    assert set(docs) == {"Files.html", "admin.html", "FAQ.html"}, docs
+    assert "Question 3" not in docs["FAQ.html"] and "Table of Contents" not in docs["FAQ.html"], docs["FAQ.html"]
+    assert "frequently-asked questions." in docs["FAQ.html"]
     assert "generated" not in docs["Files.html"] and "Zsh version" not in docs["Files.html"], docs["Files.html"]
     assert "[29. Chapter 29](ch29.html)" in docs["admin.html"]
     skipped = dict((Path(f).name, why) for f, why in report.skipped)
