@@ -56,12 +56,14 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
 # Texinfo's makeinfo writes each node's menu as a list of its subnodes (a new user's flex FAQ: the list of every
 # question), the Top node's table of contents under its heading (or a page of its own, "Table of Contents" as its h1:
 # a new user's zsh manual, 16 chunks), and each index as such a table ("Jump to:"): on that user's flex manual, 73 of
-# 303 chunks, in the top 10 for up to 7 of 24 questions.
+# 303 chunks, in the top 10 for up to 7 of 24 questions. LaTeX2HTML ends a section's page with its "Subsections", links
+# to its subsections' pages (81 of a new user's gnuplot manual's pages; five of them nothing else).
 SITE_CONTENTS = ("div.toctree-wrapper, ul:has(> li.toctree-l1), table.indextable, div.genindex-jumpbox, "
                  "div.modindex-jumpbox, "
                  "ul.section-toc, ul.mini-toc, .contents-heading, .contents-heading + div.contents, "
                  ".shortcontents-heading, .shortcontents-heading + div.shortcontents, table[class^='index-'], "
-                 "table[class$='-entries-printindex'], table:has(a[class^='summary-letter'])")
+                 "table[class$='-entries-printindex'], table:has(a[class^='summary-letter']), "
+                 "a#CHILD_LINKS, ul.ChildLinks")
 # Class or id words (split at "-" and "_") of blocks that hold a site's navigation, not a page's words.
 CHROME_NAMES = frozenset({"nav", "navbar", "navigation", "menu", "mainmenu", "submenu", "searchmenu", "menubar",
                           "sidebar", "breadcrumb", "breadcrumbs", "footer", "banner"})

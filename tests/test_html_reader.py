@@ -927,8 +927,12 @@ def test_a_bar_of_moving_links_is_not_the_page_however_short_the_page():
         'alt="next" src="next.png"></a><br><b> Next:</b> <a href="node238.html">Y2ticlabels</a> <b> Up:</b> <a '
         'href="node231.html">Using</a> <b> Previous:</b> <a href="node236.html">X2ticlabels</a> &nbsp; <b><a '
         'href="node649.html">Index</a></b></div><h4>Yticlabels</h4>See <b>plot using xticlabels (p.&nbsp;<a '
-        'href="node235.html#plot_using_xticlabels"><img alt="[*]" src="crossref.png"></a>)</b>.</body></html>').text
+        'href="node235.html#plot_using_xticlabels"><img alt="[*]" src="crossref.png"></a>)</b>.<br><hr><a '
+        'id="CHILD_LINKS"><strong>Subsections</strong></a><ul class="ChildLinks"><li><a href="node248.html">1D '
+        'sampling</a></ul></body></html>').text
     assert "X2ticlabels" not in gnuplot and "Next" not in gnuplot, gnuplot
+    # ... nor its list of the subsections' pages
+    assert "Subsections" not in gnuplot and "1D sampling" not in gnuplot, gnuplot
     # the cross-reference drawn as a picture of "[*]" is that mark, not the picture's file name
     assert "[*](node235.html#plot_using_xticlabels))" in gnuplot and "crossref.png" not in gnuplot, gnuplot
     rows = "".join(f'<tr><td><a href="c{n}.html#c{n}">{n} Chapter {n}</a></td><td>&nbsp;&nbsp;</td><td></td></tr>'
