@@ -364,7 +364,7 @@ def read_documents(paths: Iterable[str | Path], max_file_mb: float = 25.0,
     listing = list_files(paths, skip_dirs, exclude)
     report = read_files(listing.files, max_file_mb, skipped=listing.skipped)
     if not report.documents and (listing.files or listing.skipped):
-        raise InputError("no file could be indexed: " + "; ".join(skipped_lines(report.skipped)))
+        raise InputError("no file could be read: " + "; ".join(skipped_lines(report.skipped)))
     return report
 
 

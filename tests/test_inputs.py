@@ -149,7 +149,7 @@ def test_the_files_the_config_excludes_are_not_indexed_and_leave_the_index_once_
     with pytest.warns(UserWarning, match="exclude names it"):
         _, report = excluding.index_paths([folder])
     assert report.added == ["usage/genindex.html"]
-    with pytest.raises(InputError, match=r"no file could be indexed: .*exclude names it \('\*'\)"):
+    with pytest.raises(InputError, match=r"no file could be read: .*exclude names it \('\*'\)"):
         make_rag([], {"exclude": ["*"]}, embed_model=bundled_embed_model,
                  persist_dir=tmp_path / "other").index_paths([folder])
 
@@ -221,7 +221,7 @@ def test_a_folder_of_nothing_readable_is_an_error_said_once(rag, tmp_path):
         with pytest.raises(InputError) as caught:
             rag.index_paths([folder])
     message = str(caught.value)
-    assert re.fullmatch(r"no file could be indexed: '.*banner' and 2 more files: it is a binary file, not text; "
+    assert re.fullmatch(r"no file could be read: '.*banner' and 2 more files: it is a binary file, not text; "
                         r"'.*photo\.jpg': unsupported file type '\.jpg' \(supported: .*, as \.md\.gz\)",
                         message), message
     assert _count(rag) == before
@@ -233,7 +233,7 @@ def test_empty_document_and_only_bad_files(rag, tmp_path):
     (folder / "blank.md").write_text("   \n\n")
     before = _count(rag)
     with pytest.warns(UserWarning, match="blank.md': it has no text"):
-        with pytest.raises(InputError, match="no file could be indexed: '.*blank.md': it has no text"):
+        with pytest.raises(InputError, match="no file could be read: '.*blank.md': it has no text"):
             rag.index_paths([folder])
     assert _count(rag) == before
 

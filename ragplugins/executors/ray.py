@@ -363,7 +363,7 @@ class RayIndexRun:
                 self._start()
                 self._transform_and_write(todo, files)
             if files and not report.added and not report.updated and not report.unchanged:
-                raise InputError("no file could be indexed: " + "; ".join(skipped_lines(report.skipped)))
+                raise InputError("no file could be read: " + "; ".join(skipped_lines(report.skipped)))
         except Exception:
             if self.written:  # what was written stays (whole documents); bring what derives from it in line
                 try:
