@@ -129,10 +129,11 @@ SEARCH_SIDEBAR = "[id*=sidebar]:has(form, input), [class*=sidebar]:has(form, inp
 # ``dl.toc``, kept) numbers its entries.
 INDEX_TERMS = 20
 INDEX_UNLINKED_SHARE = 0.05
-SECTION_NUMBER = re.compile(r"\s*(?:[0-9]+|[A-Z])(?:\.[0-9]+)*\.?\s")
+SECTION_NUMBER = re.compile(r"\s*(?:[0-9]+(?:\.[0-9]+)*\.?|[A-Z](?:\.[0-9]+)*\.)\s")   # "2.1", "A.1.", not "A "
 # What made the page, said at its foot ("This document was generated on February 5, 2023 using texi2any.": every
 # page of a new user's zsh manual, the whole text of its index pages once their entries went).
 GENERATOR_NOTE = re.compile(r"\s*this document was generated\b[^.]{0,120}\busing\b[^.]{0,80}\.?\s*", re.I)
+_GENERATED = re.compile(r"\bgenerated\b", re.I)
 # A footnote's mark and its way back: DocBook's (the mark, a repeated mark, the way back), Sphinx's and docutils',
 # Python-Markdown's and pandoc's.
 FOOTNOTE_MARKS = ("a.footnote, a.footnoteref, div.footnote a.para, a[role=doc-noteref], a.footnote-reference, "
@@ -202,8 +203,9 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for terms in soup.find_all("dl"):
         if not _removed(terms) and _an_index(terms):
             terms.decompose()
-    for note in soup.find_all("p"):
-        if GENERATOR_NOTE.fullmatch(note.get_text(" ")):
+    # Looked for by its word, not by reading every paragraph's text.
+    for note in {id(p): p for s in soup.find_all(string=_GENERATED) if (p := s.find_parent("p"))}.values():
+        if not _removed(note) and GENERATOR_NOTE.fullmatch(note.get_text(" ")):
             # ... and the few words a site adds after it at the page's end ("Zsh version 5.9, released on May 14,
             # 2022.", texi2any's PRE_BODY_CLOSE), the page's foot too.
             after = list(note.next_siblings)

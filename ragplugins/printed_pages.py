@@ -137,8 +137,9 @@ def join_line_end_hyphens(text: str, cut: re.Pattern[str] = LINE_END_HYPHEN) -> 
 
 # A printed page holds 50 to 70 lines (an RFC 58, nroff's 66); a line recurring at such a period is a page's.
 PAGE_LINES = (40, 100)
-# Of a text's pages, at least this share carries the recurring line (a chapter's first page may not).
-RECURRING_SHARE = 0.5
+# What most pages show: the recurring line (a chapter's first page may lack it), a page's length between form feeds,
+# the page's number at an end.
+MOST_PAGES = 0.5
 # A page's bottom margin and the next page's top one: the lines blank on this share of pages.
 MARGIN_SHARE = 0.9
 SENTENCE_END = (".", "!", "?", ":", ";")
@@ -168,7 +169,7 @@ def text_pages(text: str) -> list[str] | None:
         # A form feed also parts a GNU NEWS file's releases or a source file's sections, of any length.
         pages = text.split("\f")
         sized = sum(PAGE_LINES[0] <= page.count("\n") + 1 <= PAGE_LINES[1] for page in pages)
-        return pages if sized >= RECURRING_SHARE * len(pages) else None
+        return pages if sized >= MOST_PAGES * len(pages) else None
     lines = text.split("\n")
     found = _page_length(lines)
     if found is None:
@@ -183,8 +184,10 @@ def _page_length(lines: list[str]) -> tuple[int, int] | None:
     """(the page's length in lines, a line of the recurring furniture) of a text printed as pages of equal length."""
     where: dict[str, list[int]] = {}
     for i, line in enumerate(lines):
+        if not SPREAD.search(line.strip()):   # the quick test first: most lines are prose
+            continue
         shape = _shape(line)
-        if sum(c.isalpha() for c in shape) >= 3 and SPREAD.search(line.strip()):
+        if sum(c.isalpha() for c in shape) >= 3:
             where.setdefault(shape, []).append(i)
     best: tuple[int, int, int] | None = None
     for at in where.values():
@@ -194,7 +197,7 @@ def _page_length(lines: list[str]) -> tuple[int, int] | None:
         length = min(gaps)
         if not PAGE_LINES[0] <= length <= PAGE_LINES[1] or any(gap % length for gap in gaps):
             continue
-        if len(at) < RECURRING_SHARE * len(lines) / length:
+        if len(at) < MOST_PAGES * len(lines) / length:
             continue
         if best is None or len(at) > best[0]:
             best = (len(at), length, at[0])
@@ -227,7 +230,7 @@ def page_labels(pages: list[str]) -> list[str]:
         ends = _end_lines(lines, 0) + _end_lines(lines, -1)
         numbers.append({n for line in ends for n in re.findall(r"[0-9]+", line)})
     best = max(range(-3, 4), key=lambda offset: sum(str(i + 1 + offset) in found for i, found in enumerate(numbers)))
-    if sum(str(i + 1 + best) in found for i, found in enumerate(numbers)) < RECURRING_SHARE * len(pages):
+    if sum(str(i + 1 + best) in found for i, found in enumerate(numbers)) < MOST_PAGES * len(pages):
         return [""] * len(pages)
     return [str(i + 1 + best) for i in range(len(pages))]
 

@@ -438,7 +438,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
         except Exception as exc:  # noqa: BLE001 - a broken file must not stop the batch
             report.skip(path, _pdf_problem(exc) if suffix in PDF_SUFFIXES else _container_problem(suffix, exc))
             continue
-        if not text or not text.strip() or only_rules(text):
+        if only_rules(text):   # nothing, or rules alone
             report.skip(path, "it has no text")
             continue
         # texinfo's index nodes once their index is not read, and its chapters that are only a menu: a title alone

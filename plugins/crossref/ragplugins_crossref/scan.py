@@ -598,7 +598,7 @@ def _alone_on_its_line(text: str, mention: Mention) -> bool:
     if (end - start) - (mention.end - mention.start) > _LINE_SLACK:   # more than marks and spaces around it
         return False
     line = text[start:end]
-    before = text[:max(start - 1, 0)].rsplit("\n", 1)[-1].rstrip()
+    before = text[text.rfind("\n", 0, max(start - 1, 0)) + 1:max(start - 1, 0)].rstrip()   # the line before
     if before and not before.endswith(_SENTENCE_ENDS):
         return False
     return not _LIST_ITEM.match(line) and tokens(line) == tokens(mention.text)
