@@ -137,7 +137,8 @@ class CoreSettings(BaseModel):
                     "top_k places) are returned as one passage of up to this many chunks (ragplugins.passages), so "
                     "the top_k places hold more distinct text and the first places are the same whatever top_k: "
                     "two 512-token chunks make LlamaIndex's default 1024-token chunk, so no passage is longer than "
-                    "what that default gives. 1: every chunk its own place. Query time only; no re-index.",
+                    "what that default gives; a chunk whose text a place already holds (a page installed twice) "
+                    "joins it by its id alone. 1: every chunk its own place. Query time only; no re-index.",
         json_schema_extra=QUERY_TIME)
     window_headings: bool = Field(
         False, description="With window scoring or embed_windows: embed a window that starts inside a chunk with the "

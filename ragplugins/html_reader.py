@@ -10,10 +10,10 @@ pages Sphinx writes into a page (its toctrees and indexes: titles and entry name
 generators' chrome is found by what it is (``_drop_site_chrome``): blocks whose class or id says navigation,
 unless they hold the page itself; a page's own table of contents; links that only move the reader, and rows of
 navigation buttons ("[ << ] [ < ] [ Up ] [ > ]", "top | back | next | contents", in a block of their own or not);
-buttons; the same page in other languages; a site's name as a heading above the page's own title
-(``_drop_site_heading``). Link titles (tooltips repeating a target's heading) are dropped so they do not crowd the
-text a chunk is embedded with. A page that only sends the reader to another (``<meta http-equiv="refresh">``) says
-where (``HtmlPage.redirect``): the reader skips it.
+buttons, and controls a script answers (a "Menu" that opens a sidebar); the same page in other languages; a
+site's name as a heading above the page's own title (``_drop_site_heading``). Link titles (tooltips repeating a
+target's heading) are dropped so they do not crowd the text a chunk is embedded with. A page that only sends the
+reader to another (``<meta http-equiv="refresh">``) says where (``HtmlPage.redirect``): the reader skips it.
 
 The page is parsed by lxml's HTML parser, which closes the end tags HTML lets a page leave out
 (``</li>``, ``</p>``, ``</dd>``) as a browser does. Python's ``html.parser`` nests such elements
@@ -114,6 +114,8 @@ TRAIL_END = re.compile(r"\s*[>»›→/]\s*(?:\w+\s*){0,8}")
 REDIRECT_WORDS = 30
 # A sentence's worth of words outside links: a box of the page's prose, not a list of links.
 PROSE_WORDS = 8
+# A control's label ("Menu", "Copy", "Show all").
+CONTROL_WORDS = 3
 # A link's words that are a web address the page prints.
 _PRINTED_ADDRESS = re.compile(r"(?:https?|ftp)://\S+\Z|www\.\S+\Z")
 _WORD = re.compile(r"\w+")
@@ -544,6 +546,13 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
             node.extract()
     for element in soup.find_all("button"):
         element.decompose()
+    # A control drawn without <button>: a few words a script answers a click on (lxml's pages open every page with
+    # "Menu", ``div.menutrigger[onclick]``, which kept a page of its sidebar alone as a chunk "Menu"). A heading
+    # that folds its section keeps its words.
+    for element in soup.select("[onclick], [role=button]"):
+        if not _removed(element) and element.name not in HEADINGS and not element.find(HEADINGS) \
+                and len(_WORD.findall(element.get_text(" "))) <= CONTROL_WORDS:
+            element.decompose()
     # The same page in other languages ("Available languages: en | fr | ja"): links, some marked with the
     # language they lead to, and a label. A page in two languages marks one (Apache's: the page's own "en" is a
     # link without hreflang).

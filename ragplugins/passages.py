@@ -10,7 +10,8 @@ chunk order, so one index serves it.
 
 A passage is a copy of the chunk that earned its place (its id, metadata and vector), its text the members'
 text in document order with their overlap read once; the annotation ``passage`` lists the members' ids in
-that order. A filter never widens: only chunks the first stage returned are joined.
+that order. A chunk whose text a place already holds (a page installed twice) joins that place too, by its id
+alone (the annotation ``copies``). A filter never widens: only chunks the first stage returned are joined.
 """
 
 from __future__ import annotations
@@ -29,14 +30,26 @@ def merge_adjacent(ranked: list[NodeWithScore], k: int, max_chunks: int) -> list
     if max_chunks < 2:
         return ranked[:k]
     places: list[list[NodeWithScore]] = []
+    # A page installed twice (a manual's contents page as index.html and figures.html) gives chunks of the same
+    # text: the lower one joins the place that holds it, as a neighbour does, and adds its id, not its text.
+    place_of_text: dict[str, int] = {}
+    copies: dict[int, list[str]] = {}
     for nws in ranked:
-        home = next((members for members in places
+        text = " ".join(nws.node.get_content().split())
+        if text in place_of_text:
+            copies.setdefault(place_of_text[text], []).append(nws.node.node_id)
+            continue
+        home = next((i for i, members in enumerate(places)
                      if len(members) < max_chunks and any(_adjacent(m.node, nws.node) for m in members)), None)
         if home is not None:
-            home.append(nws)
+            places[home].append(nws)
         elif len(places) < k:
+            home = len(places)
             places.append([nws])
-    return [_passage(members) if len(members) > 1 else members[0] for members in places]
+        if home is not None:
+            place_of_text[text] = home
+    out = [_passage(members) if len(members) > 1 else members[0] for members in places]
+    return [annotate(nws, copies=copies[i]) if i in copies else nws for i, nws in enumerate(out)]
 
 
 def _adjacent(a: BaseNode, b: BaseNode) -> bool:

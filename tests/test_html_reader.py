@@ -981,3 +981,16 @@ def test_texinfo_s_contents_page_an_index_of_terms_and_the_generator_s_note_are_
     skipped = dict((Path(f).name, why) for f, why in report.skipped)
     assert skipped["node649.html"] == "it has no text but its title ('Index')", skipped
     assert skipped["zsh_toc.html"] == "it has no text" and "Concept Index" in skipped["Concept-Index.html"], skipped
+
+
+def test_a_control_a_script_answers_is_not_read_and_a_heading_that_folds_its_section_is(tmp_path):
+    """lxml's pages open with a "Menu" that a script opens the sidebar with (``div.menutrigger[onclick]``): read,
+    it opened every page, and kept the sitemap (the sidebar alone) as a page reading "Menu"."""
+    page = ("<html><head><title>lxml FAQ</title></head><body><div class=\"menutrigger\" "
+            "onclick=\"trigger_menu(event)\">Menu</div><h1>lxml FAQ</h1>"
+            "<h2 onclick=\"fold(this)\">Building</h2><p>Static builds need the libraries first.</p>"
+            "<span role=\"button\">Copy</span><div onclick=\"go()\">A paragraph of the page that a script also "
+            "answers a click on, which is its text all the same.</div></body></html>")
+    [doc] = _read(tmp_path, "FAQ.html", page)
+    assert doc.text.startswith("# lxml FAQ\n\n## Building\n\nStatic builds need the libraries first."), doc.text
+    assert "Menu" not in doc.text and "Copy" not in doc.text and "its text all the same" in doc.text

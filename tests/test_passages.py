@@ -9,6 +9,7 @@ from llama_index.core.schema import NodeRelationship, NodeWithScore, RelatedNode
 
 import ragplugins
 from ragplugins.cli import get_cli
+from ragplugins.nodes import annotation
 from ragplugins.passages import merge_adjacent, passage_members
 from ragplugins.stores.base import CHUNK_INDEX_KEY
 
@@ -54,6 +55,25 @@ def test_the_first_places_are_the_same_whatever_k():
     few, many = merge_adjacent(ranked, k=2, max_chunks=2), merge_adjacent(ranked, k=5, max_chunks=2)
     assert [passage_members(n) for n in few] == [["d-2", "d-3"], ["e-0"]]
     assert [n.node.get_content() for n in few] == [n.node.get_content() for n in many[:2]]
+
+
+def test_a_chunk_whose_text_a_place_already_holds_joins_it_by_its_id_alone():
+    # gnuplot's manual installs its contents page twice (index.html, figures.html): the copy took a place.
+    page, copy, other = _chunk("index", 0, 0, 90), _chunk("figures", 0, 0, 90), _chunk("e", 1, 0, 40)
+    lower_neighbour_copy = _chunk("figures", 1, 70, 160)
+    neighbour = _chunk("index", 1, 70, 160)
+    out = merge_adjacent(_ranked(page, copy, other, neighbour, lower_neighbour_copy), k=3, max_chunks=2)
+    assert [passage_members(n) for n in out] == [["index-0", "index-1"], ["e-1"]]
+    assert annotation(out[0])["copies"] == ["figures-0", "figures-1"]  # a copy of either member
+    assert "copies" not in annotation(out[1])
+    assert out[0].node.get_content() == DOCUMENT[0:160]  # the copies add no text
+    # Whitespace alone does not make a different text; one different character does.
+    spaced = TextNode(id_="spaced", text="  ".join(DOCUMENT[0:90].split()))
+    differs = TextNode(id_="differs", text=DOCUMENT[0:89] + "!")
+    out = merge_adjacent(_ranked(page, spaced, differs), k=3, max_chunks=2)
+    assert [n.node.node_id for n in out] == ["index-0", "differs"] and annotation(out[0])["copies"] == ["spaced"]
+    # 1: every chunk its own place, copies too.
+    assert len(merge_adjacent(_ranked(page, copy), k=2, max_chunks=1)) == 2
 
 
 def test_an_index_ragplugins_did_not_write_is_joined_by_the_splitter_s_links():

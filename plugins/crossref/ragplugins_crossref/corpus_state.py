@@ -34,7 +34,7 @@ from typing import Any
 from ragplugins import api
 from ragplugins.api import StateError
 from ragplugins_crossref.names import STOPWORDS, tokens
-from ragplugins_crossref.resolve import _folder, _source_stem, entry_key, file_bases
+from ragplugins_crossref.resolve import _folder, _source_stem, entry_key, file_bases, unsuffixed_bases
 from ragplugins_crossref.scan import Profile
 
 logger = logging.getLogger(__name__)
@@ -142,6 +142,7 @@ def registry_entries(prof: Profile | None, aliases: Mapping[str, list[str]]) -> 
            entry_key("stems", _source_stem(d)), entry_key("folders", _folder(d))}
     out.update(entry_key("exact", t) for t in name_tokens(prof, aliases))
     out.update(entry_key("files", b) for b in file_bases(prof))
+    out.update(entry_key("unsuffixed", b) for b in unsuffixed_bases(prof))
     out.update(entry_key("ids", k) for k in prof.ids)
     out.update(entry_key("definers", k) for k in prof.labels)
     out.update(entry_key("anchors", k) for k in prof.anchors)

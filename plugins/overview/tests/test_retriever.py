@@ -280,9 +280,10 @@ def test_restrict_is_skipped_when_a_chunk_outside_the_documents_matches_better()
     restricted = [chunk("n3", "a", [1, 0.3, 0.3])]  # weaker than the outside chunk below
     ctx = FakeContext(QUERIES, restricted)
     ctx.store_overviews(DOCS)
-    inner = ListRetriever([chunk("x", "b", QUERIES["fees"]), chunk("n3", "a", [1, 0.3, 0.3])])
+    inner = ListRetriever([chunk("x", "b", QUERIES["fees"]), chunk("n3", "a", [1, 0.3, 0.3]), chunk("y", "c"),
+                           chunk("z", "c")])
     out, tr = _run(OverviewRetriever(inner, ctx, OverviewConfig(mode="restrict")), "fees")
-    assert _ids(out) == ["x", "n3"]
+    assert _ids(out) == ["x", "n3", "y", "z"]
     step = tr.get("overview", "restrict")
     assert not step["applied"] and step["outside_best"] > step["inside_best"]
 
@@ -428,3 +429,15 @@ def test_a_chunk_the_search_inside_finds_within_a_first_stage_passage_is_not_add
     out, tr = _run(retriever, "fees")
     assert _ids(out).count("n5") == 1 and "n9" not in _ids(out) and "n6" in _ids(out)
     assert tr.get("overview", "add")["added"] == ["n6"]
+
+
+def test_the_default_gate_leaves_a_list_too_short_to_tell_whether_its_first_place_is_in_doubt():
+    # The contest the gate settles with four candidates, asked at top_k = 3: three scores give no typical step
+    # below the runner-up, and acting without one lowered new users' answers at k = 3 (maint-guide's q15).
+    close = [("n1", "b", 1.0), ("n3", "a", 0.98), ("n2", "c", 0.7), ("n5", "a", 0.4)]
+    ctx, out, tr = _gated(close[:3], restricted=[chunk("n3", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"])])
+    select = tr.get("overview", "select")
+    assert not select["applied"] and "too few to tell whether its first place is in doubt" in select["reason"]
+    assert _ids(out) == ["n1", "n3", "n2"] and ctx.searches == []
+    ctx, out, tr = _gated(close, restricted=[chunk("n3", "a", DOCS["a"]), chunk("n6", "a", DOCS["a"])])
+    assert tr.get("overview", "select")["applied"] and _ids(out)[0] == "n3"
