@@ -108,12 +108,15 @@ _SENTENCE_ENDS = (".", "!", "?", "*", "_", "`", "|", ">", "#", "-", "=")   # a s
 _LIST_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022][ \t]|\d{1,3}[.)][ \t])")
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
-# standards wrap their reference lists), or with the entry starting on the next line.
+# standards wrap their reference lists), or with the entry starting on the next line (DocBook's footnote whose
+# text is a paragraph of its own: "[87]" over "Alternatively: ...").
 _REFERENCE_ENTRY = re.compile(
-    r"^[ \t]{0,8}(?:[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
-    r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{2,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
+    r"^[ \t]{0,8}(?P<item>[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
+    r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{0,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
     re.M,
 )
+# A line an entry of a reference list may follow: another entry, or an entry's indented continuation.
+_AFTER_ENTRY = re.compile(r"[ \t]{0,8}(?:[-*•][ \t]{1,3})?\[|[ \t]{4}")
 # A Markdown link reference definition, "[`EventEmitter`]: events.md#class-eventemitter" (CommonMark: up to
 # three spaces of indent, the destination optionally in angle brackets).
 _MD_LINK_DEFINITION = re.compile(r"^ {0,3}\[(?P<key>[^\[\]\n]{1,200})\]:[ \t]{0,8}<?(?P<entry>[^\s<>]{1,300})>?", re.M)
@@ -210,6 +213,27 @@ def captions_agree(a: str, b: str) -> bool:
 _DOT_LEADER_END = re.compile(r"(?:\.[ \t]?){3,}[ \t]*\d{1,4}[ \t]*$")
 _PAGE_NUMBER_END = re.compile(r"\S[ \t]+\d{1,4}[ \t]*$")
 _CONTENTS_REACH = 60   # lines looked at either way for a dot leader
+
+
+def _entry_set_out(entry: re.Match[str]) -> bool:
+    """Whether an entry's text is set out as one: after its key on the key's line, or indented on the next line, or,
+    for a numbered footnote alone on its line, on the next line as it comes (DocBook's "[87]" over its paragraph).
+    AsciiDoc's "[NOTE]" over a paragraph is a block's attribute, no entry."""
+    gap = entry.string[entry.end("key"):entry.start("entry")]
+    return "\n" not in gap or gap.endswith(("  ", "\t")) or entry.group("key").isdigit()
+
+
+def _starts_an_entry(text: str, start: int) -> bool:
+    """Whether a reference-list entry may start at ``start`` (a line's start): a reference list's entry starts a
+    paragraph, or follows its heading ("References") or another entry. A footnote's mark in the text that a line
+    break puts at a line's start ("... and `prerm` files" over "[57] are called maintainer scripts", DocBook's HTML
+    wrapped so) is no entry: it was read as footnote 57's text, which stands below (7 of a new user's 100
+    footnotes)."""
+    if start == 0:
+        return True
+    before = text[text.rfind("\n", 0, start - 1) + 1:start - 1]
+    return not before.strip() or _AFTER_ENTRY.match(before) is not None or before.lstrip().startswith("#") \
+        or heading_like(before)
 
 
 def _line_end(text: str, pos: int) -> int:
@@ -422,7 +446,8 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                     caption = hit.groupdict().get("caption") or ""
                     prof.labels.setdefault(key, {"caption": caption_key(caption), "chunk": chunk_id})
         for em in _REFERENCE_ENTRY.finditer(text):
-            prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
+            if (em.group("item") or _starts_an_entry(text, em.start())) and _entry_set_out(em):
+                prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
         for em in _MD_LINK_DEFINITION.finditer(text):
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
         for em in (*_RST_TARGET.finditer(text), *_RST_CHAINED_TARGET.finditer(text)):

@@ -523,6 +523,23 @@ def test_a_footnote_s_mark_is_no_citation():
     assert [r["target"] for r in ann.refs["fsproto.txt#1"] if r["kind"] == "citation"] == ["x11protocol.txt"]
 
 
+def test_a_footnote_s_mark_at_a_line_s_start_is_no_entry_and_an_entry_may_start_on_the_next_line():
+    # DocBook's HTML as read (a new user's Debian New Maintainers' Guide): the wrapped source puts a body mark at a
+    # line's start ("files" over "[57] are"), which was taken for footnote 57's text; a footnote whose text is a
+    # paragraph of its own reads "[87]" over it, and was missed.
+    page = ("These scripts are the package's `postrm` and `prerm` files\n[57] are run by dpkg; see [1] and [87].\n\n"
+            "Notes\n\n[57] See [Section 4.1](dreq.html#control) for the control file.\n\n"
+            "[87]\nAlternatively read [the upload page](upload.html).\n\n"
+            "[1] Another footnote, see [the start](start.html).")
+    chunks = {"dother.html": [("dother.html#0", page)],
+              "dreq.html": [("dreq.html#0", "# 4. Required files\n\ntext")],
+              "upload.html": [("upload.html#0", "# 9. Uploading\n\ntext")],
+              "start.html": [("start.html#0", "# 1. Getting started\n\ntext")]}
+    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
+    cited = {r["ref"]: r["target"] for r in ann.refs["dother.html#0"] if r["kind"] == "citation"}
+    assert cited == {"57": "dreq.html", "87": "upload.html", "1": "start.html"}, cited
+
+
 def test_an_array_s_subscript_is_no_citation():
     # The zsh FAQ: its one footnote "[1]" made every "array[1]" and "$argv[1]" of the page a citation of it.
     chunks = {"FAQ02.html": [("FAQ02.html#0", "In zsh `array[0]` refers to `array[1]`, and `$a[1] == ${a[1]}`."),
