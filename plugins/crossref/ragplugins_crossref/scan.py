@@ -108,11 +108,14 @@ _SENTENCE_ENDS = (".", "!", "?", "*", "_", "`", "|", ">", "#", "-", "=")   # a s
 _LIST_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022][ \t]|\d{1,3}[.)][ \t])")
 _LABEL_LINE_PREFIX = re.compile(r"^[ \t]{0,8}(?:#{1,6}[ \t]{1,3}|[-*•][ \t]{1,3})?", re.M)
 # "[RFC2119]  Bradner, S., ..." with its continuation lines (indented deeper, as RFCs and many
-# standards wrap their reference lists), or with the entry starting on the next line (DocBook's footnote whose
-# text is a paragraph of its own: "[87]" over "Alternatively: ...").
+# standards wrap their reference lists, or not, as a page's footnote wraps its paragraph: "[28] See" over "[Debian
+# Policy Manual, ...](...)"), or with the entry starting on the next line (DocBook's footnote whose text is a
+# paragraph of its own: "[87]" over "Alternatively: ..."). A line that starts another entry, a list item or a
+# heading ends it.
 _REFERENCE_ENTRY = re.compile(
     r"^[ \t]{0,8}(?P<item>[-*•][ \t]{1,3})?\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\]:?"
-    r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{0,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}){0,8})$",
+    r"(?:[ \t]{1,16}|[ \t]{0,4}\n[ \t]{0,40})(?P<entry>\S.{2,400}(?:\n[ \t]{4,40}\S.{0,400}"
+    r"|\n(?![ \t]{0,8}(?:[-*•][ \t]|\[[^\]\n]{1,40}\](?!\()|#))\S.{0,400}){0,8})$",
     re.M,
 )
 # A line an entry of a reference list may follow: another entry, or an entry's indented continuation.
@@ -213,6 +216,15 @@ def captions_agree(a: str, b: str) -> bool:
 _DOT_LEADER_END = re.compile(r"(?:\.[ \t]?){3,}[ \t]*\d{1,4}[ \t]*$")
 _PAGE_NUMBER_END = re.compile(r"\S[ \t]+\d{1,4}[ \t]*$")
 _CONTENTS_REACH = 60   # lines looked at either way for a dot leader
+
+
+def _entry_text(entry: re.Match[str]) -> str:
+    """An entry's words. Lines that are not indented go on a numbered footnote's paragraph; after a named key they are
+    the paragraph that an AsciiDoc label such as "[NOTE]" opens, no entry of a list."""
+    lines = entry.group("entry").split("\n")
+    if not entry.group("key").isdigit():
+        lines = lines[:next((i for i, line in enumerate(lines[1:], 1) if not line[:4].isspace()), len(lines))]
+    return " ".join(" ".join(lines).split())
 
 
 def _entry_set_out(entry: re.Match[str]) -> bool:
@@ -447,7 +459,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
                     prof.labels.setdefault(key, {"caption": caption_key(caption), "chunk": chunk_id})
         for em in _REFERENCE_ENTRY.finditer(text):
             if (em.group("item") or _starts_an_entry(text, em.start())) and _entry_set_out(em):
-                prof.citations.setdefault(citation_key(em.group("key")), " ".join(em.group("entry").split()))
+                prof.citations.setdefault(citation_key(em.group("key")), _entry_text(em))
         for em in _MD_LINK_DEFINITION.finditer(text):
             prof.citations.setdefault(citation_key(em.group("key")), em.group("entry"))
         for em in (*_RST_TARGET.finditer(text), *_RST_CHAINED_TARGET.finditer(text)):
