@@ -610,6 +610,7 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
             block.decompose()
 
 
+
 def _breadcrumb_trail(block: Tag) -> bool:
     """Links to the pages above this one, one after another with nothing but a trail's mark between them
     ("Apache > HTTP Server > Documentation > Version 2.4", "Docs » Modules »"); the page's own name may end it."""
@@ -918,8 +919,10 @@ _BLOCKS = ("p", "pre", "div", "ul", "ol", "dl", "table", "blockquote", "h1", "h2
 
 
 def _layout_tables_as_text(soup: BeautifulSoup) -> None:
-    """A table that lays out a page rather than tabulating data, read row by row as its words: one holding a heading,
-    or DocBook's questions and answers (a ``qandaset``, rows of class ``question`` and ``answer``); DocBook's terms
+    """A table that lays out a page rather than tabulating data, read row by row as its words: one holding a heading
+    or another table (DocBook's revision history: each revision's changes a table in a cell, whose rows and rules
+    were written into one line of the outer table), or DocBook's questions and answers (a ``qandaset``, rows of
+    class ``question`` and ``answer``); DocBook's terms
     and their definitions (a ``variablelist`` drawn as a table) as a definition list. Read as a Markdown table, each
     answer's or option's paragraphs, lists and code became one line of a cell (Valgrind's FAQ, Cockpit's
     cockpit.conf options)."""
@@ -931,8 +934,10 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
             continue
         rows = _own_rows(table)
         classes = {word for row in rows for word in _words(row, "class")}
-        if not (table.find(re.compile("^h[1-6]$")) or {"question", "answer"} <= classes):
+        if not (table.find(re.compile("^h[1-6]$")) or {"question", "answer"} <= classes or table.find("table")):
             continue
+        for inner in table.find_all("table"):
+            _column_as_list(soup, inner)
         for row in rows:
             cells = [cell for cell in row.find_all(["td", "th"], recursive=False) if cell.get_text(strip=True)]
             if cells and not any(cell.find(_BLOCKS) for cell in cells):
@@ -950,6 +955,22 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
                 else:
                     cell.name, cell.attrs = "p", {}
         table.decompose()
+
+
+def _column_as_list(soup: BeautifulSoup, table: Tag) -> None:
+    """A table of one column inside a table read row by row is a list of its cells (DocBook's ``simplelist``: a
+    revision's changes)."""
+    rows = _own_rows(table)
+    cells = [row.find_all(["td", "th"], recursive=False) for row in rows]
+    if not rows or any(len(row) > 1 for row in cells):
+        return
+    listing = soup.new_tag("ul")
+    for row in cells:
+        if row and row[0].get_text(strip=True):
+            item = row[0]
+            item.name, item.attrs = "li", {}
+            listing.append(item.extract())
+    table.replace_with(listing)
 
 
 def _own_rows(table: Tag) -> list[Tag]:

@@ -994,3 +994,19 @@ def test_a_control_a_script_answers_is_not_read_and_a_heading_that_folds_its_sec
     [doc] = _read(tmp_path, "FAQ.html", page)
     assert doc.text.startswith("# lxml FAQ\n\n## Building\n\nStatic builds need the libraries first."), doc.text
     assert "Menu" not in doc.text and "Copy" not in doc.text and "its text all the same" in doc.text
+
+
+
+def test_a_table_holding_a_table_is_read_row_by_row_and_its_inner_column_as_a_list(tmp_path):
+    """DocBook's revision history (the Securing Debian Manual's appendix): each revision's changes a one-column table
+    in a cell of the outer table, read as one line of pipes and rules ("| | | --- | | Migrate to Docbook XML. |")."""
+    page = ("<html><head><title>Appendix A. History</title></head><body><h1>Appendix A. History</h1>"
+            "<div class=\"revhistory\"><table><tr><th colspan=\"3\">Revision History</th></tr>"
+            "<tr><td>Revision 3-18</td><td>April 2017</td><td>Marcos Fouces</td></tr>"
+            "<tr><td colspan=\"3\"><table class=\"simplelist\"><tr><td>Migrate to Docbook XML.</td></tr>"
+            "<tr><td>Build with Publican.</td></tr></table></td></tr></table></div>"
+            "<table><tr><th>Option</th><th>Default</th></tr><tr><td>on</td><td>yes</td></tr></table></body></html>")
+    [doc] = _read(tmp_path, "changelog_history.html", page)
+    assert "Revision 3-18 April 2017 Marcos Fouces\n\n- Migrate to Docbook XML.\n- Build with Publican." in doc.text, \
+        doc.text
+    assert "| --- | |" not in doc.text and "| Option | Default |" in doc.text   # a table of data stays one

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import posixpath
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -34,7 +33,7 @@ from typing import Any
 from ragplugins import api
 from ragplugins.api import StateError
 from ragplugins_crossref.names import STOPWORDS, tokens
-from ragplugins_crossref.resolve import _folder, _source_stem, entry_key, file_bases, unsuffixed_bases
+from ragplugins_crossref.resolve import _folder, _source_stem, document_paths, entry_key, file_bases, unsuffixed_bases
 from ragplugins_crossref.scan import Profile
 
 logger = logging.getLogger(__name__)
@@ -138,8 +137,8 @@ def registry_entries(prof: Profile | None, aliases: Mapping[str, list[str]]) -> 
     if prof is None:
         return set()
     d = prof.doc_id
-    out = {entry_key("profiles", d), entry_key("paths", posixpath.normpath(d.replace("\\", "/"))),
-           entry_key("stems", _source_stem(d)), entry_key("folders", _folder(d))}
+    out = {entry_key("profiles", d), entry_key("stems", _source_stem(d)), entry_key("folders", _folder(d))}
+    out.update(entry_key("paths", path) for path in document_paths(d))
     out.update(entry_key("exact", t) for t in name_tokens(prof, aliases))
     out.update(entry_key("files", b) for b in file_bases(prof))
     out.update(entry_key("unsuffixed", b) for b in unsuffixed_bases(prof))

@@ -146,7 +146,11 @@ class Registry:
                 self.anchors[key].add(doc_id)
             for key in prof.headings:
                 self.headings[key].add(doc_id)
-            self.paths[posixpath.normpath(doc_id.replace("\\", "/"))] = doc_id
+            for path in document_paths(doc_id):
+                if path == posixpath.normpath(doc_id.replace("\\", "/")):
+                    self.paths[path] = doc_id
+                else:
+                    self.paths.setdefault(path, doc_id)
             self.stems[_source_stem(doc_id)].add(doc_id)
             self.folders[_folder(doc_id)].add(doc_id)
         self.refresh_claims()
@@ -174,6 +178,13 @@ def file_bases(prof: Profile) -> set[str]:
     package's notes: "the AUTHORS file" is AUTHORS.gz)."""
     names = {prof.file_name.lower(), prof.doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()}
     return names | {n.removesuffix(".gz") for n in names}
+
+
+def document_paths(doc_id: str) -> list[str]:
+    """The paths a link reaches a document by: its own, and a compressed page's without ``.gz`` (Debian compresses
+    a manual's long pages: the Securing Debian Manual links "changelog.html", installed as changelog.html.gz)."""
+    path = posixpath.normpath(doc_id.replace("\\", "/"))
+    return [path, path.removesuffix(".gz")] if path.endswith(".gz") else [path]
 
 
 def unsuffixed_bases(prof: Profile) -> set[str]:

@@ -510,6 +510,18 @@ def test_a_file_name_that_is_also_a_page_s_name_without_its_suffix_names_neither
     assert ("lxml.html", "apidoc/lxml.html") in resolved(refs["performance.html"])
 
 
+def test_a_link_reaches_a_page_debian_installed_compressed():
+    # The Securing Debian Manual links "changelog.html", which Debian installs as changelog.html.gz.
+    refs, _ = run({"ch01s03.html": "# 1.3. Feedback\n\nSee [where to get the manual](changelog.html#where).",
+                   "changelog.html.gz": "# 1.2. Where to get the manual\n\ntext",
+                   "intro.html": "# 1. Introduction\n\nSee [feedback](ch01s03.html)."})
+    assert resolved(refs["ch01s03.html"]) == {("changelog.html", "changelog.html.gz")}
+    # Both indexed: the link names the page it names.
+    refs, _ = run({"ch01s03.html": "# 1.3. Feedback\n\nSee [where to get the manual](changelog.html#where).",
+                   "changelog.html.gz": "# An older copy\n\ntext", "changelog.html": "# 1.2. Where\n\ntext"})
+    assert resolved(refs["ch01s03.html"]) == {("changelog.html", "changelog.html")}
+
+
 def test_a_footnote_s_mark_is_no_citation():
     # DocBook's text marks a footnote "^[1]" (X.Org's font service protocol): resolved through the reference
     # list further on, the trademark footnote's chunk cited the protocol specification listed there as [1].
