@@ -610,7 +610,6 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
             block.decompose()
 
 
-
 def _breadcrumb_trail(block: Tag) -> bool:
     """Links to the pages above this one, one after another with nothing but a trail's mark between them
     ("Apache > HTTP Server > Documentation > Version 2.4", "Docs » Modules »"); the page's own name may end it."""
@@ -922,10 +921,9 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
     """A table that lays out a page rather than tabulating data, read row by row as its words: one holding a heading
     or another table (DocBook's revision history: each revision's changes a table in a cell, whose rows and rules
     were written into one line of the outer table), or DocBook's questions and answers (a ``qandaset``, rows of
-    class ``question`` and ``answer``); DocBook's terms
-    and their definitions (a ``variablelist`` drawn as a table) as a definition list. Read as a Markdown table, each
-    answer's or option's paragraphs, lists and code became one line of a cell (Valgrind's FAQ, Cockpit's
-    cockpit.conf options)."""
+    class ``question`` and ``answer``); DocBook's terms and their definitions (a ``variablelist`` drawn as a table)
+    as a definition list. Read as a Markdown table, each answer's or option's paragraphs, lists and code became one
+    line of a cell (Valgrind's FAQ, Cockpit's cockpit.conf options)."""
     for table in soup.find_all("table"):
         if table.find_parent("table") is not None or table.parent is None:
             continue
