@@ -205,16 +205,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for terms in soup.find_all("dl"):
         if not _removed(terms) and _an_index(terms):
             terms.decompose()
-    # Looked for by its word, not by reading every paragraph's text.
-    for note in {id(p): p for s in soup.find_all(string=_GENERATED) if (p := s.find_parent("p"))}.values():
-        if not _removed(note) and GENERATOR_NOTE.fullmatch(note.get_text(" ")):
-            # ... and the few words a site adds after it at the page's end ("Zsh version 5.9, released on May 14,
-            # 2022.", texi2any's PRE_BODY_CLOSE), the page's foot too.
-            after = list(note.next_siblings)
-            if len(_WORD.findall(" ".join(s.get_text(" ") for s in after))) <= BANNER_WORDS:
-                for sibling in after:
-                    sibling.extract()
-            note.decompose()
+    _drop_generator_note(soup)
     _drop_site_heading(soup, title)
     _admonitions_out_of_tables(soup)
     _layout_tables_as_text(soup)
@@ -816,6 +807,19 @@ def _links_alone(block: Tag) -> bool:
 def _unlinked_words(element: Tag | str) -> int:
     """How many words a block holds outside its links (``element``: the block, or those words already joined)."""
     return len(_WORD.findall(element if isinstance(element, str) else " ".join(_outside_links(element))))
+
+
+def _drop_generator_note(soup: BeautifulSoup) -> None:
+    """What made the page (:data:`GENERATOR_NOTE`), and the few words a site adds after it at the page's end ("Zsh
+    version 5.9, released on May 14, 2022.", texi2any's PRE_BODY_CLOSE). Looked for by its word, not by reading
+    every paragraph's text."""
+    for note in {id(p): p for s in soup.find_all(string=_GENERATED) if (p := s.find_parent("p"))}.values():
+        if not _removed(note) and GENERATOR_NOTE.fullmatch(note.get_text(" ")):
+            after = list(note.next_siblings)
+            if len(_WORD.findall(" ".join(s.get_text(" ") for s in after))) <= BANNER_WORDS:
+                for sibling in after:
+                    sibling.extract()
+            note.decompose()
 
 
 def _definition_items_closed(soup: BeautifulSoup) -> None:

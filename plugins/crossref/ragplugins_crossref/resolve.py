@@ -146,11 +146,10 @@ class Registry:
                 self.anchors[key].add(doc_id)
             for key in prof.headings:
                 self.headings[key].add(doc_id)
-            for path in document_paths(doc_id):
-                if path == posixpath.normpath(doc_id.replace("\\", "/")):
-                    self.paths[path] = doc_id
-                else:
-                    self.paths.setdefault(path, doc_id)
+            own, *compressed = document_paths(doc_id)
+            self.paths[own] = doc_id
+            for path in compressed:   # a page of that path itself, if indexed, keeps it
+                self.paths.setdefault(path, doc_id)
             self.stems[_source_stem(doc_id)].add(doc_id)
             self.folders[_folder(doc_id)].add(doc_id)
         self.refresh_claims()
@@ -173,10 +172,15 @@ class Registry:
         return scan_chunk(text, families, self.names, self.files, self.exact)
 
 
+def _file_name(path: str) -> str:
+    """The last part of a path, written with either slash."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def file_bases(prof: Profile) -> set[str]:
     """The file names a document is written by, in lower case: its own, and without ``.gz`` (Debian compresses a
     package's notes: "the AUTHORS file" is AUTHORS.gz)."""
-    names = {prof.file_name.lower(), prof.doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()}
+    names = {prof.file_name.lower(), _file_name(prof.doc_id).lower()}
     return names | {n.removesuffix(".gz") for n in names}
 
 
@@ -208,7 +212,7 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
             # A file name that is also another page's name without its suffix may be either: lxml's prose writes
             # "lxml.html" for the module, whose page is lxml.html.html, beside the package's page lxml.html
             # (37 of a new user's 160 resolved references). No guess.
-            written = ref.text.replace("\\", "/").rsplit("/", 1)[-1].lower()
+            written = _file_name(ref.text).lower()
             return set() if registry.unsuffixed.get(written, set()) - named else named
         if not ref.text.lower().endswith(_SOURCES):
             return set()
@@ -299,8 +303,8 @@ def _rooted_path_reaches(doc_id: str, folders: list[str]) -> bool:
 def _written_as(doc_id: str, written: str) -> bool:
     """Whether a file name written in prose is ``doc_id``'s in its own case, extensions aside: files that differ in
     case are two files ("Create a `TEST.md` file in the repository's root" is not the contributors' test.md)."""
-    name = doc_id.replace("\\", "/").rsplit("/", 1)[-1]
-    source = written.replace("\\", "/").rsplit("/", 1)[-1]
+    name = _file_name(doc_id)
+    source = _file_name(written)
     return name.startswith(source[: len(_source_stem(source))])
 
 
@@ -308,7 +312,7 @@ def _rendered_from(doc_id: str, source: str) -> bool:
     """Whether ``doc_id`` can be what a source named in prose is rendered as: a page (HTML, PDF, ...), or that
     source in its own format ("os.path.rst" is os.path.rst.txt), never a source in another ("adds test.txt to
     the image", a file of Docker's example, is not the contributors' test.md)."""
-    name = doc_id.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    name = _file_name(doc_id).lower()
     if not name.endswith(_SOURCES):
         return True
     written = next((ext for ext in _SOURCES if source.lower().endswith(ext)), "")
@@ -358,7 +362,7 @@ _DOC_EXTENSIONS = (".html", ".htm", ".pdf", ".docx", ".epub", *_SOURCES)
 
 def _source_stem(path: str) -> str:
     """'os.path.rst.txt' -> 'os.path', 'user-manual.html' -> 'user-manual' (file name, lower case)."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    name = _file_name(path).lower()
     for _ in range(2):
         for ext in _DOC_EXTENSIONS:
             if name.endswith(ext) and len(name) > len(ext):

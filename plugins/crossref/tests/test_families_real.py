@@ -545,12 +545,9 @@ def test_a_footnote_s_mark_at_a_line_s_start_is_no_entry_and_an_entry_may_start_
             "[1] Another footnote, see\n[the start](start.html).\n\n"
             # AsciiDoc's admonition over its paragraph: "[NOTE]" is a label, its paragraph no entry of a list.
             "[NOTE] Uploads are signed; see\n[the upload page](upload.html) for the keys.")
-    chunks = {"dother.html": [("dother.html#0", page)],
-              "dreq.html": [("dreq.html#0", "# 4. Required files\n\ntext")],
-              "upload.html": [("upload.html#0", "# 9. Uploading\n\ntext")],
-              "start.html": [("start.html#0", "# 1. Getting started\n\ntext")]}
-    ann = annotate(chunks, {d: {"file_name": d} for d in chunks}, BUILTIN_FAMILIES, max_refs=50)
-    cited = {r["ref"]: r["target"] for r in ann.refs["dother.html#0"] if r["kind"] == "citation"}
+    refs, _ = run({"dother.html": page, "dreq.html": "# 4. Required files\n\ntext",
+                   "upload.html": "# 9. Uploading\n\ntext", "start.html": "# 1. Getting started\n\ntext"})
+    cited = {ref: target for kind, ref, target in refs["dother.html"] if kind == "citation"}
     resolved_ = {key: target for key, target in cited.items() if target}
     assert resolved_ == {"57": "dreq.html", "87": "upload.html", "1": "start.html"}, cited   # [1]: on its next line
 
