@@ -137,7 +137,15 @@ _QUALIFIER_AFTER = re.compile(r"(?:[ \t\n]{1,3}[\"“][^\"“”\n]{1,80}[\"”]
 # A work named in words after it that no reference names ('section 9.3 "Unix Socket commands" of Management Guide' in
 # HAProxy's configuration manual): another work's section, or this one's by its title, never this one's by number alone.
 _NAMED_WORK = re.compile(r"(?!(?:This|These|That)\b)[A-Z][a-z][\w-]{0,30}(?:[ \t]{1,3}[A-Z][a-z][\w-]{0,30}){0,5}")
-_QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}")
+# The owner just before: "the Master Agreement's Section 4", or the section set in parentheses after it ("the
+# Debian Reference (Chapter 2 - Debian fundamentals)", "[RFC1122](ftp://...), (in the section 3.3.4.2)": the
+# Securing Debian Manual's, which went to its own chapter 2 and section 3.3).
+_QUALIFIER_BEFORE = re.compile(r"(?:['’]s)?[ \t\n]{1,3}|,?[ \t]{0,2}\((?:(?:in|see)[ \t]{1,3})?(?:the[ \t]{1,3})?")
+_OWNER_GAP = 12   # the longest of those gaps: ", (in the "
+# A work named in words before such a parenthesis, that no reference names.
+_NAMED_WORK_BEFORE = re.compile(r"\b(?:of|in|from)[ \t\n]{1,3}the[ \t\n]{1,3}"
+                                r"(?P<work>[A-Z][a-z][\w-]{0,30}(?:[ \t\n]{1,3}[A-Z][a-z][\w-]{0,30}){0,5})"
+                                r"[ \t]{0,2}\([ \t]{0,2}\Z")
 # A standard's designator written just before a section ("see H.262 section 6.3.3", "ETS 300 706, Section 15",
 # "RFC 4629 Section 3"): the section is that document's, indexed or not.
 _DESIGNATOR_BEFORE = re.compile(r"(?<![\w.-])[A-Z]{1,8}(?:-[A-Z]{1,4})?(?:[ .]?[A-Z]?\d[\d.:-]*)(?:[ ]\d[\d.-]*)*,?"
@@ -725,7 +733,7 @@ def scan_chunk(text: str, families: Sequence[ReferenceFamily], names: NameIndex,
     refs = [r for r in refs if not (r.kind in ("section", "label") and r.start in opened)]
     refs = [r for r in refs if not _NAVIGATION_LABEL.search(text, line := text.rfind("\n", 0, r.start) + 1, r.start)
             and not _RST_TARGET_LINE.match(text, line)]
-    _attach_qualifiers(text, refs)
+    _attach_qualifiers(text, refs, links)
     return refs
 
 
@@ -879,11 +887,15 @@ def _drop_link_labels(text: str, refs: list[RawRef], links: Sequence[tuple[int, 
     return out
 
 
-def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
+def _attach_qualifiers(text: str, refs: list[RawRef], links: Sequence[tuple[int, int]]) -> None:
     # A link within the page (no path) owns nothing: the section it shows is read as it would be without it.
     owners = [r for r in refs if r.kind in ("document", "citation", "identifier", "link") and r.key]
     by_start = {r.start: r for r in owners}
-    by_end = {r.end: r for r in owners}
+    # A name among a link's words is written up to the link's end ("[RFC1122](ftp://...), (in the section 3.3.4.2)");
+    # the link itself, where it names a document here, says it first.
+    by_end: dict[int, RawRef] = {}
+    for r in owners:
+        by_end.setdefault(next((end for start, end in links if start <= r.start and r.end <= end), r.end), r)
     pointers = [r for r in refs if r.kind in ("label", "section")]
     starts = {r.start for r in refs}
     # "[Section 9.17](functions-sequence.html)": the link says whose section it is. ``refs`` is sorted
@@ -907,12 +919,15 @@ def _attach_qualifiers(text: str, refs: list[RawRef]) -> None:
             ref.work = work.group()
             continue
         # "the Master Agreement's Section 4": the owner is written just before.
-        for gap in range(1, 6):
+        for gap in range(1, _OWNER_GAP + 1):
             owner = by_end.get(ref.start - gap)
-            if owner is not None and _QUALIFIER_BEFORE.fullmatch(text, owner.end, ref.start):
+            if owner is not None and _QUALIFIER_BEFORE.fullmatch(text, ref.start - gap, ref.start):
                 ref.qualifier = owner
                 break
         else:
+            if work := _NAMED_WORK_BEFORE.search(text, max(0, ref.start - 200), ref.start):
+                ref.work = work.group("work")
+                continue
             # "H.264 section 7.4.2.1.1" in FFmpeg's manuals: a standard nobody indexed owns it, and the nearest
             # enclosing section of an indexed document ("7", mailing-list-faq's) is not it.
             ref.designated = _DESIGNATOR_BEFORE.search(text, max(0, ref.start - 40), ref.start) is not None

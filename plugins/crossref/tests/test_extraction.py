@@ -150,6 +150,24 @@ def test_section_with_owner_after_or_before_resolves_to_its_chunk():
     assert recs["section 9"]["target"] is None                    # unqualified: internal, kept unresolved
 
 
+def test_a_section_in_parentheses_after_another_work_is_that_work_s():
+    # The Securing Debian Manual (one Publican page per section): "the Debian Reference (Chapter 2 - Debian
+    # fundamentals)" went to the manual's own chapter 2, and "[RFC1122](ftp://...), (in the section 3.3.4.2)" to
+    # its own section 3.3.4.2. The same parenthesis after a document of this index is a section of that document.
+    refs, _ = run({
+        "network.html": "# Network\n\nIt is called *weak end host* in [RFC1122](ftp://ftp.isi.edu/rfc1122.txt), "
+                        "(in the section 3.3.4.2). Read the boot scripts section of the Debian Reference (Chapter 2 - "
+                        "Debian fundamentals). The RFC2119 (section 3) words.",
+        "intro.html": "# Introduction\n\nSee Chapter 2 first.",
+        "before.html": "# Chapter 2. Before you begin\n\nText.\n",
+        "weak.html": "# 3.3.4.2. Weak hosts\n\nText.\n",
+        "rfc2119.txt": "Key words for use in RFCs\n\nRFC 2119\n\n3. SHOULD\n\nText.\n",
+    }, meta={"rfc2119.txt": {"title": "RFC 2119"}})
+    assert targets(refs["network.html"], "section") == {("section 3.3.4.2", None), ("chapter 2", None),
+                                                        ("section 3", "rfc2119.txt")}
+    assert targets(refs["intro.html"], "section") == {("chapter 2", "before.html")}
+
+
 def test_a_section_starts_at_its_heading_not_at_its_table_of_contents_entry():
     # A PDF's contents page comes first (LaTeX's clsguide): entries end with a page number after a dot leader,
     # or, for chapters, a bare one among such entries, and may wrap onto two lines.
