@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import takewhile
 
@@ -240,6 +241,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
                 mark.decompose()
             else:
                 mark.replace_with(label if mark_only.startswith("[") else label.replace(mark_only, f"[{mark_only}]"))
+    _drop_edge_rules(soup)
     _emphasis_runs_as_text(soup)
     _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
@@ -593,12 +595,26 @@ def _drop_site_heading(soup: BeautifulSoup, title: str) -> None:
     if len(headings) == 1:
         headings[0].decompose()
     # The <title>'s other parts name the site ("mod_deflate - Apache HTTP Server Version 2.4"): a block above the
-    # page's title that says only that is the site's banner; so is a trail of links to the pages above this one.
+    # page's title that says only that is the site's banner; so is a trail of links to the pages above this one, and
+    # a list of links to other pages alone (Pygments' "Home, Languages, Styles, FAQ, Get it, Docs" opened every page).
     site = {part.lower() for part in TITLE_PARTS.split(title) if not _repeats_title(element, part)}
     for block in element.find_all_previous(BANNER_BLOCKS):
         if not _removed(block) and id(block) not in ancestors and \
-                (block.get_text(" ", strip=True).lower() in site or _breadcrumb_trail(block)):
+                (block.get_text(" ", strip=True).lower() in site or _breadcrumb_trail(block) or _site_menu(block)):
             block.decompose()
+
+
+def _site_menu(block: Tag) -> bool:
+    """A list of at least two items, each one link to another page and no other words."""
+    items = block.find_all("li", recursive=False) if block.name in ("ul", "ol") else []
+    if len(items) < 2:
+        return False
+    for item in items:
+        links = item.find_all("a", href=True)
+        if len(links) != 1 or str(links[0]["href"]).startswith("#") or \
+                item.get_text(" ", strip=True) != links[0].get_text(" ", strip=True):
+            return False
+    return True
 
 
 def _breadcrumb_trail(block: Tag) -> bool:
@@ -807,6 +823,21 @@ def _links_alone(block: Tag) -> bool:
 def _unlinked_words(element: Tag | str) -> int:
     """How many words a block holds outside its links (``element``: the block, or those words already joined)."""
     return len(_WORD.findall(element if isinstance(element, str) else " ".join(_outside_links(element))))
+
+
+def _drop_edge_rules(soup: BeautifulSoup) -> None:
+    """A rule with no words of the page before it, or none after it, separates nothing: texinfo draws one under the
+    navigation bar and one over the bar at the foot, and with the bars gone 35 of a new user's 36 SBCL internals
+    pages began with "---" (a chunk's first line)."""
+    def words(elements: Iterable[PageElement]) -> bool:
+        return any(isinstance(e, NavigableString) and _WORD.search(e) and e.find_parent("head") is None
+                   for e in elements)
+
+    rules = soup.find_all("hr")
+    while rules and not words(rules[0].previous_elements):
+        rules.pop(0).decompose()
+    while rules and not words(rules[-1].next_elements):
+        rules.pop().decompose()
 
 
 def _drop_generator_note(soup: BeautifulSoup) -> None:

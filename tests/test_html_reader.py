@@ -1010,3 +1010,22 @@ def test_a_table_holding_a_table_is_read_row_by_row_and_its_inner_column_as_a_li
     assert "Revision 3-18 April 2017 Marcos Fouces\n\n- Migrate to Docbook XML.\n- Build with Publican." in doc.text, \
         doc.text
     assert "| --- | |" not in doc.text and "| Option | Default |" in doc.text   # a table of data stays one
+
+
+def test_a_rule_at_the_page_s_edge_and_a_menu_of_links_above_its_title_are_not_read():
+    # texinfo draws a rule under its navigation bar and over the one at the foot: with the bars gone, a new user's
+    # SBCL internals pages began with "---". Pygments' pages open with a list of links to the site's other pages.
+    texinfo = ('<html><head><title>Cold init (SBCL Internals)</title></head><body>'
+               '<div class="header"><p>Up: <a href="Build.html" rel="up">Build</a></p></div><hr>'
+               '<h3>1.1 Cold init</h3><p>At the start of cold init.</p><hr><p>Then genesis.</p>'
+               '<hr><div class="header"><p>Next: <a href="Warm.html" rel="next">Warm</a></p></div></body></html>')
+    text = html_to_markdown(texinfo)
+    assert text.startswith("### 1.1 Cold init") and text.rstrip().endswith("Then genesis.")
+    assert text.count("---") == 1   # the rule between two paragraphs stays
+    site = ('<html><head><title>Available formatters — Pygments</title></head><body><div class="pageheader"><ul>'
+            '<li><a href="../index.html">Home</a></li><li><a href="../faq.html">FAQ</a></li>'
+            '<li><a href="index.html">Docs</a></li></ul></div>'
+            '<h1>Available formatters</h1><p>All formatters:</p><ul><li><a href="html.html">HTML</a></li>'
+            '<li><a href="latex.html">LaTeX</a></li></ul></body></html>')
+    text = html_to_markdown(site)
+    assert "FAQ" not in text and "[HTML](html.html)" in text and "[LaTeX](latex.html)" in text
