@@ -187,6 +187,11 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     reader if that is all it does. A tree (:func:`parse_html`) is read as it stands, and changed."""
     soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
     _definition_items_closed(soup)
+    # A term's classifier ("codetags : list of strings") is set apart by docutils' stylesheet alone where Sphinx
+    # writes it: read without it, a new user's Pygments options ran into their types ("codetagslist of strings").
+    for classifier in soup.select("span.classifier"):
+        if classifier.find_previous_sibling(class_="classifier-delimiter") is None:
+            classifier.insert_before(" : ")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     search_form = soup.find(id="search-results") is not None and soup.find("input", attrs={"name": "q"}) is not None
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.I)})

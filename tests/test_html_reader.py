@@ -1029,3 +1029,14 @@ def test_a_rule_at_the_page_s_edge_and_a_menu_of_links_above_its_title_are_not_r
             '<li><a href="latex.html">LaTeX</a></li></ul></body></html>')
     text = html_to_markdown(site)
     assert "FAQ" not in text and "[HTML](html.html)" in text and "[LaTeX](latex.html)" in text
+
+
+def test_a_term_s_classifier_is_set_apart_from_the_term():
+    # Sphinx writes an option's type after its name with nothing between (docutils' stylesheet draws " : "): a new
+    # user's Pygments options read "codetagslist of strings". docutils' own HTML writes the colon.
+    sphinx = ('<dl><dt><cite>codetags</cite><span class="classifier">list of strings</span></dt>'
+              '<dd><p>Code tags.</p></dd></dl>')
+    assert "codetags : list of strings" in html_to_markdown(sphinx)
+    docutils = ('<dl><dt><tt>scale</tt> <span class="classifier-delimiter">:</span> '
+                '<span class="classifier">integer percentage</span></dt><dd><p>Scale.</p></dd></dl>')
+    assert "scale : integer percentage" in html_to_markdown(docutils)
