@@ -341,6 +341,24 @@ def test_a_row_names_its_source_by_the_end_of_a_document_s_id(tmp_path):
     assert row.is_source("guide/sso.html") and row.is_source("sso.html") and row.is_source("guide\\sso.html")
     assert not row.is_source("guide/nosso.html") and not row.is_source("sso.html/index.html")
 
+
+def test_a_row_names_its_source_as_one_id_or_a_list_and_as_query_shows_it(tmp_path):
+    # A new user's SBCL set: `query` names a passage "Linkage_002dtable.html#0+1", which named no document; one
+    # id written without a list was read as its characters.
+    from ragplugins import InputError
+
+    gold = tmp_path / "g.jsonl"
+    gold.write_text('{"id": "q1", "query": "q?", "expected": "x", "expected_sources": "guide/sso.html#0+1", '
+                    '"anchor_doc": "guide/index.html#3"}\n'
+                    '{"id": "q2", "query": "q?", "expected": "x", "expected_sources": ["C#.html", "a.html#2"]}\n')
+    first, second = load_gold([gold])
+    assert first.expected_sources == ("guide/sso.html",) and first.anchor_doc == "guide/index.html"
+    assert second.expected_sources == ("C#.html", "a.html")
+    gold.write_text('{"id": "q3", "query": "q?", "expected": "x", "expected_sources": {"doc": "a.html"}}\n')
+    with pytest.raises(InputError, match="g.jsonl:1: 'expected_sources' must be a document id or a list of them"):
+        load_gold([gold])
+
+
 def test_every_problem_of_a_gold_set_is_reported_at_once_with_its_file_and_line(tmp_path):
     from ragplugins import InputError
 

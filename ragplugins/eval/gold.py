@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,23 @@ def _row_problems(data: Any) -> list[str]:
             problems.append("'expected' must be a non-empty list of strings")
     if data.get("match", "any") not in ("any", "all"):
         problems.append(f"'match' must be 'any' or 'all', not {data['match']!r}")
+    sources = data.get("expected_sources") or []
+    if not all(isinstance(s, str) for s in ([sources] if isinstance(sources, str) else sources)) \
+            or not isinstance(sources, (str, list)):
+        problems.append("'expected_sources' must be a document id or a list of them")
+    if data.get("anchor_doc") is not None and not isinstance(data["anchor_doc"], str):
+        problems.append("'anchor_doc' must be a document id or null")
     return problems
+
+
+# The place a chunk or passage holds in its document, as `query` and eval's results name it ("guide/sso.html#3",
+# "guide/sso.html#0+1"): a row naming the document so means the document.
+_PLACE = re.compile(r"#\d+(?:\+\d+)*\Z")
+
+
+def _document_names(value: str | list[str] | None) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value or []
+    return tuple(_PLACE.sub("", name) for name in names)
 
 
 def load_gold(paths: str | Path | Iterable[str | Path]) -> list[GoldRow]:
@@ -118,7 +135,8 @@ def load_gold(paths: str | Path | Iterable[str | Path]) -> list[GoldRow]:
                 id=str(data.get("id") or f"{path.stem}:{lineno}"), query=data["query"],
                 expected=tuple([expected] if isinstance(expected, str) else expected),
                 match=data.get("match", "any"), dimensions=dict(data.get("dimensions") or {}),
-                expected_sources=tuple(data.get("expected_sources") or ()), anchor_doc=data.get("anchor_doc"),
+                expected_sources=_document_names(data.get("expected_sources")),
+                anchor_doc=next(iter(_document_names(data.get("anchor_doc"))), None),
                 multi_document=data.get("multi_document"), raw=data)
             rows.append(row)
             where.setdefault(row.id, []).append(f"{path}:{lineno}")
