@@ -228,3 +228,21 @@ def test_an_identifier_the_top_candidates_hold_is_not_respelt_by_its_parts():
     # Not held by the top candidates, the same identifier is respelt by its parts as before.
     elsewhere = [node("t", "The status page lists every backend.")]
     assert "mod_extforward" in expand(query, nodes=elsewhere, corpus=corpus)[0]
+
+
+def test_a_word_of_prose_joined_by_hyphens_is_not_respelt_by_its_parts():
+    # A new user's Python-Markdown pages: "sub-items" linked "etree.SubElement" by its part "sub", and the retry set
+    # pushed the answer out of the top 3.
+    corpus = ["Nested lists: sub-items must be indented by at least four spaces for each level of nesting.",
+              "Use etree.SubElement to add a child element; plain text goes in the element's text when you turn "
+              "two spaces in front into a tab.",
+              "The status page lists every extension.", "Logs go to the error log.", "Nothing else here."]
+    query = "Why do the sub-items turn into plain text with two spaces in front of them?"
+    top = [node("t", "The status page lists every extension.")]
+    from ragplugins_retry.strategies.vocabulary import _linked
+
+    assert "etree.subelement" not in {term for term, _, _ in _linked(query, vocabulary.build(corpus))}
+    assert expand(query, nodes=top, corpus=corpus)[0] == []
+    # Written as an identifier, the same parts are respelt as before.
+    linked = {term for term, _, _ in _linked("Why do sub_items turn into plain text?", vocabulary.build(corpus))}
+    assert "etree.subelement" in linked

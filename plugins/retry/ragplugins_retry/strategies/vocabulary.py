@@ -15,6 +15,8 @@ from ragplugins_retry.strategies.keywords import KeywordsStrategy
 
 # The candidates the query_coverage signal judges the question's terms on (its "best of the top 3").
 TOP = 3
+# "sub-items", "built-in", "check-local": lower-case letters joined by hyphens, as prose writes a compound.
+_PROSE_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 class VocabularyStrategy(RetryStrategy):
@@ -147,7 +149,10 @@ def _linked(query: str, vocab: vocabulary.Vocabulary, files: Container[str] = fr
     for word in words:
         if not text.is_content(word):
             continue
-        parts = vocabulary.parts(word)
+        # A word of prose joined by hyphens is one word, not an identifier: its parts are no words of their own
+        # ("sub" of "sub-items" had "etree.SubElement" added, and a new user's Python-Markdown question lost its
+        # answer from the top 3).
+        parts = [] if _PROSE_COMPOUND.fullmatch(word) else vocabulary.parts(word)
         held = len(parts) > 1 and text.stem_set(word) <= seen
         for part, stem in [] if held else zip(parts, _stems(parts)):
             if len(part) < 2 or part.isdigit() or not text.is_content(part):
