@@ -309,7 +309,21 @@ class _PageConverter(MarkdownConverter):
 
     convert_kbd = convert_samp = convert_code
 
+    def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A code block that shows a fence of its own (Python-Markdown's examples of fenced code) is fenced by a
+        longer one, as Markdown allows: fenced by three backticks, its own closed the block half way."""
+        markdown = super().convert_pre(el, text, parent_tags)  # type: ignore[misc]
+        shown = max((len(run) for run in _FENCE_IN_CODE.findall(text)), default=0)
+        if shown < 3:
+            return markdown
+        fence = "`" * (shown + 1)
+        opening, _, rest = markdown.partition("```")
+        body, _, closing = rest.rpartition("```")
+        return opening + fence + body + fence + closing
 
+
+# A line of a code block that starts with a run of backticks (its own fence, shown).
+_FENCE_IN_CODE = re.compile(r"^[ \t]*(`{3,})", re.M)
 # What an exponent's base ends with: a number or a variable's one letter ("O(N<sup>2</sup>)").
 _BASE = re.compile(r"(?:\d|(?<![^\W\d_])[A-Za-z])\Z")
 # What a superscript after its base holds when it is an exponent: "24", "-1", "2n", "n", "n+1"; not an ordinal's "st".

@@ -1040,3 +1040,16 @@ def test_a_term_s_classifier_is_set_apart_from_the_term():
     docutils = ('<dl><dt><tt>scale</tt> <span class="classifier-delimiter">:</span> '
                 '<span class="classifier">integer percentage</span></dt><dd><p>Scale.</p></dd></dl>')
     assert "scale : integer percentage" in html_to_markdown(docutils)
+
+
+def test_a_code_block_that_shows_a_fence_is_fenced_by_a_longer_one():
+    # Python-Markdown's pages show fenced code as examples: fenced by three backticks, their own closing fence ended
+    # the block half way and the rest of the page read as code.
+    from ragplugins.markup_lines import in_code_fences
+
+    text = html_to_markdown("<h1>Fenced</h1><pre><code>```python\nprint(1)\n```\n</code></pre>"
+                            "<h2>Next</h2><p>After.</p>")
+    lines = text.splitlines()
+    assert "````\n```python\nprint(1)\n```\n````" in text
+    assert not in_code_fences(lines)[lines.index("## Next")]
+    assert "```\nprint(2)\n```" in html_to_markdown("<pre><code>print(2)</code></pre>")
