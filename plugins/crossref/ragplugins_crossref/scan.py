@@ -798,10 +798,27 @@ def _navigation(text: str, start: int, end: int, shown: str, href: str, headings
         return True
     shown = shown.strip(" \t\n[]*_`")
     if _NAVIGATION_WORDS.fullmatch(shown):
-        return True
+        return not _in_a_sentence(text, start, end)
     wrapped = (text[max(0, start - 2):start].rstrip(" \t").endswith("[")
                and text[end:end + 2].lstrip(" \t").startswith("]"))
     return wrapped and bool(_BUTTON_WORDS.fullmatch(shown))
+
+
+def _in_a_sentence(text: str, start: int, end: int) -> bool:
+    """Whether the link at text[start:end] stands in a paragraph's words rather than in a bar of links: "see the
+    [Table of Contents](toc.html) extension" names Python-Markdown's page of that name (7 such links were read as
+    navigation, one a new user's pointer question followed), "[Previous](a.html) | [Contents](toc.html)" is a bar."""
+    before = text.rfind("\n\n", max(0, start - _PARAGRAPH_REACH), start)
+    after = text.find("\n\n", end, end + _PARAGRAPH_REACH)
+    around = text[before + 1 if before >= 0 else max(0, start - _PARAGRAPH_REACH):start] + " " + \
+        text[end:after if after >= 0 else end + _PARAGRAPH_REACH]
+    return len(_PROSE_WORD.findall(_MD_LINK_TEXT.sub(" ", around))) >= _SENTENCE_WORDS
+
+
+# How far around a link its paragraph is read, and how many words of its own (outside links) make it prose.
+_PARAGRAPH_REACH = 200
+_SENTENCE_WORDS = 3
+_PROSE_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 # What a reference standing right after it moves the reader to, not what the text points at: the "Next chapter:

@@ -377,3 +377,19 @@ def test_the_files_a_change_log_entry_lists_as_changed_are_no_references():
     })
     assert targets(refs["changelog"]) == {("maintain texi", "maintain.html")}
     assert len(refs["changelog"]) == 1, refs["changelog"]
+
+
+def test_a_link_whose_words_say_contents_is_a_reference_in_a_sentence_and_navigation_in_a_bar():
+    # Python-Markdown's pages: "the [Table of Contents](../extensions/toc.html) extension" names the extension's page
+    # (7 such links were read as navigation, one a new user's pointer question followed); in a bar of links it only
+    # moves the reader.
+    refs, _ = run({
+        "extensions/index.html": "# Extensions\n\nSee the [Table of Contents](toc.html) extension for a list of "
+                                 "the headings.\n",
+        "extensions/abbr.html": "# Abbreviations\n\nText.\n\n[Previous chapter](attr.html) | "
+                                "[Table of Contents](toc.html) | [Next chapter](index.html)\n",
+        "extensions/toc.html": "# Table of Contents\n\nThe toc extension.\n",
+        "extensions/attr.html": "# Attribute Lists\n\nText.\n",
+    })
+    assert targets(refs["extensions/index.html"], "link") == {("toc.html", "extensions/toc.html")}
+    assert targets(refs["extensions/abbr.html"], "link") == set()
