@@ -324,6 +324,7 @@ class _PageConverter(MarkdownConverter):
 
 # A line of a code block that starts with a run of backticks (its own fence, shown).
 _FENCE_IN_CODE = re.compile(r"^[ \t]*(`{3,})", re.M)
+
 # What an exponent's base ends with: a number or a variable's one letter ("O(N<sup>2</sup>)").
 _BASE = re.compile(r"(?:\d|(?<![^\W\d_])[A-Za-z])\Z")
 # What a superscript after its base holds when it is an exponent: "24", "-1", "2n", "n", "n+1"; not an ordinal's "st".
@@ -848,9 +849,8 @@ def _drop_edge_rules(soup: BeautifulSoup) -> None:
     """A rule with no words of the page before it, or none after it, separates nothing: texinfo draws one under the
     navigation bar and one over the bar at the foot, and with the bars gone 35 of a new user's 36 SBCL internals
     pages began with "---" (a chunk's first line)."""
-    def words(elements: Iterable[PageElement]) -> bool:
-        return any(isinstance(e, NavigableString) and _WORD.search(e) and e.find_parent("head") is None
-                   for e in elements)
+    def words(elements: Iterable[PageElement]) -> bool:   # (the <head> is gone by now, with the site's chrome)
+        return any(isinstance(e, NavigableString) and _WORD.search(e) for e in elements)
 
     rules = soup.find_all("hr")
     while rules and not words(rules[0].previous_elements):

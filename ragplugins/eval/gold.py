@@ -89,9 +89,9 @@ def _row_problems(data: Any) -> list[str]:
             problems.append("'expected' must be a non-empty list of strings")
     if data.get("match", "any") not in ("any", "all"):
         problems.append(f"'match' must be 'any' or 'all', not {data['match']!r}")
-    sources = data.get("expected_sources") or []
-    if not all(isinstance(s, str) for s in ([sources] if isinstance(sources, str) else sources)) \
-            or not isinstance(sources, (str, list)):
+    sources = data.get("expected_sources")
+    if sources is not None and not isinstance(sources, str) and \
+            not (isinstance(sources, list) and all(isinstance(s, str) for s in sources)):
         problems.append("'expected_sources' must be a document id or a list of them")
     if data.get("anchor_doc") is not None and not isinstance(data["anchor_doc"], str):
         problems.append("'anchor_doc' must be a document id or null")
