@@ -463,15 +463,15 @@ def _tags(nws) -> str:
 @click.argument("question")
 @click.option("--k", "top_k", type=click.IntRange(1, 1000), default=None,
               help="First-stage candidates (default: top_k).")
-@click.option("--show", type=click.IntRange(min=1), default=8, show_default=True,
-              help="How many of the sources to print (with --json too).")
+@click.option("--show", type=click.IntRange(min=1), default=None, show_default="8; with --json, every source",
+              help="How many of the sources to print.")
 @click.option("--full", is_flag=True, help="Print each source's whole text, not a shortened line.")
 @click.option("--trace", "show_trace", is_flag=True,
               help="Print the whole trace (what every plugin recorded), chunks named as document#position.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: answer, sources, trace (chunk ids, named in its 'chunks').")
 @click.pass_context
-def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, full: bool, show_trace: bool,
+def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int | None, full: bool, show_trace: bool,
               as_json: bool) -> None:
     """Ranked sources with plugin tags, one line per plugin decision, and an answer when
     [ragplugins] llm is configured."""
@@ -489,6 +489,9 @@ def query_cmd(ctx: click.Context, question: str, top_k: int | None, show: int, f
     else:
         result = rp.search(question, top_k=top_k)
         nodes, trace = result.final, result.trace.to_dict()
+    # A program reading --json gets the whole list unless it asks for less (a new user's script read the first 8 of
+    # 20 as the list); a person reading the table, the first 8.
+    show = show or (len(nodes) if as_json else 8)
     if as_json:
         sources = [{"rank": i, "score": n.score, "document": document_name(n.node), "chunk": result_label(n),
                     "node_id": n.node.node_id, "tags": tags(n), "text": n.node.get_content()}

@@ -349,6 +349,23 @@ def test_query_prints_decisions_by_default_and_full_text_trace_or_json_on_reques
     assert data["sources"][0]["document"] == "espresso_manual.md" and "retry" in data["trace"]["plugins"]
 
 
+def test_query_json_holds_every_source_and_the_table_the_first_eight(run, tmp_path):
+    # A new user's script read --json's first 8 of 20 sources as the whole list.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(12):
+        (docs / f"note{i}.md").write_text(f"# Note {i}\n\nThe boiler of machine {i} is descaled every {i + 2} weeks.\n")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text('[ragplugins]\npersist_dir = "idx"\nenable = []\n')
+    run("index", str(docs), config=cfg)
+    question = "How often is the boiler descaled?"
+    listed = re.search(r"8 of (\d+) sources shown", run("query", question, "--k", "12", config=cfg).output)
+    every = json.loads(run("query", question, "--json", "--k", "12", config=cfg).stdout)["sources"]
+    assert listed is not None and len(every) == int(listed[1]) == 12
+    three = run("query", question, "--json", "--k", "12", "--show", "3", config=cfg).stdout
+    assert len(json.loads(three)["sources"]) == 3
+
+
 def _query_one_file(run, tmp_path, name: str, text: str, question: str) -> str:
     """The output of ``ragplugins query QUESTION`` on a folder holding one file."""
     docs = tmp_path / "docs"
@@ -441,8 +458,9 @@ def test_files_skipped_are_said_when_a_run_stops_after_reading(run, tmp_path, ti
 
 def test_version_and_the_query_command_s_defaults_are_said(run):
     assert run("--version").output == f"ragplugins {ragplugins.__version__}\n"
-    assert re.search(r"--show .*How many of the sources to print.*\[default: 8", " ".join(
-        run("query", "--help").output.split())), run("query", "--help").output
+    shown = " ".join(run("query", "--help").output.split())
+    assert re.search(r"--show .*How many of the sources to print.*\[default: \(8; with --json, every source\)",
+                     shown), shown
 
 
 def test_python_m_ragplugins_is_the_command():
