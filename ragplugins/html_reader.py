@@ -23,6 +23,7 @@ together, and a page of 2,800 of them deeper than Python's recursion limit.
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 from collections.abc import Iterable
@@ -117,6 +118,8 @@ REDIRECT_WORDS = 30
 PROSE_WORDS = 8
 # A control's label ("Menu", "Copy", "Show all").
 CONTROL_WORDS = 3
+# The most rows or columns one cell is read to span (a page's typo, rowspan="99999", copies no cell that often).
+MAX_SPAN = 1000
 # A link's words that are a web address the page prints.
 _PRINTED_ADDRESS = re.compile(r"(?:https?|ftp)://\S+\Z|www\.\S+\Z")
 _WORD = re.compile(r"\w+")
@@ -215,6 +218,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     _drop_site_heading(soup, title)
     _admonitions_out_of_tables(soup)
     _layout_tables_as_text(soup)
+    _row_spans_carried_down(soup)
     # A picture without alt text says nothing a text can hold (Apache's feather logo on every page): its file name
     # would be read as words. Nor does one whose alt text is its file name, as Sphinx writes a logo's ("_images/
     # click-logo.png" opened a new user's Click front page).
@@ -1023,6 +1027,44 @@ def _column_as_list(soup: BeautifulSoup, table: Tag) -> None:
             item.name, item.attrs = "li", {}
             listing.append(item.extract())
     table.replace_with(listing)
+
+
+def _row_spans_carried_down(soup: BeautifulSoup) -> None:
+    """A cell that spans rows is read in each row it spans, as a reader sees it beside each: Markdown's tables have no
+    spans, and read once, every row below it lost that column and its cells moved left (Babel's date fields, "Year"
+    over the rows of "y", "Y" and "u")."""
+    for table in soup.find_all("table"):
+        above: dict[int, tuple[Tag, int]] = {}   # column -> (the spanning cell, rows it still spans)
+        for row in _own_rows(table):
+            cells = row.find_all(["td", "th"], recursive=False)
+            column, i = 0, 0
+            while i < len(cells) or any(c >= column for c in above):
+                if column in above:
+                    cell, left = above.pop(column)
+                    copied = copy.copy(cell)
+                    for element in [copied, *copied.find_all(True)]:
+                        element.attrs.pop("id", None)   # the place is the first cell's
+                    if i < len(cells):
+                        cells[i].insert_before(copied)
+                    else:
+                        row.append(copied)
+                    if left > 1:
+                        above[column] = (cell, left - 1)
+                    column += _span(cell, "colspan")
+                elif i < len(cells):
+                    cell = cells[i]
+                    i += 1
+                    if (rows := _span(cell, "rowspan")) > 1:
+                        above[column] = (cell, rows - 1)
+                        del cell["rowspan"]
+                    column += _span(cell, "colspan")
+                else:
+                    column += 1
+
+
+def _span(cell: Tag, attribute: str) -> int:
+    value = str(cell.get(attribute) or "1").strip()
+    return min(int(value), MAX_SPAN) if value.isdigit() and int(value) > 0 else 1
 
 
 def _own_rows(table: Tag) -> list[Tag]:

@@ -1053,3 +1053,15 @@ def test_a_code_block_that_shows_a_fence_is_fenced_by_a_longer_one():
     assert "````\n```python\nprint(1)\n```\n````" in text
     assert not in_code_fences(lines)[lines.index("## Next")]
     assert "```\nprint(2)\n```" in html_to_markdown("<pre><code>print(2)</code></pre>")
+
+
+def test_a_cell_that_spans_rows_is_read_in_each_row():
+    # Babel's date fields: "Year" spans the rows of "y", "Y" and "u"; read once, the rows below it lost a column.
+    text = html_to_markdown("<table><tr><th>Field</th><th>Symbol</th><th>Meaning</th></tr>"
+                            "<tr><td rowspan='3' id='year'>Year</td><td>y</td><td>the year</td></tr>"
+                            "<tr><td>Y</td><td>the ISO year</td></tr><tr><td>u</td><td>unknown</td></tr>"
+                            "<tr><td>a</td><td rowspan='2'>b</td><td>c</td></tr><tr><td>d</td><td>e</td></tr>"
+                            "<tr><td colspan='2'>wide</td><td>f</td></tr></table>")
+    assert "| Year | Y | the ISO year |" in text and "| Year | u | unknown |" in text
+    assert "| d | b | e |" in text and "| wide | | f |" in text
+    assert text.count("Year") == 3
