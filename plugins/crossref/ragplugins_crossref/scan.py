@@ -103,6 +103,10 @@ _TERM_DEFINITION = re.compile(
 # `print_format` option"; FFmpeg's filters page defines an option of that name too).
 _OPTION_TERM = re.compile(r"^(?:`|\*\*)?(?P<line>--?[A-Za-z][^\n]{0,300})\n[ \t]{0,3}:[ \t]", re.M)
 _OPTION_NAME = re.compile(r"(?:^|,[ \t]{0,4})(?:`|\*\*)?--?(?P<name>[A-Za-z][\w.-]{0,60}[A-Za-z0-9])")
+# A heading that is one configuration name, as a reference page heads each setting ("### site_name" in MkDocs'
+# configuration page, whose prose calls it "the `site_name` setting": a release note's table row naming it was the
+# only definition found, and 4 such references went there).
+_TERM_HEADING = re.compile(rf"^#{{1,6}}[ \t]+(?:`|\*\*)?(?P<name>{TERM})(?:`|\*\*)?[ \t]*$", re.M)
 _LINE_SLACK = 12   # characters of emphasis and indent a name alone on its line may stand among
 _SENTENCE_ENDS = (".", "!", "?", "*", "_", "`", "|", ">", "#", "-", "=")   # a sentence's end, emphasis, a table, a rule
 _LIST_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022][ \t]|\d{1,3}[.)][ \t])")
@@ -561,7 +565,13 @@ def _defined_terms(chunks: Sequence[tuple[str, str]]) -> dict[str, str]:
         yield from ((m.group(m.lastgroup or ""), m.start()) for m in _TERM_DEFINITION.finditer(text))
         for m in _OPTION_TERM.finditer(text):
             yield from ((o.group("name"), m.start()) for o in _OPTION_NAME.finditer(m.group("line")))
-    return _earliest_chunk(chunks, found)
+
+    def headed(text: str) -> Iterator[tuple[str, int]]:
+        headings = list(_TERM_HEADING.finditer(text))
+        code = _code_lines(text) if headings else set()   # a shell's or a config file's comment is no heading
+        yield from ((m.group("name"), m.start()) for m in headings if m.start() not in code)
+    # A name's entry, where the page has one, is its place; a heading declares only what no entry does.
+    return {**_earliest_chunk(chunks, headed), **_earliest_chunk(chunks, found)}
 
 
 def _earliest_chunk(chunks: Sequence[tuple[str, str]],

@@ -393,3 +393,19 @@ def test_a_link_whose_words_say_contents_is_a_reference_in_a_sentence_and_naviga
     })
     assert targets(refs["extensions/index.html"], "link") == {("toc.html", "extensions/toc.html")}
     assert targets(refs["extensions/abbr.html"], "link") == set()
+
+
+def test_a_heading_that_is_a_setting_s_name_declares_it_where_no_entry_does():
+    # MkDocs' configuration page heads each setting "### site_name"; a release note's table row naming it was the only
+    # definition found, and "the `site_name` setting" went to the release notes. A config file's comment shown as code
+    # ("# allow_domain_literals" in Exim's default configuration) is no heading.
+    refs, _ = run({
+        "user-guide/configuration.md": "# Configuration\n\n## Project information\n\n### site_name\n\nRequired.\n\n"
+                                       "### edit_uri\n\nThe path.\n",
+        "user-guide/writing.md": "# Writing\n\nSet the `edit_uri` option; the `docs_dir` option moves them.\n",
+        "about/notes.md": "# Release notes\n\n| `docs_dir` | renamed |\n\n```\n# allow_domain_literals\n```\n",
+        "user-guide/other.md": "# Other\n\nSee the `allow_domain_literals` option.\n",
+    })
+    assert targets(refs["user-guide/writing.md"], "anchor") == {("term:edit_uri", "user-guide/configuration.md"),
+                                                                 ("term:docs_dir", "about/notes.md")}
+    assert targets(refs["user-guide/other.md"], "anchor") == {("term:allow_domain_literals", None)}
