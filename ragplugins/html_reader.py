@@ -46,7 +46,9 @@ from markdownify import MarkdownConverter
 from ragplugins.markup_lines import in_code_fences
 
 HTML_SUFFIXES = {".html", ".htm"}
-CHROME = ("nav, header, footer, script, style, head, [role=navigation], "
+# What a site puts around every page; with it a dialog a script opens (MkDocs' "Search" and "Keyboard Shortcuts"
+# boxes, at the foot of every page).
+CHROME = ("nav, header, footer, script, style, head, [role=navigation], [role=dialog], [role=alertdialog], "
           "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer, "
           # The pilcrow permalink after every heading (Sphinx and MkDocs: headerlink; Apache httpd: permalink).
           "a.headerlink, a.permalink")

@@ -1065,3 +1065,11 @@ def test_a_cell_that_spans_rows_is_read_in_each_row():
     assert "| Year | Y | the ISO year |" in text and "| Year | u | unknown |" in text
     assert "| d | b | e |" in text and "| wide | | f |" in text
     assert text.count("Year") == 3
+
+
+def test_a_dialog_a_script_opens_is_not_read():
+    # MkDocs' theme puts its "Search" and "Keyboard Shortcuts" boxes at the foot of every page.
+    text = html_to_markdown('<h1>Writing</h1><p>Pages are Markdown.</p><div class="modal" role="dialog" '
+                            'aria-hidden="true"><h4>Keyboard Shortcuts</h4><table><tr><td>s</td><td>Search</td></tr>'
+                            '</table></div>')
+    assert "Pages are Markdown." in text and "Keyboard" not in text
