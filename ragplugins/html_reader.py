@@ -43,7 +43,7 @@ from bs4 import (
 )
 from markdownify import MarkdownConverter
 
-from ragplugins.markup_lines import in_code_fences
+from ragplugins.markup_lines import FENCE, in_code_fences
 
 HTML_SUFFIXES = {".html", ".htm"}
 # What a site puts around every page; with it a dialog a script opens (MkDocs' "Search" and "Keyboard Shortcuts"
@@ -319,17 +319,16 @@ class _PageConverter(MarkdownConverter):
         """A code block that shows a fence of its own (Python-Markdown's examples of fenced code) is fenced by a
         longer one, as Markdown allows: fenced by three backticks, its own closed the block half way."""
         markdown = super().convert_pre(el, text, parent_tags)  # type: ignore[misc]
-        shown = max((len(run) for run in _FENCE_IN_CODE.findall(text)), default=0)
-        if shown < 3:
+        # A line the splitter reads as a fence (in_code_fences): backticks, as the block's own fence is.
+        shown = max((len(m.group(1)) for line in text.split("\n") if (m := FENCE.match(line)) and m.group(1)[0] == "`"),
+                    default=0)
+        if not shown:
             return markdown
         fence = "`" * (shown + 1)
         opening, _, rest = markdown.partition("```")
         body, _, closing = rest.rpartition("```")
         return opening + fence + body + fence + closing
 
-
-# A line of a code block that starts with a run of backticks (its own fence, shown).
-_FENCE_IN_CODE = re.compile(r"^[ \t]*(`{3,})", re.M)
 
 # What an exponent's base ends with: a number or a variable's one letter ("O(N<sup>2</sup>)").
 _BASE = re.compile(r"(?:\d|(?<![^\W\d_])[A-Za-z])\Z")
@@ -1035,7 +1034,8 @@ def _row_spans_carried_down(soup: BeautifulSoup) -> None:
     """A cell that spans rows is read in each row it spans, as a reader sees it beside each: Markdown's tables have no
     spans, and read once, every row below it lost that column and its cells moved left (Babel's date fields, "Year"
     over the rows of "y", "Y" and "u")."""
-    for table in soup.find_all("table"):
+    spanned = {id(t): t for cell in soup.select("td[rowspan], th[rowspan]") if (t := cell.find_parent("table"))}
+    for table in spanned.values():   # most pages have none: their tables are not walked
         above: dict[int, tuple[Tag, int]] = {}   # column -> (the spanning cell, rows it still spans)
         for row in _own_rows(table):
             cells = row.find_all(["td", "th"], recursive=False)

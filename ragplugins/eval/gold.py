@@ -103,9 +103,8 @@ def _row_problems(data: Any) -> list[str]:
 _PLACE = re.compile(r"#\d+(?:\+\d+)*\Z")
 
 
-def _document_names(value: str | list[str] | None) -> tuple[str, ...]:
-    names = [value] if isinstance(value, str) else value or []
-    return tuple(_PLACE.sub("", name) for name in names)
+def _document_name(name: str) -> str:
+    return _PLACE.sub("", name)
 
 
 def load_gold(paths: str | Path | Iterable[str | Path]) -> list[GoldRow]:
@@ -130,13 +129,13 @@ def load_gold(paths: str | Path | Iterable[str | Path]) -> list[GoldRow]:
             if found := _row_problems(data):
                 problems += [f"{path}:{lineno}: {p}" for p in found]
                 continue
-            expected = data["expected"]
+            expected, sources = data["expected"], data.get("expected_sources") or []
             row = GoldRow(
                 id=str(data.get("id") or f"{path.stem}:{lineno}"), query=data["query"],
                 expected=tuple([expected] if isinstance(expected, str) else expected),
                 match=data.get("match", "any"), dimensions=dict(data.get("dimensions") or {}),
-                expected_sources=_document_names(data.get("expected_sources")),
-                anchor_doc=next(iter(_document_names(data.get("anchor_doc"))), None),
+                expected_sources=tuple(map(_document_name, [sources] if isinstance(sources, str) else sources)),
+                anchor_doc=_document_name(data["anchor_doc"]) if data.get("anchor_doc") else None,
                 multi_document=data.get("multi_document"), raw=data)
             rows.append(row)
             where.setdefault(row.id, []).append(f"{path}:{lineno}")

@@ -6,6 +6,7 @@ nothing is resolved to a document yet except name mentions (see ``resolve``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import json
@@ -920,9 +921,16 @@ def _attach_qualifiers(text: str, refs: list[RawRef], links: Sequence[tuple[int,
     by_start = {r.start: r for r in owners}
     # A name among a link's words is written up to the link's end ("[RFC1122](ftp://...), (in the section 3.3.4.2)");
     # the link itself, where it names a document here, says it first.
+    spans = sorted(links)
+    link_starts = [start for start, _ in spans]
+
+    def written_to(r: RawRef) -> int:   # links do not nest: only the last one starting at or before it can hold it
+        i = bisect.bisect_right(link_starts, r.start) - 1
+        return spans[i][1] if i >= 0 and r.end <= spans[i][1] else r.end
+
     by_end: dict[int, RawRef] = {}
     for r in owners:
-        by_end.setdefault(next((end for start, end in links if start <= r.start and r.end <= end), r.end), r)
+        by_end.setdefault(written_to(r), r)
     pointers = [r for r in refs if r.kind in ("label", "section")]
     starts = {r.start for r in refs}
     # "[Section 9.17](functions-sequence.html)": the link says whose section it is. ``refs`` is sorted
