@@ -34,7 +34,7 @@ from ragplugins import api
 from ragplugins.api import StateError
 from ragplugins_crossref.names import STOPWORDS, tokens
 from ragplugins_crossref.resolve import _folder, _source_stem, document_paths, entry_key, file_bases, unsuffixed_bases
-from ragplugins_crossref.scan import Profile
+from ragplugins_crossref.scan import LINKED_NAME, Profile
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ NAME = "documents"
 # page of a folder holding it names its own work; 18, a manual page's name only where it opens a title, a section of
 # a work named in words is not the page's own, emphasis inside a name), so that the next write resolves every
 # document again rather than trusting records made the old way.
-STATE_VERSION = 18
+STATE_VERSION = 19
 _PROFILE_FIELDS = tuple(f.name for f in fields(Profile) if f.name != "claims")
 
 
@@ -143,6 +143,7 @@ def registry_entries(prof: Profile | None, aliases: Mapping[str, list[str]]) -> 
     out.update(entry_key("files", b) for b in file_bases(prof))
     out.update(entry_key("unsuffixed", b) for b in unsuffixed_bases(prof))
     out.update(entry_key("ids", k) for k in prof.ids)
+    out.update(entry_key("ids", LINKED_NAME + k) for k in prof.named_links)
     out.update(entry_key("definers", k) for k in prof.labels)
     out.update(entry_key("anchors", k) for k in prof.anchors)
     out.update(entry_key("headings", k) for k in prof.headings)

@@ -30,6 +30,7 @@ from typing import Any
 from ragplugins_crossref.families import ReferenceFamily, families_for
 from ragplugins_crossref.names import NameIndex, tokens
 from ragplugins_crossref.scan import (
+    LINKED_NAME,
     OTHER_NAME,
     WEB_ADDRESS,
     Profile,
@@ -136,6 +137,8 @@ class Registry:
                 self.unsuffixed[base].add(doc_id)
             for key in prof.ids:
                 self.ids[key].add(doc_id)
+            for key in prof.named_links:
+                self.ids[LINKED_NAME + key].add(doc_id)
             for key, info in prof.labels.items():
                 self.definers[key].append((doc_id, info.get("caption", ""), info.get("chunk", "")))
             for key in prof.anchors:
@@ -223,8 +226,17 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
         return _link_target(ref.text, doc_id, registry, named=True)
     if ref.kind == "identifier":
         # Names in one case match whatever one case they are written in; names in mixed case as written.
-        # A page's own name first, then a manual page whose NAME section lists it.
-        return set(registry.ids.get(ref.case_key) or registry.ids.get(OTHER_NAME + ref.case_key) or ())
+        # A page's own name first, then a manual page whose NAME section lists it, then the page that other
+        # pages' links give the name (their link resolved where it stands).
+        own = registry.ids.get(ref.case_key) or registry.ids.get(OTHER_NAME + ref.case_key)
+        if own:
+            return set(own)
+        linked: set[str] = set()
+        for linking in sorted(registry.ids.get(LINKED_NAME + ref.case_key) or ()):
+            prof = registry.profiles.get(linking)
+            if prof is not None and ref.case_key in prof.named_links:
+                linked |= _link_target(prof.named_links[ref.case_key], linking, registry)
+        return linked if len(linked) == 1 else set()   # links that disagree name no page
     if ref.kind == "citation" and depth == 0:
         # Each entry is read once per document, however often the key is cited.
         if (doc_id, ref.key) not in registry.entry_owners:

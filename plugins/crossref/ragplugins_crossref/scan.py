@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ragplugins import api
-from ragplugins_crossref.families import TERM, ReferenceFamily, families_for
+from ragplugins_crossref.families import MD_LINK, TERM, ReferenceFamily, families_for
 from ragplugins_crossref.names import Mention, NameIndex, file_stem_name, title_variants, tokens
 
 _HEADING_LINE = r"[ \t]{0,3}#{1,6}[ \t]+(?P<text>\S.{0,300})$"
@@ -161,6 +161,15 @@ _CHAIN = re.compile(r"[ \t\n]{0,3}[,;]?[ \t\n]{0,3}(?:(?:and|or)[ \t\n]{1,3})?")
 # Marks a manual page's other names (its NAME section's) among its ids: looked up only when no page has the
 # name as its own, so ``Tcl_Free(3tcl)`` finds Tcl_Alloc's page and ``stat(2)`` never the page that lists it.
 OTHER_NAME = "~"
+# Marks a manual page name another page's link gives a page ("[`ntpd(8)` - NTP daemon](ntpd.html)": NTPsec's
+# pages are its manual pages in HTML, named ntpd.html and ntp_conf.html, without the volume): looked up only when
+# no page declares the name itself, as its own or as another of its names.
+LINKED_NAME = "@"
+# A link whose words open with a manual page's name: the words of a list of pages, "`ntp.conf(5)` - ntpd
+# Configuration File", or the name alone.
+_MD_LINK_PATTERN = re.compile(MD_LINK)
+_LINKED_PAGE_NAME = re.compile(r"[`*]{0,2}(?P<id>[A-Za-z][\w.+-]{0,60}(?:::[A-Za-z][\w.+-]{0,60}){0,3})[`*]{0,2}"
+                               r"\((?P<volume>[1-9][a-z]{0,3})\)[`*]{0,2}(?:\s|\Z)")
 
 
 def label_key(word: str, value: str) -> str:
@@ -325,6 +334,7 @@ class Profile:
     defined: dict[str, str] = field(default_factory=dict)             # a family's declarations: "vim:'tw'" -> chunk
     fragments: dict[str, str] = field(default_factory=dict)           # its page's anchors: "gzipproxied" -> chunk
     parameters: list[str] = field(default_factory=list)               # its own signature's names: "PROJECT_NAME"
+    named_links: dict[str, str] = field(default_factory=dict)         # "ntpd(8)" -> "ntpd.html": what its links call
     opening: str = ""                                                 # its first chunk: its title and what follows
 
     @functools.cached_property
@@ -355,7 +365,7 @@ class Profile:
             return None
         known = {k: data[k] for k in ("file_name", "titles", "ids", "labels", "sections", "citations", "claims",
                                       "anchors", "scope", "headings", "terms", "slugs", "defined", "fragments",
-                                      "parameters", "opening")
+                                      "parameters", "named_links", "opening")
                  if k in data}
         return cls(doc_id=doc_id, **known)
 
@@ -483,6 +493,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
     prof.terms = _defined_terms(chunks)
     prof.parameters = _signature_names(prof.titles, whole)
     prof.slugs = _heading_slugs(chunks)
+    prof.named_links = _named_links(chunks, prof.ids)
     for chunk_id, _ in chunks:
         for name in (anchors or {}).get(chunk_id, ()):
             if entry_name_key(name):
@@ -491,6 +502,27 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
         if fam.defines is not None:
             prof.defined.update(_earliest_chunk(chunks, functools.partial(_declared_by, fam)))
     return prof
+
+
+def _named_links(chunks: Sequence[tuple[str, str]], own: Sequence[str]) -> dict[str, str]:
+    """The manual page names the document's links give the pages they lead to (a name's first link), by key:
+    not its own names, nor a link into itself, to a web address or out of a code block."""
+    out: dict[str, str] = {}
+    for _, text in chunks:
+        code = _code_lines(text)
+        for hit in _MD_LINK_PATTERN.finditer(text):
+            href = hit.group("href")
+            named = _LINKED_PAGE_NAME.match(hit.group("text").strip())
+            if not named or href.startswith("#") or "://" in href or _line_start(text, hit.start()) in code:
+                continue
+            key = case_identifier_key(named.group("id"), named.group("volume")[0])
+            if key not in own and OTHER_NAME + key not in own:
+                out.setdefault(key, href)
+    return out
+
+
+def _line_start(text: str, at: int) -> int:
+    return text.rfind("\n", 0, at) + 1
 
 
 def _code_lines(text: str) -> set[int]:

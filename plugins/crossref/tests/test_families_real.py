@@ -193,6 +193,35 @@ def test_a_page_docutils_wrote_for_a_manual_section_is_that_manual_page():
     assert not [i for i in ann.profiles["kbase/secure.html"].ids if "(" in i]
 
 
+def test_a_page_that_other_pages_links_give_a_manual_page_name_is_that_page():
+    # NTPsec's HTML pages are its manual pages, named ntpd.html and ntp_conf.html, without a volume; its index
+    # lists "[`ntp.conf(5)` - ntpd Configuration File](ntp_conf.html)", and 81 mentions of ntpd(8), ntp.conf(5)
+    # and ntpq(1) were left unresolved (a new user's walkthrough, walk94). A page that declares the name itself
+    # keeps it; links that give one name to two pages name neither; a link in a code block names nothing.
+    refs, ann = run({
+        "index.html": "# NTPsec\n\n- [`ntp.conf(5)` - ntpd Configuration File](ntp_conf.html)\n"
+                      "- [`ntpd(8)` - Network Time Protocol (NTP) daemon](ntpd.html)\n- [ntpq(1)](ntpq.html)\n"
+                      "- [`stat(2)`](stat.html)\n- [`cron(8)`](cron.html)\n\n```\n[`ls(1)`](ls.html)\n```",
+        "ntp_conf.html": "# ntp.conf - Network Time Protocol (NTP) server configuration file\n\nRead by ntpd(8).",
+        "ntpd.html": "# ntpd - Network Time Protocol (NTP) Daemon\n\nReads ntp.conf(5); see also ntpd(8).",
+        "ntpq.html": "# ntpq - standard NTP query program\n\nQueries ntpd(8).",
+        "stat.html": "# Status\n\ntext",
+        "stat.2.txt": "STAT(2)\t\tLinux Programmer's Manual\t\tSTAT(2)\n\nNAME\n       stat - get file status",
+        "cron.html": "# cron\n\ntext",
+        "crontab.html": "# crontab\n\nSee [cron(8)](cron-old.html) and cron(8).",
+        "cron-old.html": "# cron, the old one\n\ntext",
+        "ls.html": "# ls\n\ntext",
+        "rollover.html": "# Rollover\n\nntpd(8) reads ntp.conf(5) at start; ntpq(1), stat(2), cron(8) and ls(1).",
+    })
+    assert resolved(refs["rollover.html"]) == {("ntpd(8)", "ntpd.html"), ("ntp.conf(5)", "ntp_conf.html"),
+                                               ("ntpq(1)", "ntpq.html"), ("stat(2)", "stat.2.txt")}
+    assert resolved(refs["ntp_conf.html"]) == {("ntpd(8)", "ntpd.html")}
+    assert resolved(refs["ntpd.html"]) == {("ntp.conf(5)", "ntp_conf.html")}   # its own name is itself
+    assert ann.profiles["index.html"].named_links == {"ntp.conf(5)": "ntp_conf.html", "ntpd(8)": "ntpd.html",
+                                                      "ntpq(1)": "ntpq.html", "stat(2)": "stat.html",
+                                                      "cron(8)": "cron.html"}
+
+
 def test_a_title_naming_a_manual_page_after_its_words_is_not_that_page():
     # Linux-PAM's Module Writers' Guide titles a section "5.2. Use of syslog(3)": the C library's syslog(3), which
     # every module page of the folder cites, resolved to that section (a new user's walkthrough, walk81). A page

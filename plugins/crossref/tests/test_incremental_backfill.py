@@ -263,3 +263,24 @@ def test_a_declared_alias_is_found_in_any_case_also_when_its_document_arrives_la
     rag.index_paths([root])
     assert _out_of_line(rag) == {}
     assert ("management guide", "management.md", "name") in _targets(_stored(rag))
+
+
+def test_a_manual_page_name_a_later_page_s_link_gives_reaches_pages_indexed_before(tmp_path, bundled_embed_model):
+    # NTPsec's pages name each other ntpd(8) and ntp.conf(5); only its index's links say which pages those are.
+    # Indexed after the pages that mention the names, the index resolves them; its link changed, they follow it.
+    rag = make_rag([plugin], {"crossref": {}}, embed_model=bundled_embed_model, persist_dir=tmp_path / "idx")
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "rollover.md").write_text("# Rollover\n\nntpd(8) reads its configuration at start.\n", encoding="utf-8")
+    (root / "ntpd.md").write_text("# ntpd - Network Time Protocol (NTP) Daemon\n\nThe daemon.\n", encoding="utf-8")
+    (root / "ntpd-old.md").write_text("# ntpd, the old daemon\n\nGone.\n", encoding="utf-8")
+    rag.index_paths([root])
+    assert not {t for t in _targets(_stored(rag)) if t[0] == "ntpd(8)" and t[1]}
+    (root / "index.md").write_text("# NTPsec\n\n- [`ntpd(8)` - the daemon](ntpd-old.md)\n", encoding="utf-8")
+    rag.index_paths([root])
+    assert _out_of_line(rag) == {}
+    assert ("ntpd(8)", "ntpd-old.md", "identifier") in _targets(_stored(rag))
+    (root / "index.md").write_text("# NTPsec\n\n- [`ntpd(8)` - the daemon](ntpd.md)\n", encoding="utf-8")
+    rag.index_paths([root])
+    assert _out_of_line(rag) == {}
+    assert ("ntpd(8)", "ntpd.md", "identifier") in _targets(_stored(rag))
