@@ -79,6 +79,19 @@ def test_eval_end_to_end_and_deterministic(tiny_corpus, gold_file, tmp_path, bun
     out = run.write(tmp_path / "out")
     assert (out / "chart.png").stat().st_size > 1000
     assert "| off |" in (out / "results.md").read_text()
+    # Every place of every list, its text by the name the rows give it, per arm: a rank is read without a search.
+    texts = json.loads((out / "chunks.json").read_text())
+    assert set(texts) == {"off", "filter", "dense", "control"}
+    for r in run.rows:
+        assert {r["chunks"][i] for i in r["first_ids"] + r["final_ids"]} <= set(texts[r["arm"]])
+    # ... the text the metrics read: scored again from chunks.json, every row scores as it did.
+    from ragplugins.eval.metrics import list_metrics
+
+    gold = {g.id: g for g in load_gold([gold_file])}
+    for r in run.rows:
+        again = list_metrics([texts[r["arm"]][r["chunks"][i]] for i in r["final_ids"]], gold[r["id"]].expected,
+                             gold[r["id"]].match, asked=r["k"])
+        assert (again["ndcg@10"], again["recall@10"]) == (r["final"]["ndcg@10"], r["final"]["recall@10"])
 
 
 def test_a_list_reordered_with_the_same_score_is_said_apart_from_an_unchanged_one():
@@ -886,6 +899,9 @@ def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued()
     assert as_indexed("call g_free() on it.", [chunk]) == "call [`g_free()`](glib-Memory.html#g-free) on it."
     assert as_indexed("Note that any module", ["other text", chunk]) == "Note that > **any** module"
     assert as_indexed("callg_free() on it", [chunk]) is None     # words run together are other words
+    # A link whose words are its address is written as one (Celery's "The default port is http://localhost:5555").
+    assert as_indexed("The default port is http://localhost:5555", ["The default port is <http://localhost:5555>."]) \
+        == "The default port is <http://localhost:5555>"
     assert as_indexed("not in any chunk", [chunk]) is None
     # Scored as shown: each place written as the string itself, a backslash in it taken as it stands.
     from ragplugins.eval.runner import _across_marks, as_shown

@@ -235,6 +235,9 @@ class EvalRun:
     # The [ragplugins] table each arm built and searched its index with, persist_dir that index: written as
     # arms/<arm>.toml, so `ragplugins --config arms/off.toml query ...` shows one question as that arm saw it.
     arm_configs: dict[str, dict] = field(default_factory=dict)
+    # Per arm, the text of every place its lists hold, by the name the rows give it ("guide/install.md#8+9"):
+    # written as chunks.json, so a rank can be read without searching again.
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def _rows(self, arm: str, k: int, slice: str = "all") -> list[dict]:
         return [r for r in self.rows if r["arm"] == arm and r["k"] == k and slice in r["slices"]]
@@ -307,6 +310,7 @@ class EvalRun:
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True, default=str))
         (out / "results.md").write_text(markdown(self))
+        (out / "chunks.json").write_text(json.dumps(self.texts, indent=1, sort_keys=True, ensure_ascii=False))
         if chart_missing() is None:
             chart(self, out / "chart.png")
         if self.arm_configs:
@@ -396,9 +400,10 @@ def as_shown(texts: Sequence[str], read_as_shown: Sequence[tuple[re.Pattern, str
 
 
 # What the reader writes into a sentence a browser shows without it: a link's target and brackets, code and
-# emphasis marks; between words also white space and a block quote's "> " where a line breaks. Possessive
-# (``*+``): a gap is never searched again, so a chunk costs one pass per place where the string could start.
-_MARKS = r"(?:\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)?\)|[`*\[\]])"
+# emphasis marks, an address's angle brackets ("<http://localhost:5555>", a link whose words are its address);
+# between words also white space and a block quote's "> " where a line breaks. Possessive (``*+``): a gap is never
+# searched again, so a chunk costs one pass per place where the string could start.
+_MARKS = r"(?:\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)?\)|[`*\[\]<>])"
 _IN_WORD = f"{_MARKS}*+"
 _BETWEEN_WORDS = f"{_MARKS}*+\\s(?:\\s|>|{_MARKS})*+"
 _CLOSING_MARKS = re.compile(f"{_MARKS}*")
@@ -415,7 +420,7 @@ def as_indexed(expected: str, texts: Iterable[str]) -> str | None:
     for text in texts:
         if (found := pattern.search(text)) is not None:
             # Whole marks at either end: "**gtester** is", "[zero value](#The_zero_value)", not "gtester** is".
-            start = len(text[: found.start()].rstrip("`*["))
+            start = len(text[: found.start()].rstrip("`*[<"))
             closing = _CLOSING_MARKS.match(text, found.end())
             end = closing.end() if closing is not None else found.end()
             return " ".join(text[start:end].split())
@@ -658,6 +663,9 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         "latency_ms": latency, "timings_ms": timings,
                     }
                     run.rows.append(rec)
+                    places = run.texts.setdefault(arm.name, {})
+                    for n in (*result.first_stage, *result.final):
+                        places.setdefault(rec["chunks"].get(n.node.node_id, n.node.node_id), n.node.get_content())
                     if not wraps_first and arm.base is None:
                         first_lists.setdefault((first_stage_setup, k_used, row.id), {})[arm.name] = rec["first_ids"]
                     bar.advance(task)
