@@ -727,7 +727,7 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
         click.echo(f"expected strings found elsewhere: {len(run.expected_elsewhere)} rows have expected strings that "
                    "also stand in documents outside their expected_sources, where a chunk counts as a hit without "
                    "the answer; a longer string from the answer passage tells them apart: " + elsewhere_lines(run))
-    click.echo(f"\nwrote {out}/results.json, results.md" + ("" if no_chart else ", chart.png"))
+    click.echo(f"\nwrote {out}/results.json, results.md, chunks.json" + ("" if no_chart else ", chart.png"))
     first = run.arms[0]
     click.echo(f"each arm's settings and index: {out}/arms/ (one question as an arm saw it: "
                f"ragplugins --config {out}/arms/{arm_config_file(first)} query QUESTION --trace)")
