@@ -60,7 +60,8 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], [role=di
 # where it is defined, shown while the pointer is over the name: 11 % of a new user's libssh manual read as text, and
 # a header listing made of them first for one of the user's questions), and the ".nosp@m." it puts into an e-mail
 # address against harvesters ("curve.nosp@m.2551.nosp@m.9-sha256@...").
-HIDDEN = "div.ttc, span.obfuscator"
+# mdBook hides an example's "boring" lines (``#![allow(unused)]``, ``fn main() {``) until the reader asks for them.
+HIDDEN = "div.ttc, span.obfuscator, span.boring"
 # A site's contents as its generator writes them into a page: the titles of other pages, each a link, which match
 # any question about those pages better than the pages' own passages and answer none (Sphinx's toctree: a new
 # user's SQLAlchemy FAQ index, a list of the FAQ's questions, was in the top 3 for 6 of 24 questions). Sphinx wraps
@@ -135,11 +136,13 @@ MAX_SPAN = 1000
 _PRINTED_ADDRESS = re.compile(r"(?:https?|ftp)://\S+\Z|www\.\S+\Z")
 _WORD = re.compile(r"\w+")
 # Not words of the page: a drawing's labels (an SQL syntax diagram's inline SVG became one word per line,
-# whole chunks of them) and a form's controls (a search box's options).
-NOT_TEXT = "svg, form"
+# whole chunks of them) and a form's controls (a search box's options); what a page says only where scripts do not
+# run ("JavaScript is disabled on your browser.", over every page of a new user's Javadoc).
+NOT_TEXT = "svg, form, noscript"
 # A sidebar holding a search field is the site's, whatever prose it says beside it (haproxy-dconv's "Keyboard
 # navigation: When enabled, you can use left and right arrow keys ..." opened every manual); a sidebar of prose alone
-# may be the page's (_a_box_of_prose).
+# may be the page's (_a_box_of_prose). Not the page, nor a block holding its main part or its title: mdBook writes
+# ``<html class="sidebar-visible">`` around its search form, and every page of a new user's Rust Reference went whole.
 SEARCH_SIDEBAR = "[id*=sidebar]:has(form, input), [class*=sidebar]:has(form, input)"
 # A book's index as a definition list: terms that are all links to where they are used (LaTeX2HTML's, 749 terms in
 # a new user's gnuplot manual); a glossary's terms have their definitions' words, and a table of contents (DocBook's
@@ -222,9 +225,17 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     _tab_labels_into_panels(soup)
-    for element in soup.select(f"{CHROME}, {SEARCH_SIDEBAR}, {NOT_TEXT}, {HIDDEN}"):
-        element.decompose()
+    sidebars = [element for element in soup.select(SEARCH_SIDEBAR) if element.name not in ("html", "body")
+                and element.select_one(MAIN_PART) is None and element.find("h1") is None]
+    for element in [*soup.select(f"{CHROME}, {NOT_TEXT}, {HIDDEN}"), *sidebars]:
+        if not _removed(element):
+            element.decompose()
     _code_fragments_as_blocks(soup)
+    # A code block inside a code block is one (mdBook's every example, ``<pre><pre class="playground">``): read as two,
+    # the inner block's fence stood in the outer one's text.
+    for inner in soup.select("pre pre"):
+        inner.unwrap()
+    _title_box_as_heading(soup)
     for contents in soup.select(SITE_CONTENTS):
         caption = contents.find_previous_sibling()
         if caption is not None and "caption" in _words(caption, "class"):
@@ -911,6 +922,17 @@ def _code_fragments_as_blocks(soup: BeautifulSoup) -> None:
         fragment.replace_with(block)
 
 
+def _title_box_as_heading(soup: BeautifulSoup) -> None:
+    """Doxygen's page title, a box of its own (``div.headertitle > div.title``) that read as a line of text, as the
+    page's heading: the headings above a window start there, and a page titled "Chapter 2: A deeper insight on
+    authentication" starts chapter 2 for "Chapter 2" elsewhere. The group a page belongs to (``div.ingroups``, a
+    link inside the title) stands below it."""
+    for title in soup.select("div.headertitle > div.title"):
+        for group in title.select("div.ingroups"):
+            title.insert_after(group.extract())
+        title.name, title.attrs = "h1", {}
+
+
 def _definition_items_closed(soup: BeautifulSoup) -> None:
     """Each ``<dt>`` and ``<dd>`` that lxml left inside the one before it (LaTeX2HTML writes its index's 749 terms
     without ``</dt>``: nested 749 deep, past Python's recursion limit, the page failed to read) stands after it, as a
@@ -977,6 +999,13 @@ def _in_page_contents(element: Tag, headings: set[str]) -> bool:
     # page's words.
     if len({id(a.find_parent(CONTENTS_ENTRIES) or element) for a in links}) < 3:
         return False
+    # A list a sentence of the page introduces is that sentence's ("The possible representations for a type are:"
+    # over links to the sections on each: a new user's Rust Reference lost the list).
+    before = element.find_previous_sibling()
+    if element.name in ("ul", "ol") and before is not None and before.name == "p":
+        said = before.get_text(" ", strip=True)
+        if said.endswith(":") and len(_WORD.findall(said)) >= PROSE_WORDS:
+            return False
     text = len(element.get_text(" ", strip=True))
     linked = sum(len(a.get_text(" ", strip=True)) for a in links)
     return text - linked <= 0.25 * text

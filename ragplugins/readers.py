@@ -290,12 +290,26 @@ def _read_bytes(path: Path, compressed: bool, max_file_mb: float) -> bytes:
         return f.read(int(max_file_mb * 1_000_000) + 1)
 
 
+# NUL bytes that a text can hold and still be text: a Javadoc page showing the NUL character writes it as is (a new
+# user's Commons Lang CharUtils.html: 2 in 55 KB, skipped as a binary file).
+STRAY_NULS = 8
+
+
 def _is_binary(data: bytes) -> bool:
     """git's test: a NUL byte in the first 8000 bytes. Text in any 8-bit encoding has none; UTF-16
-    text has many, but starts with its byte-order mark, or (without one) has them in every other byte."""
+    text has many, but starts with its byte-order mark, or (without one) has them in every other byte. A few
+    (:data:`STRAY_NULS`) in what is otherwise UTF-8 are text's."""
     head = data[:8000]
-    return b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
-        and _utf16_without_bom(head) is None
+    if b"\0" not in head or head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+            or _utf16_without_bom(head) is not None:
+        return False
+    if head.count(b"\0") <= STRAY_NULS:
+        try:   # a character the 8000 bytes cut in two is no error
+            codecs.getincrementaldecoder("utf-8")().decode(head.replace(b"\0", b""), final=False)
+            return False
+        except UnicodeDecodeError:
+            pass
+    return True
 
 
 def _decode(data: bytes, path: Path, html: bool = False) -> str | None:
@@ -303,6 +317,7 @@ def _decode(data: bytes, path: Path, html: bool = False) -> str | None:
         return data.decode("utf-16", errors="replace")
     if b"\0" in data[:8000] and (codec := _utf16_without_bom(data[:8000])):
         return data.decode(codec, errors="replace")
+    data = data.replace(b"\0", b"")   # a stray NUL (:data:`STRAY_NULS`), which a browser does not show either
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -407,7 +422,8 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                     continue
                 if _is_binary(data):
                     named = path.name.lower().removesuffix(GZIP_SUFFIX).endswith(suffix)
-                    report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text"))
+                    report.skip(path, "it is a binary file, not " + (f"{suffix} text" if named else "text") +
+                                " (the config's exclude leaves it out without a word)")
                     continue
                 text = _decode(data, path, html=suffix in HTML_SUFFIXES) or ""
                 if suffix in HTML_SUFFIXES and text:

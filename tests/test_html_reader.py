@@ -162,6 +162,29 @@ def test_a_menu_bar_s_heading_is_the_site_s_when_the_page_stands_in_main_beside_
     assert "*Ownership* is a set of rules" in doc.text
 
 
+def test_an_mdbook_page_of_today_is_read_whole(tmp_path):
+    # mdBook now writes <html class="sidebar-visible no-js light"> around a search form: taken for a sidebar with a
+    # search field, every page of a new user's Rust Reference went whole ("no file could be read", walk97). Its
+    # examples are a code block inside a code block with the lines it hides ("boring") in them, and a list a
+    # sentence introduces is no table of contents, though its items link to the page's headings.
+    page = (MDBOOK_PAGE.replace("<html>", '<html lang="en" class="sidebar-visible no-js light">')
+            .replace('<div class="page">', '<div class="page"><div id="search-wrapper" class="hidden"><form '
+                     'id="searchbar-outer"><input type="search" id="searchbar"></form></div>')
+            .replace("</main>", '<p>A slice of an array:</p><pre><pre class="playground"><code class="language-rust">'
+                     '<span class="boring">fn main() {\n</span>let slice = &amp;boxed[..];\n'
+                     '<span class="boring">}\n</span></code></pre></pre>'
+                     '<p>Composite types have one; the possible representations for a type are:</p>'
+                     '<ul><li><a href="#default">Default</a></li><li><a href="#c">C</a></li>'
+                     '<li><a href="#transparent">transparent</a></li></ul>'
+                     '<h3 id="default">Default</h3><p>d</p><h3 id="c">C</h3><p>c</p>'
+                     '<h3 id="transparent">transparent</h3><p>t</p></main>'))
+    [doc] = _read(tmp_path, "ch04-01-what-is-ownership.html", page)
+    assert doc.text.startswith("## [What Is Ownership?](#what-is-ownership)")
+    assert "*Ownership* is a set of rules" in doc.text and "searchbar" not in doc.text
+    assert "```\nlet slice = &boxed[..];\n```" in doc.text and "fn main" not in doc.text
+    assert "are:\n\n- [Default](#default)\n- [C](#c)\n- [transparent](#transparent)" in doc.text
+
+
 NGINX_PAGE = """<html><head><title>Module ngx_http_gzip_module</title></head><body>
 <div id="menu"><h1><a href="../../../index.html">nginx</a></h1><div>english <a href="../../../ru/index.html">русский</a>
 </div><div><a href="../../../news.html">news</a> <a href="../../../en/download.html">download</a>
@@ -1079,7 +1102,8 @@ DOXYGEN_PAGE = """<html><head><title>libssh: The SSH scp functions</title></head
 <div id="top"><div id="titlearea"><table><tr><td><div id="projectname">libssh <span id="projectnumber">0.10.6</span>
 </div><div id="projectbrief">The SSH library</div></td></tr></table></div></div>
 <div class="header"><div class="summary"><a href="#func-members">Functions</a></div>
-<div class="headertitle"><div class="title">The SSH scp functions</div></div></div>
+<div class="headertitle"><div class="title">The SSH scp functions<div class="ingroups"><a class="el"
+href="group__libssh.html">The libssh API</a></div></div></div></div>
 <div class="contents"><p>Connect with <a class="el" href="group__session.html#ga1">ssh_new()</a>, then:</p>
 <div class="fragment"><div class="line"><a id="l00090" name="l00090"></a><span class="lineno">   90</span>
 <span class="preprocessor">#include &lt;libssh/libssh.h&gt;</span></div>
@@ -1106,7 +1130,9 @@ def test_a_doxygen_page_reads_as_its_browser_shows_it():
     for hidden in ("Create a new ssh session", "session.c:59", "nosp", "0.10.6", "The SSH library", "[Functions]",
                    "Generated", "1.9.4", " 90", "91"):
         assert hidden not in text, hidden
-    assert "Connect with [ssh_new()](group__session.html#ga1), then:" in text and "The SSH scp functions" in text
+    assert "Connect with [ssh_new()](group__session.html#ga1), then:" in text
+    # Its title box is the page's heading, the group it belongs to below it.
+    assert text.startswith("# The SSH scp functions\n\n[The libssh API](group__libssh.html)\n"), text
 
 
 def test_a_signature_s_parameters_are_not_emphasis():
@@ -1117,3 +1143,10 @@ def test_a_signature_s_parameters_are_not_emphasis():
                             '<em class="sig-param"><span class="o">**</span><span class="n">kwargs</span></em>)</dt>'
                             '<dd><p>Star argument <em>version</em> of apply_async.</p></dd></dl>')
     assert "method delay(*args, **kwargs)" in text and "*version*" in text
+
+
+def test_what_a_page_says_where_scripts_do_not_run_is_not_read():
+    # Javadoc opens every page with "JavaScript is disabled on your browser." (a new user's Commons Lang pages).
+    text = html_to_markdown('<noscript><div>JavaScript is disabled on your browser.</div></noscript>'
+                            '<h1>Class CharUtils</h1><p>Operations on char primitives.</p>')
+    assert "JavaScript" not in text and text.startswith("# Class CharUtils")

@@ -221,7 +221,8 @@ def test_a_folder_of_nothing_readable_is_an_error_said_once(rag, tmp_path):
         with pytest.raises(InputError) as caught:
             rag.index_paths([folder])
     message = str(caught.value)
-    assert re.fullmatch(r"no file could be read: '.*banner' and 2 more files: it is a binary file, not text; "
+    assert re.fullmatch(r"no file could be read: '.*banner' and 2 more files: it is a binary file, not text "
+                        r"\(the config's exclude leaves it out without a word\); "
                         r"'.*photo\.jpg': unsupported file type '\.jpg' \(supported: .*, as \.md\.gz\)",
                         message), message
     assert _count(rag) == before
@@ -432,6 +433,25 @@ def test_binary_file_with_a_text_suffix_is_skipped(rag, tmp_path):
         _, report = rag.index_paths([folder])
     assert sorted(report.added) == ["ok.md", "windows.txt"]
     assert "descaling" in rag.search("Notepad descaling notes").final[0].node.get_content()
+
+
+def test_a_text_that_shows_a_nul_character_is_text(rag, tmp_path):
+    # A new user's Javadoc page of Commons Lang's CharUtils writes the NUL character itself (2 bytes in 55 KB): it was
+    # skipped as a binary file. A few NULs in UTF-8 text are the text's, read as a browser shows it, without them;
+    # many, or NULs beside bytes that are no UTF-8, are a binary file's.
+    folder = tmp_path / "api"
+    folder.mkdir()
+    (folder / "CharUtils.html").write_bytes("<h1>Class CharUtils</h1><p><code>\0</code> null control character, "
+                                            "abbreviated NUL. Résumé of the escape rules.</p>".encode())
+    (folder / "blob.html").write_bytes(b"<p>header</p>" + b"\0\xff" * 4 + b"<p>grinder</p>")
+    (folder / "many.txt").write_bytes(b"text\0" * 20)
+    with pytest.warns(UserWarning) as said:
+        _, report = rag.index_paths([folder])
+    assert report.added == ["CharUtils.html"]
+    text = rag.search("null control character").final[0].node.get_content()
+    assert "null control character, abbreviated NUL. Résumé" in text and "\0" not in text
+    skipped = " ".join(str(w.message) for w in said)
+    assert "blob.html': it is a binary file" in skipped and "many.txt': it is a binary file" in skipped
 
 
 def test_gzip_compressed_text_and_html_are_read_as_they_would_be_uncompressed(tmp_path, bundled_embed_model):
