@@ -78,6 +78,13 @@ def ragplugins_index_summary(config: CrossrefConfig, ctx: api.RagContext):
 
 
 @api.hookimpl
+def ragplugins_register_commands(cli):
+    from ragplugins_crossref.cli import crossref_group
+
+    cli.add_command(crossref_group)
+
+
+@api.hookimpl
 def ragplugins_check_index(config: CrossrefConfig, ctx: api.RagContext):
     return stale_references(ctx, extractor(config, ctx)) if config.extract else []
 

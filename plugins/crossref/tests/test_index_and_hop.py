@@ -363,3 +363,31 @@ def test_the_pointer_whose_link_words_the_question_uses_is_weighed_first(tmp_pat
     assert by_target["plugin_api.md"]["sentence_match"] > by_target["dockerd.md"]["sentence_match"]
     assert [p["target"] for p in considered][:2] == ["dockerd.md", "plugin_api.md"]
     assert by_target["dockerd.md"]["shown"] and not by_target["plugin_api.md"]["shown"]
+
+
+def test_the_refs_command_prints_what_was_stored(rag, tmp_path, monkeypatch):
+    # Three new users read the stored references out of the index's table by hand to check what the hop follows.
+    from click.testing import CliRunner
+
+    from ragplugins_crossref.cli import crossref_group
+
+    config = tmp_path / "ragplugins.toml"
+    config.write_text(f'[ragplugins]\nenable = ["crossref"]\npersist_dir = "{rag.config.core.persist_dir}"\n',
+                      encoding="utf-8")
+    monkeypatch.setenv("RAGPLUGINS_PLUGINS", "crossref")
+    runner = CliRunner()
+    shown = runner.invoke(crossref_group, ["refs", "04_quality_plan.md", "--json"], obj={"config": str(config)})
+    assert shown.exit_code == 0, shown.output
+    printed = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [(r["words"], r["target"]) for r in printed] == \
+        [(r["text"], r["target"]) for r in refs_of(rag, "04_quality_plan.md")] and printed
+    nodes = stored(rag)
+    section = next(r for r in refs_of(rag, "04_quality_plan.md") if r["kind"] == "section")
+    place = nodes[section["chunk"]]
+    assert any(r["place"] == f"01_master_agreement.md#{place.metadata[api.CHUNK_INDEX_KEY]}" for r in printed)
+    lines = runner.invoke(crossref_group, ["refs", "04_quality_plan.md"], obj={"config": str(config)}).stdout
+    assert f"'{section['text']}' -> 01_master_agreement.md#" in lines
+    unresolved = runner.invoke(crossref_group, ["refs", "--unresolved", "--json"], obj={"config": str(config)}).stdout
+    assert all(json.loads(line)["target"] is None for line in unresolved.splitlines())
+    missing = runner.invoke(crossref_group, ["refs", "nope.md"], obj={"config": str(config)})
+    assert missing.exit_code != 0 and "not in the index: nope.md" in missing.output
