@@ -236,6 +236,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for inner in soup.select("pre pre"):
         inner.unwrap()
     _title_box_as_heading(soup)
+    _sections_out_of_lists(soup)
     for contents in soup.select(SITE_CONTENTS):
         caption = contents.find_previous_sibling()
         if caption is not None and "caption" in _words(caption, "class"):
@@ -931,6 +932,32 @@ def _title_box_as_heading(soup: BeautifulSoup) -> None:
         for group in title.select("div.ingroups"):
             title.insert_after(group.extract())
         title.name, title.attrs = "h1", {}
+
+
+def _sections_out_of_lists(soup: BeautifulSoup) -> None:
+    """A list whose every item opens with a heading is a page's sections laid out as a list (Javadoc's "Method
+    Details" and each method's section, items of nested lists): read as a list, each heading stood behind a bullet
+    ("- ## Method Summary", "  - ### getValue"), which neither the splitter nor the headings above a window take
+    for a heading."""
+    for listing in reversed(soup.find_all(["ul", "ol"])):
+        items = listing.find_all("li", recursive=False)
+        if items and all(_opens_with_heading(item) for item in items):
+            for item in items:
+                item.unwrap()
+            listing.unwrap()
+
+
+def _opens_with_heading(element: Tag) -> bool:
+    """Whether the first thing in ``element`` (inside any section or div that opens it) is a heading."""
+    while True:
+        first = next((c for c in element.children if not (isinstance(c, NavigableString) and not c.strip())), None)
+        if not isinstance(first, Tag):
+            return False
+        if first.name in HEADINGS:
+            return True
+        if first.name not in ("section", "div"):
+            return False
+        element = first
 
 
 def _definition_items_closed(soup: BeautifulSoup) -> None:

@@ -852,7 +852,8 @@ def test_a_line_of_text_starting_with_a_hash_is_not_a_heading():
     assert text.startswith("# Install\n") and "\n## Two\n" in text and "### Note" in text, text
     assert "\\## indented" in text and "\ue002" not in text, text
     assert text[page.anchors["two"]:].startswith("Two") and text[page.anchors["p"]:].startswith("\\# anchored")
-    assert section_starts(text) == [0, text.index("## Two")], section_starts(text)
+    # The list's one item opens with a heading: a section laid out as a list (test_a_list_of_sections_...).
+    assert section_starts(text) == [0, text.index("### Note"), text.index("## Two")], section_starts(text)
 
 
 APACHE_PAGE = """<html><head><title>mod_deflate - Apache HTTP Server Version 2.4</title></head><body>
@@ -1150,3 +1151,17 @@ def test_what_a_page_says_where_scripts_do_not_run_is_not_read():
     text = html_to_markdown('<noscript><div>JavaScript is disabled on your browser.</div></noscript>'
                             '<h1>Class CharUtils</h1><p>Operations on char primitives.</p>')
     assert "JavaScript" not in text and text.startswith("# Class CharUtils")
+
+
+def test_a_list_of_sections_is_read_as_its_sections():
+    # Javadoc lays out "Method Details" and each method's section as items of nested lists: each heading read
+    # behind a bullet ("- ## Method Details", "  - ### getValue"), which the splitter does not take for a heading
+    # (a new user's Commons Lang pages). A list whose items only some of which open with a heading is a list.
+    text = html_to_markdown('<h1>Class BitField</h1><section class="details"><ul class="details-list"><li>'
+                            '<section class="method-details"><h2>Method Details</h2><ul class="member-list"><li>'
+                            '<section class="detail" id="getValue(int)"><h3>getValue</h3><p>Obtains the value.</p>'
+                            '</section></li><li><section class="detail"><h3>clear</h3><p>Clears the bits.</p>'
+                            '</section></li></ul></section></li></ul></section>'
+                            '<ul><li><h4>Install</h4></li><li>Then run it.</li></ul>')
+    assert "\n## Method Details\n\n### getValue\n\nObtains the value.\n\n### clear\n" in text, text
+    assert "- #### Install" in text and "- Then run it." in text, text
