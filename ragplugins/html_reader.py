@@ -228,8 +228,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     sidebars = [element for element in soup.select(SEARCH_SIDEBAR) if element.name not in ("html", "body")
                 and element.select_one(MAIN_PART) is None and element.find("h1") is None]
     for element in [*soup.select(f"{CHROME}, {NOT_TEXT}, {HIDDEN}"), *sidebars]:
-        if not _removed(element):
-            element.decompose()
+        element.decompose()
     _code_fragments_as_blocks(soup)
     # A code block inside a code block is one (mdBook's every example, ``<pre><pre class="playground">``): read as two,
     # the inner block's fence stood in the outer one's text.

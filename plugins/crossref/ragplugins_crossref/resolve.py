@@ -232,7 +232,7 @@ def _owner_docs(ref: RawRef | None, doc_id: str, registry: Registry, families: S
         if own:
             return set(own)
         linked: set[str] = set()
-        for linking in sorted(registry.ids.get(LINKED_NAME + ref.case_key) or ()):
+        for linking in registry.ids.get(LINKED_NAME + ref.case_key) or ():
             prof = registry.profiles.get(linking)
             if prof is not None and ref.case_key in prof.named_links:
                 linked |= _link_target(prof.named_links[ref.case_key], linking, registry)

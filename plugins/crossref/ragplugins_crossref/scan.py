@@ -509,20 +509,19 @@ def _named_links(chunks: Sequence[tuple[str, str]], own: Sequence[str]) -> dict[
     not its own names, nor a link into itself, to a web address or out of a code block."""
     out: dict[str, str] = {}
     for _, text in chunks:
-        code = _code_lines(text)
+        code: set[int] | None = None   # read only for a chunk with such a link
         for hit in _MD_LINK_PATTERN.finditer(text):
             href = hit.group("href")
             named = _LINKED_PAGE_NAME.match(hit.group("text").strip())
-            if not named or href.startswith("#") or "://" in href or _line_start(text, hit.start()) in code:
+            if not named or href.startswith("#") or "://" in href:
+                continue
+            code = _code_lines(text) if code is None else code
+            if text.rfind("\n", 0, hit.start()) + 1 in code:
                 continue
             key = case_identifier_key(named.group("id"), named.group("volume")[0])
             if key not in own and OTHER_NAME + key not in own:
                 out.setdefault(key, href)
     return out
-
-
-def _line_start(text: str, at: int) -> int:
-    return text.rfind("\n", 0, at) + 1
 
 
 def _code_lines(text: str) -> set[int]:
