@@ -25,8 +25,9 @@ from ragplugins.splitting import section_starts
 Heading = tuple[int, int, str]
 
 _MARKED = re.compile(r"(#{1,6}|={1,5})[ \t]+")                 # "## Title", "== Title": level = the marks
+_POD_HEADING = re.compile(r"=head([1-6])[ \t]+")                 # "=head2 Options": level = the number
 _NUMBERED = re.compile(r"\d+(?:\.\d+)*\.?[ \t]")               # "4.3. Scope": level = the depth
-_MARKUP = re.compile(r"^[#=\s]+|[`*]|::\s*$|\[¶\]\([^)]*\)")    # what a title's text is written in
+_MARKUP = re.compile(r"^(?:=head[1-6])?[#=\s]+|[`*]|::\s*$|\[¶\]\([^)]*\)")    # what a title's text is written in
 _CODE_LINE = re.compile(r"[{};,(=\\]$")                        # "struct sockaddr_in {": code, no heading
 _DIRECTIVE_LEVEL = 10   # a directive or a definition term sits below every heading
 _OUTLINE_LEVEL = 20     # a plain-text outline line below those, deeper by its indentation
@@ -77,6 +78,8 @@ def headings(text: str) -> list[Heading]:
             out.append((above, 1 + underlines.index(below[0]), title))
         elif o in starts and (marks := _MARKED.match(stripped)):
             out.append((o, len(marks.group(1)), title))
+        elif o in starts and (pod := _POD_HEADING.match(stripped)):
+            out.append((o, int(pod.group(1)), title))
         elif o in starts and _NUMBERED.match(stripped):
             depth = len(stripped.split()[0].rstrip(".").split("."))
             out.append((o, depth if depth > 1 else _DIRECTIVE_LEVEL, title))

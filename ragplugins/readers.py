@@ -39,8 +39,10 @@ from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
 from ragplugins.printed_pages import without_page_furniture
 
-# ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz).
-TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst"}
+# ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz). AsciiDoc (git's
+# Documentation since 2.50, Antora sites), Perl's POD and Org files are prose in a light markup, read as text with
+# their titles (``ragplugins.splitting``): skipped as an unknown type, a project's whole manual was nothing.
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".adoc", ".asciidoc", ".pod", ".org"}
 PDF_SUFFIXES = {".pdf"}
 # Formats read from the file itself (a PDF, a zip of XML), not decoded as text first.
 FILE_READERS: dict[str, Callable[[Path], HtmlPage]] = {

@@ -104,6 +104,8 @@ class BlockedSentenceSplitter(SentenceSplitter):
 # open the text), so the last line of a paragraph is never cut from its start.
 _SECTION_STARTS = re.compile(
     r"#{1,6}\s+\S"                              # Markdown heading (also what the HTML reader writes)
+    r"|={1,6}[ \t]+[^\s=]"                       # AsciiDoc title: "== Configuration" (not a table's "=== ===")
+    r"|=head[1-6][ \t]+\S"                        # Perl's POD: "=head2 Options"
     r"|\d+(?:\.\d+)*\.?[ \t]+[A-Z][^\n]{0,100}$"  # numbered heading: "4.3. Scope", "25.1.3 Overview"
     # DocBook's chapters as text, no-break spaces and all: "Chapter\u00a01.\u00a0Overview" (X.Org's specifications)
     r"|(?:Chapter|Appendix|Part)[ \t\u00a0]+(?:\d{1,3}|[A-Z]|[IVXLC]{1,6})[.:][ \t\u00a0]+\S[^\n]{0,100}$"

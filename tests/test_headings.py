@@ -81,6 +81,15 @@ def test_a_title_underlined_with_tildes_is_no_code_fence():
     assert _path(text, "The end of it") == "Guide > Second part"
 
 
+def test_asciidoctor_titles_and_pod_headings_nest_by_their_level():
+    adoc = "= Guide\n\n== Install\n\n=== From source\n\nBuild it.\n\n== Use\n\nRun it.\n"
+    assert _path(adoc, "Build it") == "Guide > Install > From source"
+    assert _path(adoc, "Run it") == "Guide > Use"
+    pod = "=head1 DESCRIPTION\n\nText.\n\n=head2 open FILEHANDLE\n\nOpens.\n\n=head1 SEE ALSO\n\nperlop.\n"
+    assert _path(pod, "Opens") == "DESCRIPTION > open FILEHANDLE"
+    assert _path(pod, "perlop") == "SEE ALSO"
+
+
 def test_plain_text_outline_lines_count_and_lines_of_code_do_not():
     assert _path(MANPAGE, "This is an") == "DESCRIPTION"
     assert _path(MANPAGE, "sa_family_t") == "DESCRIPTION > Address format"

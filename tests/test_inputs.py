@@ -33,7 +33,8 @@ def test_empty_directory(rag, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(
         InputError,
-        match="directory '.*empty' is empty; supported files: .docx, .epub, .htm, .html, .markdown, .md, .pdf",
+        match="directory '.*empty' is empty; supported files: .adoc, .asciidoc, .docx, .epub, .htm, .html, .markdown, "
+              ".md, .org, .pdf, .pod",
     ):
         rag.index_paths([tmp_path / "empty"])
 
@@ -74,7 +75,7 @@ def test_files_of_several_unsupported_types_are_one_warning_that_counts_each(rag
     said = [str(w.message) for w in caught if "skipped" in str(w.message)]
     assert len(said) == 1, said
     assert re.search(r"skipped '.*a\.png' and 5 more files: unsupported file types '\.png' \(3\), '\.js' \(2\), "
-                     r"'\.css' \(1\) \(supported: \.docx, ", said[0]), said
+                     r"'\.css' \(1\) \(supported: \.adoc, \.asciidoc, \.docx, ", said[0]), said
     assert said[0].count("supported:") == 1 and len(report.skipped) == 6
 
 
@@ -208,6 +209,20 @@ def test_plain_text_files_without_an_extension_are_read_and_binaries_are_not(rag
     texts = {n.ref_doc_id: n.get_content() for n in rag.context().all_nodes()}
     assert texts["changelog.Debian.gz"] == "nginx (1.22.1-9) bookworm; fix CVE-2023-44487."
     assert "sites-enabled" in rag.search("where is the default site on Debian").final[0].node.get_content()
+
+
+def test_asciidoc_pod_and_org_files_are_read_as_text(rag, tmp_path):
+    # Prose in a light markup: skipped as unknown types, a project's whole manual was nothing.
+    folder = tmp_path / "manual"
+    folder.mkdir()
+    (folder / "install.adoc").write_text("= Installing\n\n== Proxies\n\nSet HTTPS_PROXY before the first sync.\n")
+    (folder / "guide.asciidoc").write_text("= Guide\n\nThe guide explains the espresso grind size.\n")
+    (folder / "perlfunc.pod").write_text("=head1 NAME\n\nperlfunc - Perl builtin functions\n\n=cut\n")
+    (folder / "notes.org").write_text("* Tasks\n\nWater the ficus every Tuesday.\n")
+    _, report = rag.index_paths([folder])
+    assert sorted(report.added) == ["guide.asciidoc", "install.adoc", "notes.org", "perlfunc.pod"]
+    assert not report.skipped
+    assert rag.search("which variable sets the proxy").final[0].node.ref_doc_id == "install.adoc"
 
 
 def test_a_folder_of_nothing_readable_is_an_error_said_once(rag, tmp_path):

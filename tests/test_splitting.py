@@ -19,6 +19,14 @@ def test_section_starts_find_headings_of_each_plain_text_style():
         "## Markdown heading", ".. function:: open(file)"]
 
 
+def test_asciidoctor_titles_and_pod_headings_start_sections_and_a_table_border_does_not():
+    text = ("= Guide\n\n== Install\n\nRun it.\n\n=== From source\n\nBuild it.\n\n"
+            "=====  =====\n  A      B\n=====  =====\n\n=head1 NAME\n\nperlfunc - functions\n\n"
+            "=head2 open\n\nOpens a file.\n\n=over 4\n\n=item one\n")
+    assert _lines_at(text, section_starts(text)) == [
+        "= Guide", "== Install", "=== From source", "=head1 NAME", "=head2 open"]
+
+
 def test_a_chapter_docbook_wrote_as_text_starts_a_section_and_a_sentence_about_one_does_not():
     # X.Org's specifications as text: "Chapter", its number and its title apart by no-break spaces.
     text = ("X Window System Protocol\n\nChapter\u00a01.\u00a0Protocol Formats\n\nRequest Format\n\n"

@@ -105,8 +105,11 @@ _HTML_LINK = r"<a[ \t\n][^<>]{0,300}?\bhref=[\"'](?P<href>[^\"'<>\s]{1,300})[\"'
 # Sphinx cross-reference roles: :mod:`os.path`, :func:`~os.path.join`, :ref:`text <label>`, :py:class:`!x`.
 _SPHINX_ROLE = (r":(?:py:)?(?P<space>mod|ref|func|class|meth|exc|attr|data|const|obj):"
                 r"`(?:[^`<>]{0,200}<(?P<key>[^`<>]{1,200})>|(?P<plain>[^`<>]{1,200}))`")
-# AsciiDoc: "include::diff-options.txt[]" (the file's text is part of this page), "link:user-manual.html[the manual]".
-_ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:)(?P<href>[^\s\[\]:]{1,300})\[(?P<text>[^\[\]]{0,300})\]"
+# AsciiDoc: "include::diff-options.txt[]" (the file's text is part of this page), "link:user-manual.html[the manual]",
+# Asciidoctor's "xref:install.adoc#proxy[Proxies]" and "<<install.adoc#proxy,Proxies>>" (a bare "<<proxy>>" is a place
+# in the same file).
+_ASCIIDOC_LINK = r"(?<![\w:/])(?:include::|link:|xref:)(?P<href>[^\s\[\]:]{1,300})\[(?P<text>[^\[\]]{0,300})\]"
+_ASCIIDOC_XREF = r"<<(?P<href>[^\s,<>#]{1,300}\.a(?:sci)?doc(?:#[^\s,<>]{0,200})?)(?:,(?P<text>[^<>]{0,300}))?>>"
 # Not a footnote's mark, "^[1]" (DocBook's text: X.Org's specifications), nor a regex's class, "^[0-9]", nor an
 # array's subscript, "array[1]", "$argv[1]" (a new user's zsh FAQ: read as citations of its footnote [1]).
 _CITATION = r"(?<![\^\w])\[(?P<key>[A-Za-z][A-Za-z0-9_.:+-]{1,39}|\d{1,3})\](?![(\[:])"
@@ -254,7 +257,9 @@ BUILTIN_FAMILIES: tuple[ReferenceFamily, ...] = (
     family("web_address", "link", _WEB_ADDRESS,
            "web addresses standing alone in prose; one names a document whose folders and file end its path"),
     family("html_link", "link", _HTML_LINK, "HTML <a href> links, relative to the citing file"),
-    family("asciidoc_link", "link", _ASCIIDOC_LINK, "AsciiDoc include::file[] and link:file[text]"),
+    family("asciidoc_link", "link", _ASCIIDOC_LINK,
+           "AsciiDoc include::file[], link:file[text], xref:file.adoc#id[text]"),
+    family("asciidoc_xref", "link", _ASCIIDOC_XREF, "AsciiDoc cross references to another file, <<file.adoc#id,text>>"),
     family("sphinx_role", "anchor", _SPHINX_ROLE,
            "Sphinx roles :mod:/:func:/:class:/:ref:..., resolved through .. module:: and .. _label: declarations"),
     family("vim_help_tag", "anchor", _VIM_TAG,

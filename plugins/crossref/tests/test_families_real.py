@@ -911,6 +911,18 @@ def test_asciidoc_include_and_links_to_rendered_pages():
                                               ("user-manual.html", "user-manual.txt")}
 
 
+def test_asciidoctor_cross_references_to_other_files():
+    refs, _ = run({
+        "index.adoc": "= Guide\n\n== Start\n\nRead xref:install.adoc#proxy[Proxies] first, then\n"
+                      "<<config/settings.adoc#timeouts,the timeouts>>; <<start>> is this page's own.\n",
+        "install.adoc": "= Installing\n\n[[proxy]]\n== Proxies\n\nText.",
+        "config/settings.adoc": "= Settings\n\n[[timeouts]]\n== Timeouts\n\nText.",
+    })
+    assert resolved(refs["index.adoc"]) == {("install.adoc", "install.adoc"),
+                                            ("config/settings.adoc", "config/settings.adoc")}
+    assert {k for k, _, _ in refs["index.adoc"]} == {"link"}     # "<<start>>" is no reference to a file
+
+
 def test_sphinx_looks_up_a_name_as_written_before_the_citing_module():
     refs, _ = run({
         "exceptions.rst.txt": "Built-in Exceptions\n===================\n\n"
