@@ -1165,3 +1165,24 @@ def test_a_list_of_sections_is_read_as_its_sections():
                             '<ul><li><h4>Install</h4></li><li>Then run it.</li></ul>')
     assert "\n## Method Details\n\n### getValue\n\nObtains the value.\n\n### clear\n" in text, text
     assert "- #### Install" in text and "- Then run it." in text, text
+
+
+def test_a_script_link_that_opens_a_page_is_a_link_to_it_and_the_title_said_twice_is_said_once():
+    # Erlang/OTP writes every link into another application as a script call naming the page, and its title both in
+    # the site's bar and over the page: a new user's pages read "(see also )" and opened "# heart" "# heart".
+    page = ('<html><head><title>Erlang -- heart</title></head><body><div class="topbar"><div class="topbar-title">'
+            '<h1 id="heart">heart</h1></div><a href="javascript:openAllFlips()">Expand All</a></div>'
+            '<div id="content"><center><h1>heart</h1></center><p>Started with flag -heart (see also '
+            '<a href="javascript:erlhref(\'../../../../doc/../\',\'erts\',\'erl.html#heart\');">erl(1)</a>).</p>'
+            '<p>A <a href="javascript:popup(\'glossary.html#node\')">node</a>.</p>'
+            '<h2>Types</h2><p>Node = <a href="javascript:erlhref(\'../../\',\'erts\',\'erlang.html#type-node\');">'
+            'node()</a></p><h3>Node</h3><h3>Node</h3><p>Two headings alike below the title stay.</p></div>'
+            '</body></html>')
+    text = html_to_markdown(page)
+    assert text.count("heart\n") == 1 and text.startswith("# heart")
+    # in the folder of the application the script names, beside this one's
+    assert "(see also [erl(1)](../erts/erl.html#heart))" in text and "Node = [node()](../erts/erlang.html#type-node)" \
+        in text
+    assert "A [node](glossary.html#node)." in text
+    assert "Expand All" not in text and "javascript" not in text
+    assert text.count("### Node") == 2
