@@ -385,9 +385,19 @@ def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
         if as_json:
             click.echo(json.dumps({"id": doc.id_, "text": doc.text}, ensure_ascii=False))
         else:
-            click.echo(f"==> {doc.id_} ({len(doc.text):,} characters) <==\n{doc.text.rstrip()}\n")
+            click.echo(f"==> {doc.id_} ({len(doc.text):,} characters) <==\n{_visible(doc.text.rstrip())}\n")
     for line in skipped_lines(report.skipped):
         click.echo(f"skipped {line}", err=True)
+
+
+# Control characters a text holds, which a terminal would act on rather than show (Vim's help writes a terminal's
+# escapes as they are, "t_vb=\x1b[?5h$<100>\x1b[?5l": a new user's terminal showed "t_vb=$<100>" and the text seemed
+# lost). Shown as `cat -v` shows them, "^[".
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda c: "^?" if c.group() == "\x7f" else "^" + chr(ord(c.group()) + 64), text)
 
 
 @cli.command("prepare")

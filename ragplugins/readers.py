@@ -37,12 +37,15 @@ from ragplugins.markdown_reader import MARKDOWN_SUFFIXES, read_markdown
 from ragplugins.markup_lines import only_headings, only_rules
 from ragplugins.nodes import hide_metadata
 from ragplugins.pdf_reader import read_pdf
+from ragplugins.pod_reader import read_pod
 from ragplugins.printed_pages import without_page_furniture
 
 # ".text": texinfo's plain-text renderings as GNU ships them (gnu-standards' maintain.text.gz). AsciiDoc (git's
 # Documentation since 2.50, Antora sites), Perl's POD and Org files are prose in a light markup, read as text with
-# their titles (``ragplugins.splitting``): skipped as an unknown type, a project's whole manual was nothing.
+# their titles (``ragplugins.splitting``; POD as perldoc shows it): skipped as an unknown type, a project's whole
+# manual was nothing.
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".adoc", ".asciidoc", ".pod", ".org"}
+POD_SUFFIX = ".pod"   # read as perldoc shows it (ragplugins.pod_reader)
 PDF_SUFFIXES = {".pdf"}
 # Formats read from the file itself (a PDF, a zip of XML), not decoded as text first.
 FILE_READERS: dict[str, Callable[[Path], HtmlPage]] = {
@@ -432,8 +435,8 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                     page = read_html(text)
                 else:
                     plain = TERMINAL_MARKUP.sub("", text)
-                    page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES \
-                        else HtmlPage(without_page_furniture(plain))
+                    page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES else read_pod(plain) \
+                        if suffix == POD_SUFFIX else HtmlPage(without_page_furniture(plain))
             if page.redirect:
                 report.skip(path, REDIRECT)
                 continue

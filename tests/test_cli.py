@@ -109,6 +109,7 @@ def test_read_prints_the_text_index_reads_without_an_index(run, tmp_path):
         "<html><body><nav><a href='index.html'>Home</a></nav><h2>25.1. SQL Dump</h2><p>The utility "
         "<a href='app-pgdump.html'>pg_dump</a> writes a dump.</p></body></html>")
     (docs / "notes.md").write_text("# Notes\n\nPlain words.\n")
+    (docs / "options.txt").write_text(":set vb t_vb=\x1b[?5h$<100>\x1b[?5l\n")   # a terminal acts on these
     (docs / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     cfg = tmp_path / "ragplugins.toml"
     cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\n')
@@ -118,6 +119,7 @@ def test_read_prints_the_text_index_reads_without_an_index(run, tmp_path):
     assert "==> backup.html (" in text and "## 25.1. SQL Dump" in text and "[pg_dump](app-pgdump.html)" in text
     assert "Home" not in text                                           # the page's navigation is not read
     assert "==> notes.md (" in text and "Plain words." in text
+    assert ":set vb t_vb=^[[?5h$<100>^[[?5l" in text                   # shown, as cat -v shows them
     assert "skipped" in out.stderr and "photo.png" in out.stderr       # said, as index says it
     assert not (tmp_path / "idx").exists()                              # nothing indexed or written
     lines = [json.loads(line) for line in run("read", str(docs / "notes.md"), "--json", config=cfg).stdout.splitlines()]
