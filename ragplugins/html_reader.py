@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import takewhile
+from urllib.parse import quote
 
 from bs4 import (
     BeautifulSoup,
@@ -88,6 +89,8 @@ NAV_AFFIX = "nav"
 TITLE_NAMES = frozenset({"title", "subtitle", "caption", "heading"})
 BLOCKS = ["div", "nav", "ul", "ol", "p", "table", "aside", "section", "td"]
 HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
+_BREAKS_A_LINK = re.compile(r"[\s()<>]")
+_SAFE_IN_LINKS = "/#:?=&%;,+@!$'*~[]"
 # The page a ``javascript:`` link's script is given, quoted, and a bare name given right before it: the folder the
 # page is in ("erlhref('../../../../doc/../','kernel','file.html#open-2')": Erlang/OTP's application).
 _SCRIPT_PAGE = re.compile(r"""(?:['"](?P<folder>[\w-]+)['"][ \t]*,[ \t]*)?['"](?P<page>[^'"\s()]+?\.x?html?"""
@@ -234,6 +237,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for element in [*soup.select(f"{CHROME}, {NOT_TEXT}, {HIDDEN}"), *sidebars]:
         element.decompose()
     _code_fragments_as_blocks(soup)
+    _numbered_code_as_blocks(soup)
     # A code block inside a code block is one (mdBook's every example, ``<pre><pre class="playground">``): read as two,
     # the inner block's fence stood in the outer one's text.
     for inner in soup.select("pre pre"):
@@ -269,6 +273,11 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
             picture.replace_with(alt[1:-1] if alt[:1] == "[" and alt[-1:] == "]" and len(alt) > 2 else alt)
     for link in soup.find_all("a"):
         link.attrs.pop("title", None)
+        # A path holding brackets or spaces ends a Markdown link early: "[Quartz](cairo-Quartz-(CGFont)-Fonts.html)"
+        # read as a link to "cairo-Quartz-" (a new user's cairo manual), so they are written encoded, as a browser
+        # sends them.
+        if (href := link.get("href")) and _BREAKS_A_LINK.search(str(href)):
+            link["href"] = quote(str(href), safe=_SAFE_IN_LINKS)
     _links_outside_code(soup)
     # A heading that links back to the page's table of contents (Sphinx's "toc-backref", the kernel's every
     # sysctl entry) is the heading's words; the contents it led to are gone.
@@ -965,6 +974,23 @@ def _code_fragments_as_blocks(soup: BeautifulSoup) -> None:
         block = soup.new_tag("pre")
         block.string = "\n".join(line.get_text("").replace("\u00a0", " ").rstrip() for line in lines)
         fragment.replace_with(block)
+
+
+def _numbered_code_as_blocks(soup: BeautifulSoup) -> None:
+    """A code listing drawn as a table of two cells, the lines' numbers in one and the code in the other (gtk-doc's
+    ``table.listing_frame``, Pygments' ``table.highlighttable``), as the code block it shows: read as a table it was
+    one row, the code's line breaks gone and "1 2 3 ... 19" beside it (a new user's cairo manual: 26 chunks)."""
+    for table in soup.find_all("table"):
+        if _removed(table):
+            continue
+        rows = table.find_all("tr")
+        cells = rows[0].find_all(["td", "th"], recursive=False) if len(rows) == 1 else []
+        if len(cells) != 2 or not (numbers := cells[0].get_text().split()) or not all(n.isdigit() for n in numbers):
+            continue
+        code = cells[1].find("pre")
+        first = int(numbers[0])
+        if code is not None and [int(n) for n in numbers] == list(range(first, first + len(numbers))):
+            table.replace_with(code.extract())
 
 
 def _title_box_as_heading(soup: BeautifulSoup) -> None:

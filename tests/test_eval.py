@@ -903,6 +903,11 @@ def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued()
     assert as_indexed("The default port is http://localhost:5555", ["The default port is <http://localhost:5555>."]) \
         == "The default port is <http://localhost:5555>"
     assert as_indexed("not in any chunk", [chunk]) is None
+    # A mark character that is the string's own: cairo's "path->status" in code was never found (a new user's ca15).
+    assert as_indexed("if path->status is not", ["If `path->status` is not CAIRO_STATUS_SUCCESS"]) == \
+        "If `path->status` is not"
+    assert as_indexed("so a -> b", ["so a\n> -> b"]) == "so a > -> b"
+    assert as_indexed("x[1] = y", ["so [`x[1]`](a.html) = y"]) == "[`x[1]`](a.html) = y"
     # Scored as shown: each place written as the string itself, a backslash in it taken as it stands.
     from ragplugins.eval.runner import _across_marks, as_shown
 

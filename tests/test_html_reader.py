@@ -1186,3 +1186,22 @@ def test_a_script_link_that_opens_a_page_is_a_link_to_it_and_the_title_said_twic
     assert "A [node](glossary.html#node)." in text
     assert "Expand All" not in text and "javascript" not in text
     assert text.count("### Node") == 2
+
+
+def test_a_code_listing_drawn_as_a_table_beside_its_line_numbers_is_a_code_block():
+    # gtk-doc (and Pygments' linenos="table") put the lines' numbers in one cell and the code in the other: read as a
+    # table, a new user's cairo listings were one row, "1 2 3" beside code without its line breaks.
+    page = ('<html><body><h1>Surfaces</h1><table class="listing_frame"><tr><td class="listing_lines"><pre>1\n2\n3'
+            '</pre></td><td class="listing_code"><pre class="programlisting">void\nflush (cairo_surface_t *s)\n{ }'
+            '</pre></td></tr></table><table><tr><td>1</td><td><pre>a data table, not a listing</pre></td></tr>'
+            '<tr><td>2</td><td>b</td></tr></table></body></html>')
+    text = html_to_markdown(page)
+    assert "```\nvoid\nflush (cairo_surface_t *s)\n{ }\n```" in text and "1 2 3" not in text
+    assert "| 1 |" in text and "| 2 | b |" in text            # two rows of data stay a table
+
+
+def test_a_link_to_a_path_with_brackets_or_spaces_is_written_encoded():
+    # "[Quartz](cairo-Quartz-(CGFont)-Fonts.html)" read as a link to "cairo-Quartz-" (a new user's cairo manual).
+    text = html_to_markdown('<p>See <a href="cairo-Quartz-(CGFont)-Fonts.html#x">Quartz</a> and '
+                            '<a href="Adding a Library.html">this</a>.</p>')
+    assert "[Quartz](cairo-Quartz-%28CGFont%29-Fonts.html#x)" in text and "[this](Adding%20a%20Library.html)" in text

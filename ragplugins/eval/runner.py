@@ -403,9 +403,9 @@ def as_shown(texts: Sequence[str], read_as_shown: Sequence[tuple[re.Pattern, str
 # emphasis marks, an address's angle brackets ("<http://localhost:5555>", a link whose words are its address);
 # between words also white space and a block quote's "> " where a line breaks. Possessive (``*+``): a gap is never
 # searched again, so a chunk costs one pass per place where the string could start.
-_MARKS = r"(?:\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)?\)|[`*\[\]<>])"
-_IN_WORD = f"{_MARKS}*+"
-_BETWEEN_WORDS = f"{_MARKS}*+\\s(?:\\s|>|{_MARKS})*+"
+_LINK_TARGET = r"\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)?\)"
+_MARK_CHARACTERS = "`*[]<>"
+_MARKS = f"(?:{_LINK_TARGET}|[{re.escape(_MARK_CHARACTERS)}])"
 _CLOSING_MARKS = re.compile(f"{_MARKS}*")
 
 
@@ -432,8 +432,24 @@ def _across_marks(expected: str) -> re.Pattern | None:
     chars = metrics.norm(expected).strip()
     if not chars:
         return None
-    words = [_IN_WORD.join(re.escape(c) for c in word) for word in chars.split(" ")]
-    return re.compile(_BETWEEN_WORDS.join(words), re.IGNORECASE)
+    words = chars.split(" ")
+    pattern = ""
+    for n, word in enumerate(words):
+        if n:
+            pattern += f"{_MARKS}*+\\s(?:\\s|{_mark_before(word[0], between_words=True)})*+"
+        pattern += "".join((f"{_mark_before(c)}*+" if i else "") + re.escape(c) for i, c in enumerate(word))
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _mark_before(character: str, between_words: bool = False) -> str:
+    """One mark that may stand before ``character`` of a string: not that character itself when it is one (taken
+    possessively, the ">" of "path->status" went to the gap and the string was never found), nor a link's target
+    before a "]". Between words also a block quote's ">" where a line breaks."""
+    kept = _MARK_CHARACTERS.replace(character, "")
+    if between_words and character != ">":
+        kept += ">"
+    marks = f"[{re.escape(kept)}]"
+    return f"(?:{_LINK_TARGET}|{marks})" if character != "]" else marks
 
 
 def instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
