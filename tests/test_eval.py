@@ -917,6 +917,27 @@ def test_a_string_is_found_across_marks_between_and_inside_words_but_not_glued()
         r"load it. Under C:\Temp\1 too."]
 
 
+def test_a_plugin_s_instrument_judges_a_text_relevant_as_the_metrics_do():
+    # A hop that brought cairo's ca21 answer was counted as bringing nothing: the instrument's test missed a string
+    # that stands in the chunk with Markdown marks inside, which the metrics find.
+    from types import SimpleNamespace
+
+    from ragplugins.eval.runner import _across_marks, instrument
+
+    browser = "Call g_free() on the string"
+    chunk = "Call [`g_free()`](memory.html#g-free) on the string when done."
+
+    def call(record, hook, *, is_relevant, **_):
+        return [{"relevant": is_relevant(chunk)}]
+
+    rp = SimpleNamespace(enabled=[SimpleNamespace(name="probe", hooks={"ragplugins_eval_instrument"})],
+                         registry=SimpleNamespace(call=call), config=SimpleNamespace(for_plugin=lambda name: None))
+    row = SimpleNamespace(expected=(browser,))
+    result = SimpleNamespace(trace=None, first_stage=[], final=[])
+    assert instrument(rp, row, result, [(_across_marks(browser), browser)]) == {"probe.relevant": True}
+    assert instrument(rp, row, result) == {"probe.relevant": False}     # as written, the string is not there
+
+
 def test_a_plugin_that_changed_nothing_is_named_with_the_reason_it_gave_most_often():
     # A one-document set: crossref finds nothing to follow and overview nothing to choose between. A column of
     # zeros must read as "nothing to do here", and a plugin that changed one list is not listed.

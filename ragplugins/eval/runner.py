@@ -452,11 +452,17 @@ def _mark_before(character: str, between_words: bool = False) -> str:
     return f"(?:{_LINK_TARGET}|{marks})" if character != "]" else marks
 
 
-def instrument(rp: RagPlugins, row: GoldRow, result: Any) -> dict:
+def instrument(rp: RagPlugins, row: GoldRow, result: Any,
+               read_as_shown: Sequence[tuple[re.Pattern, str]] = ()) -> dict:
     """Every enabled plugin's own measurements of one search (``ragplugins_eval_instrument``), keyed
-    '<plugin>.<name>'; a plugin whose instrument fails is left out under on_plugin_error = 'warn'."""
+    '<plugin>.<name>'; a plugin whose instrument fails is left out under on_plugin_error = 'warn'. A text is relevant
+    as the metrics judge it: with the row's strings that stand in the chunks with marks inside read as shown (a hop
+    that brought cairo's ca21 answer was counted as bringing nothing)."""
     out: dict[str, Any] = {}
-    relevant = lambda text: metrics.is_relevant(text, row.expected)  # noqa: E731
+
+    def relevant(text: str) -> bool:
+        return metrics.is_relevant(as_shown([text], read_as_shown)[0], row.expected)
+
     for record in rp.enabled:
         if "ragplugins_eval_instrument" not in record.hooks:
             continue
@@ -670,7 +676,7 @@ def run_eval(paths: Sequence[str | Path], gold: Sequence[GoldRow], arms: Sequenc
                         "first_ids": [n.node.node_id for n in result.first_stage],
                         "final_ids": [n.node.node_id for n in result.final],
                         "final_docs": [n.node.ref_doc_id for n in result.final],
-                        "instrument": instrument(rp, row, result),
+                        "instrument": instrument(rp, row, result, read_as_shown.get(row.id, ())),
                         # What each plugin decided (one schema), then the plugins' free-form details.
                         "decisions": trace_dict["decisions"],
                         "trace": json.loads(json.dumps(trace_dict["plugins"], default=str)),
