@@ -987,7 +987,7 @@ def _numbered_code_as_blocks(soup: BeautifulSoup) -> None:
     for table in soup.find_all("table"):
         if _removed(table):
             continue
-        rows = table.find_all("tr")
+        rows = _own_rows(table)
         cells = rows[0].find_all(["td", "th"], recursive=False) if len(rows) == 1 else []
         if len(cells) != 2 or not (numbers := cells[0].get_text().split()) or not all(n.isdigit() for n in numbers):
             continue
@@ -1148,13 +1148,15 @@ def _link_columns_dropped(soup: BeautifulSoup) -> None:
     banner's."""
     for row in soup.find_all("tr"):
         cells = [cell for cell in row.find_all("td", recursive=False) if not _removed(cell)]
-        if len(cells) < 2:
+        # Words are counted only in a row with a cell of that many links: a data table's rows are not walked again.
+        menus = [cell for cell in cells if len(cell.find_all("a", limit=LINK_COLUMN_LINKS)) == LINK_COLUMN_LINKS]
+        if len(cells) < 2 or not menus:
             continue
-        own = [_unlinked_words(cell) for cell in cells]
-        for i, cell in enumerate(cells):
-            words = len(_WORD.findall(cell.get_text(" ")))
-            if len(cell.find_all("a")) >= LINK_COLUMN_LINKS and own[i] <= words * (1 - LINK_COLUMN_SHARE) and \
-                    max(n for j, n in enumerate(own) if j != i) > max(own[i], BANNER_WORDS):
+        own = {id(cell): _unlinked_words(cell) for cell in cells}
+        for cell in menus:
+            beside = max(n for key, n in own.items() if key != id(cell))
+            if own[id(cell)] <= len(_WORD.findall(cell.get_text(" "))) * (1 - LINK_COLUMN_SHARE) and \
+                    beside > max(own[id(cell)], BANNER_WORDS):
                 cell.decompose()
 
 
@@ -1205,16 +1207,13 @@ def _column_as_list(soup: BeautifulSoup, table: Tag) -> None:
         return
     filled = [row[0] for row in cells if row and row[0].get_text(strip=True)]
     if len(filled) == 1:   # a box around a block (libxml2's pages, boxes in boxes), no list: read as its block
-        box = filled[0]
-        box.name, box.attrs = "div", {}
-        table.replace_with(box.extract())
+        filled[0].name, filled[0].attrs = "div", {}
+        table.replace_with(filled[0].extract())
         return
     listing = soup.new_tag("ul")
-    for row in cells:
-        if row and row[0].get_text(strip=True):
-            item = row[0]
-            item.name, item.attrs = "li", {}
-            listing.append(item.extract())
+    for item in filled:
+        item.name, item.attrs = "li", {}
+        listing.append(item.extract())
     table.replace_with(listing)
 
 

@@ -19,7 +19,7 @@ from ragplugins.html_reader import HtmlPage
 _COMMAND = re.compile(r"=([a-zA-Z]\S*)[ \t]*(.*)", re.S)
 _CODE_START = re.compile(r"([A-Z])(<+)")
 _NOT_SLUG = re.compile(r"[^\w.:-]+")
-# What each formatting code is written as; B, I, F, S and unknown ones as their words.
+# Formatting codes that show nothing: an index entry, a null code.
 _DROPPED = {"X", "Z"}
 
 
@@ -124,6 +124,8 @@ def _render_multi(text: str, i: int, closing: str) -> tuple[str, int]:
 
 
 def _code(letter: str, inner: str) -> str:
+    """What a formatting code shows: ``C`` as code, ``E`` the character, ``L`` a link; B, I, F, S and unknown ones
+    their words."""
     if letter in _DROPPED:
         return ""
     if letter == "C":

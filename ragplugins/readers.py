@@ -45,8 +45,10 @@ from ragplugins.printed_pages import without_page_furniture
 # their titles (``ragplugins.splitting``; POD as perldoc shows it): skipped as an unknown type, a project's whole
 # manual was nothing.
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ".adoc", ".asciidoc", ".pod", ".org"}
-POD_SUFFIX = ".pod"   # read as perldoc shows it (ragplugins.pod_reader)
 PDF_SUFFIXES = {".pdf"}
+# Text in a markup read as its page shows it; any other text as written, without a printed page's furniture.
+TEXT_READERS: dict[str, Callable[[str], HtmlPage]] = {**dict.fromkeys(MARKDOWN_SUFFIXES, read_markdown),
+                                                     ".pod": read_pod}
 # Formats read from the file itself (a PDF, a zip of XML), not decoded as text first.
 FILE_READERS: dict[str, Callable[[Path], HtmlPage]] = {
     ".pdf": lambda path: HtmlPage(read_pdf(path)),
@@ -286,6 +288,10 @@ def file_type(path: Path) -> tuple[str, bool]:
     return suffix, compressed
 
 
+def _as_written(text: str) -> HtmlPage:
+    return HtmlPage(without_page_furniture(text))
+
+
 def _read_bytes(path: Path, compressed: bool, max_file_mb: float) -> bytes:
     """The file's bytes, uncompressed; of a compressed file at most one byte past ``max_file_mb`` (a small
     file can inflate to any size)."""
@@ -435,8 +441,7 @@ def read_files(files: Iterable[tuple[Path, str, str]], max_file_mb: float = 25.0
                     page = read_html(text)
                 else:
                     plain = TERMINAL_MARKUP.sub("", text)
-                    page = read_markdown(plain) if suffix in MARKDOWN_SUFFIXES else read_pod(plain) \
-                        if suffix == POD_SUFFIX else HtmlPage(without_page_furniture(plain))
+                    page = TEXT_READERS.get(suffix, _as_written)(plain)
             if page.redirect:
                 report.skip(path, REDIRECT)
                 continue
