@@ -390,6 +390,56 @@ def read_cmd(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> None:
         click.echo(f"skipped {line}", err=True)
 
 
+# A chunk's name as output gives it: its document, "#", its position ("guide.md#3") or a passage's ("guide.md#3+4").
+_CHUNK_NAME = re.compile(r"(?P<document>.+)#(?P<positions>\d+(?:\+\d+)*)")
+
+
+@cli.command("chunks")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per chunk and line: chunk, node_id, text.")
+@click.pass_context
+def chunks_cmd(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Print stored chunks by the names `query`, `eval` and traces give them: `guide.md#3`, a passage
+    `guide.md#3+4`, or `guide.md` for every chunk of that document, in order."""
+    from ragplugins.nodes import document_label
+    from ragplugins.stores.base import CHUNK_INDEX_KEY
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SettingNote)   # reading the store uses no plugin
+        rp = load_app(ctx)
+    rp.require_index()
+    wanted: dict[str, set[int] | None] = {}
+    for name in names:
+        named = _CHUNK_NAME.fullmatch(name)
+        document = named.group("document") if named else name
+        positions = {int(p) for p in named.group("positions").split("+")} if named else None
+        wanted[document] = None if positions is None or wanted.get(document, set()) is None else \
+            {*(wanted.get(document) or set()), *positions}
+    found: dict[str, dict[int, tuple[str, str]]] = {}
+    keys = [CHUNK_INDEX_KEY, "file_name", "title", "file_path", "source", "url"]
+    for row in rp.context(rp.index()).store.iter_chunk_rows(keys):
+        document = document_label(row.doc_id or "", row.metadata)
+        position = row.metadata.get(CHUNK_INDEX_KEY)
+        if document in wanted and isinstance(position, int):
+            found.setdefault(document, {})[position] = (row.id, row.text)
+    for document, positions in wanted.items():
+        held = found.get(document)
+        if not held:
+            raise click.ClickException(f"no document {document!r} in the index {rp.config.core.persist_dir} "
+                                       "(names are as `query` prints them: a document's id, then #position)")
+        missing = sorted((positions or set()) - set(held))
+        if missing:
+            raise click.ClickException(f"{document!r} has no chunk #{missing[0]}: its chunks are #0 to "
+                                       f"#{max(held)}")
+        for position in sorted(positions if positions is not None else held):
+            node_id, text = held[position]
+            if as_json:
+                click.echo(json.dumps({"chunk": f"{document}#{position}", "node_id": node_id, "text": text},
+                                      ensure_ascii=False))
+            else:
+                click.echo(f"==> {document}#{position} ({len(text):,} characters) <==\n{_visible(text.rstrip())}\n")
+
+
 # Control characters a text holds, which a terminal would act on rather than show (Vim's help writes a terminal's
 # escapes as they are, "t_vb=\x1b[?5h$<100>\x1b[?5l": a new user's terminal showed "t_vb=$<100>" and the text seemed
 # lost). Shown as `cat -v` shows them, "^[".
@@ -724,7 +774,8 @@ def eval_cmd(ctx: click.Context, paths, gold_files, bench_names, bench_dir, corp
                       if lost else " (each is still found by its other strings; ")
                    + "expected strings are matched in the chunks' text as indexed, where an HTML, Word or EPUB page is "
                      "Markdown (a string in no chunk also across its `code` and **bold** marks and a link's target, "
-                     "[words](page.html)); `ragplugins query QUESTION --full` prints that text)")
+                     "[words](page.html)); `ragplugins query QUESTION --full` prints that text, and `ragplugins read "
+                     "FILE` a file's text as read: a string its page shows that this text lacks, the reader lost)")
     if lines := as_indexed_lines(run):
         click.echo(f"matched across Markdown marks: {len(run.across_marks)} rows have expected strings that stand in "
                    "the chunks only with `code` or **bold** marks or a link's target inside (a page read as Markdown); "

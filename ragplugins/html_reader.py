@@ -24,6 +24,7 @@ together, and a page of 2,800 of them deeper than Python's recursion limit.
 from __future__ import annotations
 
 import copy
+import html
 import re
 import warnings
 from collections.abc import Iterable
@@ -45,11 +46,15 @@ from bs4 import (
 from markdownify import MarkdownConverter
 
 from ragplugins.markup_lines import FENCE, in_code_fences
+from ragplugins.printed_pages import INDENTED_LINE_END_HYPHEN, join_line_end_hyphens
 
 HTML_SUFFIXES = {".html", ".htm"}
 # What a site puts around every page; with it a dialog a script opens (MkDocs' "Search" and "Keyboard Shortcuts"
 # boxes, at the foot of every page).
-CHROME = ("nav, header, footer, script, style, head, [role=navigation], [role=dialog], [role=alertdialog], "
+# A header inside the page's main part, an article or a section is theirs: gi-docgen puts each class page's title in
+# one ("<section id="main"><header><h3>Class</h3><h1>DropTarget</h1>": a new user's GTK 4 pages had no titles).
+CHROME = ("nav, header:not(:is(main, article, section, [role=main]) header), footer, script, style, head, "
+          "[role=navigation], [role=dialog], [role=alertdialog], "
           "div.navheader, div.navfooter, div.related, div.sphinxsidebar, div.footer, "
           # The pilcrow permalink after every heading (Sphinx and MkDocs: headerlink; Apache httpd: permalink).
           "a.headerlink, a.permalink, "
@@ -62,7 +67,10 @@ CHROME = ("nav, header, footer, script, style, head, [role=navigation], [role=di
 # a header listing made of them first for one of the user's questions), and the ".nosp@m." it puts into an e-mail
 # address against harvesters ("curve.nosp@m.2551.nosp@m.9-sha256@...").
 # mdBook hides an example's "boring" lines (``#![allow(unused)]``, ``fn main() {``) until the reader asks for them.
-HIDDEN = "div.ttc, span.obfuscator, span.boring"
+# gi-docgen folds away, until the reader opens them, the members a class inherits: each ancestor's page's summaries
+# again (43 % of a new user's GTK 4 class pages' text, and in the top 3 above the answer for 3 of 24 questions).
+HIDDEN = ("div.ttc, span.obfuscator, span.boring, "
+          "div.toggle-wrapper:is(.ancestor-methods, .ancestor-properties, .ancestor-signals)")
 # A site's contents as its generator writes them into a page: the titles of other pages, each a link, which match
 # any question about those pages better than the pages' own passages and answer none (Sphinx's toctree: a new
 # user's SQLAlchemy FAQ index, a list of the FAQ's questions, was in the top 3 for 6 of 24 questions). Sphinx wraps
@@ -235,12 +243,17 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
     for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
         node.extract()
     _tab_labels_into_panels(soup)
+    # A separator a stylesheet draws between two names ("<a>Gtk</a><span class="sep" role="presentation"></span>
+    # DropTarget", gi-docgen's every title): a space, not "GtkDropTarget".
+    for separator in soup.select("span[role=presentation]:empty"):
+        separator.replace_with(" ")
     sidebars = [element for element in soup.select(SEARCH_SIDEBAR) if element.name not in ("html", "body")
                 and element.select_one(MAIN_PART) is None and element.find("h1") is None]
     for element in [*soup.select(f"{CHROME}, {NOT_TEXT}, {HIDDEN}"), *sidebars]:
         element.decompose()
     _code_fragments_as_blocks(soup)
     _numbered_code_as_blocks(soup)
+    _manual_pages_as_text(soup)
     # A code block inside a code block is one (mdBook's every example, ``<pre><pre class="playground">``): read as two,
     # the inner block's fence stood in the outer one's text.
     for inner in soup.select("pre pre"):
@@ -301,6 +314,7 @@ def read_html(html: str | BeautifulSoup) -> HtmlPage:
                 mark.replace_with(label if mark_only.startswith("[") else label.replace(mark_only, f"[{mark_only}]"))
     _drop_edge_rules(soup)
     _emphasis_runs_as_text(soup)
+    _marks_inside_words(soup)
     _line_breaks_out_of_inline(soup)
     names = _mark_anchors(soup)
     _drop_empty_anchors(soup)
@@ -405,7 +419,9 @@ def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
       nothing between, is read as its words. So is DocBook's "<strong>lib</strong><em>foo7</em><strong>-dev
       </strong>", each piece in a span of its own, which read "**lib***foo7***-dev**": the indexed text never
       held the package's name;
-    - put inside an emphasis of the same kind: "**Add to the **~/.bashrc** file.**" closed the outer one early.
+    - put inside an emphasis of the same kind: "**Add to the **~/.bashrc** file.**" closed the outer one early;
+    - whose words begin or end with the mark's own star: a new user's requests API page listed its parameters
+      as "<strong>**kwargs</strong>", read "****kwargs**".
     """
     def piece(node: PageElement | None) -> Tag | None:
         """The emphasis a node is, or the one a holder holds and nothing else."""
@@ -433,7 +449,32 @@ def _emphasis_runs_as_text(soup: BeautifulSoup) -> None:
         run = [element]
     as_text(run)
     for element in soup.find_all(EMPHASIS):
-        if element.find_parent(SAME_KIND[element.name]) is not None:
+        words = element.get_text().strip()
+        if element.find_parent(SAME_KIND[element.name]) is not None or words[:1] == "*" or words[-1:] == "*":
+            element.unwrap()
+
+
+# Inline elements markdownify sets off with marks of their own ("*", "**", "`").
+MARKED = [*EMPHASIS, "code", "tt", "kbd", "samp"]
+# A name's joint at an element's edge, a word beyond it: "<i>transport</i>_destination", "<code>os.path</code>.join",
+# "non-<code>null</code>". Letters that touch letters are not (Policy's placeholders "libraryname<em>soversion</em>"
+# read as one word, unsearchable, when that was tried).
+_WORD_AFTER = re.compile(r"\A(?:_|[.\-/]\w)")
+_WORD_BEFORE = re.compile(r"(?:_|\w[.\-/])\Z")
+
+
+def _marks_inside_words(soup: BeautifulSoup) -> None:
+    """An element set off inside a name is read as its words: Postfix writes a parameter's variable part in italics
+    ("<i>transport</i>_destination_concurrency_limit"), read as "*transport*_destination_concurrency_limit", a name
+    no one searches for and the BM25 leg split in two."""
+    for element in soup.find_all(MARKED):
+        if element.find_parent("pre") is not None:
+            continue
+        before, after, words = element.previous_sibling, element.next_sibling, element.get_text()
+        if not words.strip():
+            continue
+        if (isinstance(before, NavigableString) and _WORD_BEFORE.search(before) and not words[0].isspace()) or \
+                (isinstance(after, NavigableString) and _WORD_AFTER.match(after) and not words[-1].isspace()):
             element.unwrap()
 
 
@@ -583,9 +624,11 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
                 element = element.parent
                 gone.add(id(element))
             heading = _heading_of(element, title)
+            lead_in = _contents_lead_in(element)
             element.decompose()
-            if heading is not None:
-                heading.decompose()
+            for above in (heading, lead_in):
+                if above is not None:
+                    above.decompose()
     bars = []
     labelled: dict[int, Tag] = {}   # blocks holding a link right after "Next:", "Previous:" or "Up:"
     for element in soup.find_all("a", href=True):
@@ -601,6 +644,12 @@ def _drop_site_chrome(soup: BeautifulSoup, title: str) -> None:
             opened = _SCRIPT_PAGE.search(str(element["href"]))
             if opened:
                 element["href"] = _script_page(opened)
+            elif element.get("data-link"):
+                # gi-docgen's link into another library's manual: its script finds the library's address by the
+                # namespace ("javascript:void(0)" data-namespace="Gdk" data-link="method.Drop.finish.html": 1,785
+                # links on a new user's GTK 4 pages, read as "by calling ." when dropped as controls).
+                namespace = str(element.get("data-namespace") or "")
+                element["href"] = f"../{namespace}/{element['data-link']}" if namespace else str(element["data-link"])
             else:
                 element.decompose()
         elif element.parent is not None and _after_move_label(element):
@@ -980,6 +1029,62 @@ def _code_fragments_as_blocks(soup: BeautifulSoup) -> None:
         fragment.replace_with(block)
 
 
+# A manual page as groff prints it: its name and section at both ends of its first line ("QMGR(8)   QMGR(8)"), and
+# the last line ends with them.
+MANUAL_HEADER = re.compile(r"[ \t]*(?P<name>[\w.:+-]+\(\w{1,6}\))[ \t]{2,}(?:\S.*[ \t]{2,})?(?P=name)[ \t]*")
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+
+
+def _manual_pages_as_text(soup: BeautifulSoup) -> None:
+    """A manual page that a page shows as groff printed it, in one ``<pre>`` (Postfix's 71 manual pages), as the text
+    it is: its name the page's title, a section's title (a line at the margin) a heading, each paragraph a paragraph,
+    its links kept, and a word the printed line's end hyphenated whole ("dis-\n carded", a link's word split in two
+    links). Read as one code block, its links lost their targets and its hyphenated words were two."""
+    for block in soup.find_all("pre"):
+        words = block.get_text()
+        lines = words.strip("\n").splitlines()
+        header = MANUAL_HEADER.fullmatch(lines[0]) if lines else None
+        if header is None or not lines[-1].rstrip().endswith(header.group("name")):
+            continue
+        replacement = soup.new_tag("div")
+        title = soup.new_tag("h1")
+        title.string = header.group("name")
+        replacement.append(title)
+        # The first line is the header (the page's title above), the last the footer (its source, date and name).
+        for kind, markup in _manual_parts(block.decode_contents().strip("\n").splitlines()[1:-1]):
+            if kind == "p":
+                markup = join_line_end_hyphens(_SPLIT_LINK.sub(r"\g<open>\g<first>\g<second></a>", markup),
+                                               INDENTED_LINE_END_HYPHEN, words, groff=True)
+            element = soup.new_tag(kind)
+            element.extend(list(BeautifulSoup(markup, "html.parser").contents))
+            replacement.append(element)
+        block.replace_with(replacement)
+
+
+def _manual_parts(lines: list[str]) -> list[tuple[str, str]]:
+    """A printed manual page's lines (markup) as its parts: ("h2", a section's title: a line at the margin) and
+    ("p", a paragraph's lines: indented, up to a blank line)."""
+    parts: list[tuple[str, str]] = []
+    paragraph: list[str] = []
+    for line in [*lines, ""]:
+        text = BeautifulSoup(line, "html.parser").get_text()
+        if text.strip() and text[:1].isspace():
+            paragraph.append(line)
+            continue
+        if paragraph:
+            parts.append(("p", "\n".join(paragraph)))
+            paragraph = []
+        if text.strip():
+            parts.append(("h2", html.escape(text.strip())))
+    return parts
+
+
+# A linked word groff hyphenated at a line's end, each part its own link to the same place: "<a href="#mydestination">
+# mydesti</a>-\n       <a href="#mydestination">nation</a>".
+_SPLIT_LINK = re.compile(r'(?P<open><a href="(?P<href>[^"]*)">)(?P<first>[^<>]*[^\W\d_])</a>[-\u2010]\n[ \t]*'
+                         r'<a href="(?P=href)">(?P<second>[^\W\d_][^<>]*)</a>')
+
+
 def _numbered_code_as_blocks(soup: BeautifulSoup) -> None:
     """A code listing drawn as a table of two cells, the lines' numbers in one and the code in the other (gtk-doc's
     ``table.listing_frame``, Pygments' ``table.highlighttable``), as the code block it shows: read as a table it was
@@ -1084,6 +1189,16 @@ def _only_contents_left(box: Tag, contents: Tag, headings: set[str]) -> bool:
 
 # What holds one entry of a table of contents.
 CONTENTS_ENTRIES = ("li", "dt", "dd", "p", "tr", "div")
+
+
+def _contents_lead_in(contents: Tag) -> Tag | None:
+    """The words right above a page's table of contents that only announce it ("Topics covered in this document:",
+    over each of Postfix's READMEs' lists): a paragraph shorter than a sentence of prose, ending with a colon."""
+    before = contents.find_previous_sibling()
+    if before is None or before.name != "p":
+        return None
+    said = before.get_text(" ", strip=True)
+    return before if said.endswith(":") and len(_WORD.findall(said)) < PROSE_WORDS else None
 
 
 def _in_page_contents(element: Tag, headings: set[str]) -> bool:

@@ -102,6 +102,28 @@ def test_index_then_query(run, tmp_path, tiny_corpus):
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
 
+def test_chunks_prints_stored_chunks_by_the_names_output_gives_them(run, tmp_path):
+    # A new user's Postfix walkthrough opened LanceDB by hand to read "postconf.5.html#149", a place crossref named.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("".join(f"# Part {i}\n\n{f'Words of part {i}. ' * 40}\n\n" for i in range(4)))
+    (docs / "notes.md").write_text("# Notes\n\nPlain words.\n")
+    cfg = tmp_path / "ragplugins.toml"
+    cfg.write_text(f'[ragplugins]\npersist_dir = "{tmp_path / "idx"}"\nchunk_size = 64\nchunk_overlap = 0\n')
+    run("index", str(docs), config=cfg)
+    out = run("chunks", "guide.md#1+2", "notes.md", config=cfg)
+    assert out.exit_code == 0, out.output
+    headers = re.findall(r"^==> (\S+) \(", out.stdout, re.M)
+    assert headers == ["guide.md#1", "guide.md#2", "notes.md#0"], out.stdout
+    assert "Words of part" in out.stdout and "Plain words." in out.stdout
+    [row] = [json.loads(line) for line in run("chunks", "notes.md#0", "--json", config=cfg).stdout.splitlines()]
+    assert row["chunk"] == "notes.md#0" and row["text"].startswith("# Notes") and row["node_id"]
+    gone = run("chunks", "guide.md#999", config=cfg)
+    assert gone.exit_code == 1 and "'guide.md' has no chunk #999: its chunks are #0 to #" in gone.output
+    unknown = run("chunks", "nowhere.md", config=cfg)
+    assert unknown.exit_code == 1 and "no document 'nowhere.md' in the index" in unknown.output
+
+
 def test_read_prints_the_text_index_reads_without_an_index(run, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -338,8 +338,7 @@ def _holds_place(registry: Registry, doc_id: str, fragment: str, past_opening: b
     prof = registry.profiles.get(doc_id) if fragment else None
     if prof is None:
         return False
-    key = entry_name_key(fragment)
-    place = prof.fragments.get(key) or prof.slugs.get(key)
+    place = prof.anchored(fragment) or prof.slugs.get(entry_name_key(fragment))
     return bool(place) and not (past_opening and place == prof.opening)
 
 
@@ -416,7 +415,7 @@ def _entry_chunk(registry: Registry, target: str, names: Sequence[str], fragment
     prof = registry.profiles.get(target) if names or fragment else None
     if prof is None:
         return None
-    anchored = prof.fragments.get(entry_name_key(fragment)) if fragment else None
+    anchored = prof.anchored(fragment) if fragment else None
     if anchored:
         return anchored   # where the page's own anchor of that name begins
     for name in names:
@@ -461,8 +460,7 @@ def _record(ref: RawRef, target: str | None, how: str | None, chunk: str | None 
 def _own_place(ref: RawRef, doc_id: str, registry: Registry) -> list[dict[str, Any]]:
     """A link within the page: the place of this document it lands on, when the page has that anchor or heading."""
     citing = registry.profiles.get(doc_id)
-    key = entry_name_key(ref.fragment)
-    place = citing.fragments.get(key) or citing.slugs.get(key) if citing else None
+    place = citing.anchored(ref.fragment) or citing.slugs.get(entry_name_key(ref.fragment)) if citing else None
     return [_record(ref, None, "internal", place)] if place else []
 
 

@@ -332,10 +332,17 @@ class Profile:
     terms: dict[str, str] = field(default_factory=dict)               # "tls_dhparam" -> chunk of its entry
     slugs: dict[str, str] = field(default_factory=dict)               # "classeventemitter" -> chunk of heading
     defined: dict[str, str] = field(default_factory=dict)             # a family's declarations: "vim:'tw'" -> chunk
-    fragments: dict[str, str] = field(default_factory=dict)           # its page's anchors: "gzipproxied" -> chunk
+    # its page's anchors: "gzipproxied" -> chunk, and as written: "#requests.Request" -> chunk
+    fragments: dict[str, str] = field(default_factory=dict)
     parameters: list[str] = field(default_factory=list)               # its own signature's names: "PROJECT_NAME"
     named_links: dict[str, str] = field(default_factory=dict)         # "ntpd(8)" -> "ntpd.html": what its links call
     opening: str = ""                                                 # its first chunk: its title and what follows
+
+    def anchored(self, fragment: str) -> str | None:
+        """The chunk where the page's anchor a link's ``fragment`` names begins: the anchor as written first, so
+        "#requests.Request" (the class) is not "#requests.request" (the function) on a page that has both, then
+        as anchors respell it (:func:`entry_name_key`)."""
+        return self.fragments.get(f"#{fragment}") or self.fragments.get(entry_name_key(fragment))
 
     @functools.cached_property
     def respelt_terms(self) -> dict[str, str]:
@@ -498,6 +505,7 @@ def build_profile(doc_id: str, chunks: Sequence[tuple[str, str]], metadata: dict
         for name in (anchors or {}).get(chunk_id, ()):
             if entry_name_key(name):
                 prof.fragments.setdefault(entry_name_key(name), chunk_id)
+                prof.fragments.setdefault(f"#{name}", chunk_id)
     for fam in families:
         if fam.defines is not None:
             prof.defined.update(_earliest_chunk(chunks, functools.partial(_declared_by, fam)))

@@ -297,6 +297,30 @@ def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_markdown_pag
     assert link["chunk"] == holder[0].node_id
 
 
+def test_a_link_s_fragment_lands_on_the_anchor_as_written_where_two_differ_only_in_case(tmp_path, bundled_embed_model):
+    # Sphinx's API pages anchor the function requests.request and the class requests.Request apart only by case: a
+    # new user's requests manual sent all 11 links to the class onto the function's chunk.
+    filler = " ".join(["The call sends the prepared message and returns what the server answered."] * 12)
+    entries = "".join(f'<dl><dt id="{name}">{name}({args})</dt><dd><p>{what} {filler}</p></dd></dl>\n'
+                      for name, args, what in (("requests.request", "method, url", "Sends a request."),
+                                               ("requests.get", "url", "Sends a GET request."),
+                                               ("requests.Request", "method, url", "A user-created request object.")))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "api.html").write_text(f"<html><body><h1>API</h1>{entries}</body></html>", encoding="utf-8")
+    (docs / "advanced.html").write_text('<html><body><h1>Advanced</h1><p>Build a <a href="api.html#requests.Request">'
+                                        'Request</a> object first.</p></body></html>', encoding="utf-8")
+    rp = make_rag([plugin], {"chunk_size": 128, "chunk_overlap": 16}, embed_model=bundled_embed_model,
+                  persist_dir=tmp_path / "idx")
+    rp.index_paths([docs])
+    nodes = stored(rp)
+    [holder] = [n for n in nodes.values() if "requests.Request" in api.anchor_names(n.metadata)]
+    [function] = [n for n in nodes.values() if "requests.request" in api.anchor_names(n.metadata)]
+    assert holder.node_id != function.node_id
+    [link] = [r for r in refs_of(rp, "advanced.html") if r["target"] == "api.html"]
+    assert link["chunk"] == holder.node_id
+
+
 def test_a_link_s_fragment_names_the_chunk_where_that_anchor_of_the_html_page_begins(tmp_path, bundled_embed_model):
     # nginx marks each directive with <a name="..."> before its "Syntax:" table: no heading, no defined term
     # says where "#gzip_proxied" is; the page's anchor does (the core's reader carries it to its chunk).
