@@ -413,8 +413,8 @@ def chunks_cmd(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> Non
         named = _CHUNK_NAME.fullmatch(name)
         document = named.group("document") if named else name
         positions = {int(p) for p in named.group("positions").split("+")} if named else None
-        wanted[document] = None if positions is None or wanted.get(document, set()) is None else \
-            {*(wanted.get(document) or set()), *positions}
+        previous = wanted.get(document, set())
+        wanted[document] = None if positions is None or previous is None else previous | positions
     found: dict[str, dict[int, tuple[str, str]]] = {}
     keys = [CHUNK_INDEX_KEY, "file_name", "title", "file_path", "source", "url"]
     for row in rp.context(rp.index()).store.iter_chunk_rows(keys):

@@ -1032,7 +1032,6 @@ def _code_fragments_as_blocks(soup: BeautifulSoup) -> None:
 # A manual page as groff prints it: its name and section at both ends of its first line ("QMGR(8)   QMGR(8)"), and
 # the last line ends with them.
 MANUAL_HEADER = re.compile(r"[ \t]*(?P<name>[\w.:+-]+\(\w{1,6}\))[ \t]{2,}(?:\S.*[ \t]{2,})?(?P=name)[ \t]*")
-_BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
 def _manual_pages_as_text(soup: BeautifulSoup) -> None:
