@@ -1289,7 +1289,11 @@ def _layout_tables_as_text(soup: BeautifulSoup) -> None:
             continue
         rows = _own_rows(table)
         classes = {word for row in rows for word in _words(row, "class")}
-        if not (table.find(re.compile("^h[1-6]$")) or {"question", "answer"} <= classes or table.find("table")):
+        # ... or a row of columns that are lists (Postfix's documentation index: three columns of titled lists).
+        columns = len(rows) == 1 and all(cell.find(["ul", "ol"]) for cell in rows[0].find_all(["td", "th"],
+                                                                                              recursive=False))
+        if not (table.find(re.compile("^h[1-6]$")) or {"question", "answer"} <= classes or table.find("table")
+                or columns):
             continue
         for inner in table.find_all("table"):
             _column_as_list(soup, inner)

@@ -1289,6 +1289,19 @@ def test_a_link_to_a_path_with_brackets_or_spaces_is_written_encoded():
     assert "[Quartz](cairo-Quartz-%28CGFont%29-Fonts.html#x)" in text and "[this](Adding%20a%20Library.html)" in text
 
 
+def test_a_row_of_columns_that_are_lists_is_read_as_the_lists():
+    # Postfix's documentation index lays out three columns of titled lists in one table row: read as one Markdown
+    # table row, every title and link of a column ran into one cell. A row of cells of words is a table.
+    text = read_html('<h1>Postfix Documentation</h1><table><tr><td><p><strong>General configuration</strong></p>'
+                     '<ul><li><a href="BASIC.html">Basic configuration</a></li><li><a href="SOHO.html">Small office'
+                     '</a></li></ul></td><td><p><strong>Problem solving</strong></p><ul><li><a href="QSHAPE.html">'
+                     'Bottleneck analysis</a></li></ul></td></tr></table>'
+                     '<table><tr><th>Name</th><th>Default</th></tr><tr><td>a</td><td>1</td></tr></table>').text
+    assert "**General configuration**\n\n- [Basic configuration](BASIC.html)\n- [Small office](SOHO.html)" in text, text
+    assert "**Problem solving**\n\n- [Bottleneck analysis](QSHAPE.html)" in text
+    assert "| Name | Default |" in text
+
+
 def test_a_column_of_links_beside_the_page_in_a_layout_table_is_a_menu_and_a_box_in_it_is_its_block():
     # libxml2's site, laid out with tables: its "Main Menu" read as text on 78 of a new user's 102 pages, and each box
     # of one cell read as a list item ("- - ## Introduction").
