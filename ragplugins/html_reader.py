@@ -24,7 +24,6 @@ together, and a page of 2,800 of them deeper than Python's recursion limit.
 from __future__ import annotations
 
 import copy
-import html
 import re
 import warnings
 from collections.abc import Iterable
@@ -46,7 +45,7 @@ from bs4 import (
 from markdownify import MarkdownConverter
 
 from ragplugins.markup_lines import FENCE, in_code_fences
-from ragplugins.printed_pages import INDENTED_LINE_END_HYPHEN, join_line_end_hyphens
+from ragplugins.printed_pages import INDENTED_LINE_END_HYPHEN, hyphen_vocabulary, join_line_end_hyphens
 
 HTML_SUFFIXES = {".html", ".htm"}
 # What a site puts around every page; with it a dialog a script opens (MkDocs' "Search" and "Keyboard Shortcuts"
@@ -1045,36 +1044,42 @@ def _manual_pages_as_text(soup: BeautifulSoup) -> None:
         header = MANUAL_HEADER.fullmatch(lines[0]) if lines else None
         if header is None or not lines[-1].rstrip().endswith(header.group("name")):
             continue
+        markup = block.decode_contents().strip("\n").splitlines()
+        if len(markup) != len(lines):   # a tag's attributes broken over lines: each line's words are not its own
+            continue
+        vocabulary = hyphen_vocabulary(words)
         replacement = soup.new_tag("div")
         title = soup.new_tag("h1")
         title.string = header.group("name")
         replacement.append(title)
         # The first line is the header (the page's title above), the last the footer (its source, date and name).
-        for kind, markup in _manual_parts(block.decode_contents().strip("\n").splitlines()[1:-1]):
-            if kind == "p":
-                markup = join_line_end_hyphens(_SPLIT_LINK.sub(r"\g<open>\g<first>\g<second></a>", markup),
-                                               INDENTED_LINE_END_HYPHEN, words, groff=True)
-            element = soup.new_tag(kind)
-            element.extend(list(BeautifulSoup(markup, "html.parser").contents))
+        for heading, paragraph in _manual_parts(lines[1:-1], markup[1:-1]):
+            if heading:
+                element = soup.new_tag("h2")
+                element.string = heading
+            else:
+                element = soup.new_tag("p")
+                paragraph = join_line_end_hyphens(_SPLIT_LINK.sub(r"\g<open>\g<first>\g<second></a>", paragraph),
+                                                  INDENTED_LINE_END_HYPHEN, vocabulary, groff=True)
+                element.extend(list(BeautifulSoup(paragraph, "html.parser").contents))
             replacement.append(element)
         block.replace_with(replacement)
 
 
-def _manual_parts(lines: list[str]) -> list[tuple[str, str]]:
-    """A printed manual page's lines (markup) as its parts: ("h2", a section's title: a line at the margin) and
-    ("p", a paragraph's lines: indented, up to a blank line)."""
+def _manual_parts(lines: list[str], markup: list[str]) -> list[tuple[str, str]]:
+    """A printed manual page's parts from its lines (their words and their markup, line for line): (a section's
+    title, "") for a line at the margin, ("", a paragraph's markup) for indented lines up to a blank line."""
     parts: list[tuple[str, str]] = []
     paragraph: list[str] = []
-    for line in [*lines, ""]:
-        text = BeautifulSoup(line, "html.parser").get_text()
+    for text, line in [*zip(lines, markup), ("", "")]:
         if text.strip() and text[:1].isspace():
             paragraph.append(line)
             continue
         if paragraph:
-            parts.append(("p", "\n".join(paragraph)))
+            parts.append(("", "\n".join(paragraph)))
             paragraph = []
         if text.strip():
-            parts.append(("h2", html.escape(text.strip())))
+            parts.append((text.strip(), ""))
     return parts
 
 

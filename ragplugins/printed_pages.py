@@ -120,15 +120,21 @@ INDENTED_LINE_END_HYPHEN = re.compile(r"([^\W\d_]+)[-\u2010]\n[ \t]*([^\W\d_]+)(
 _HYPHENATED_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 
-def join_line_end_hyphens(text: str, cut: re.Pattern[str] = LINE_END_HYPHEN, document: str | None = None,
-                          groff: bool = False) -> str:
+def hyphen_vocabulary(text: str) -> Counter[str]:
+    """How often ``text`` writes each word and hyphenated word, casefolded: what :func:`join_line_end_hyphens`
+    decides by, counted once for a document read in parts."""
+    return Counter(w.casefold() for w in _HYPHENATED_WORD.findall(text))
+
+
+def join_line_end_hyphens(text: str, cut: re.Pattern[str] = LINE_END_HYPHEN,
+                          vocabulary: Counter[str] | None = None, groff: bool = False) -> str:
     """``text`` with each word a line's end hyphenated written whole ("example,\nthe"), where the document (``text``,
-    or ``document`` when ``text`` is its markup) writes it whole elsewhere and never with that hyphen: "top-\nlevel"
-    stays when "top-level" is the document's word. Searching for "example" found no "ex- ample" (1,650 such words
-    in 33 manuals' PDFs). ``groff``: the text is groff's, which hyphenates any long word at a line's end, so a word
-    is joined unless the document writes it with the hyphen and never whole ("dis-\ncarded" on a page that says
-    "discarded" nowhere else)."""
-    words = Counter(w.casefold() for w in _HYPHENATED_WORD.findall(text if document is None else document))
+    or the one ``vocabulary`` counts when ``text`` is a part or its markup) writes it whole elsewhere and never with
+    that hyphen: "top-\nlevel" stays when "top-level" is the document's word. Searching for "example" found no "ex-
+    ample" (1,650 such words in 33 manuals' PDFs). ``groff``: the text is groff's, which hyphenates any long word at
+    a line's end, so a word is joined unless the document writes it with the hyphen and never whole ("dis-\ncarded"
+    on a page that says "discarded" nowhere else)."""
+    words = hyphen_vocabulary(text) if vocabulary is None else vocabulary
 
     def whole(m: re.Match) -> str:
         first, second = m.group(1), m.group(2)
